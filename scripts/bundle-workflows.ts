@@ -1,0 +1,32 @@
+/** Build step: bundles dist/workflows into dist/workflow-bundle.js for the worker (fails loudly). */
+import { readdirSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOW_BUNDLE_PATH, WORKFLOWS_PATH } from '../src/temporal/worker-factory.js';
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+async function main(): Promise<void> {
+  const distRoot = path.dirname(WORKFLOW_BUNDLE_PATH);
+  // The bundle covers workflows/ and what it imports (activities' types and @temporalio/*).
+  const inputs = Math.max(newestMtime(path.join(distRoot, 'workflows')), statSync(path.resolve('package-lock.json')).mtimeMs);
+  if (existsSync(WORKFLOW_BUNDLE_PATH) && statSync(WORKFLOW_BUNDLE_PATH).mtimeMs > inputs) {
+    return;
+  }
+  const started = Date.now();
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: undefined });
+  writeFileSync(WORKFLOW_BUNDLE_PATH, code);
+  console.log(`workflow bundle written (${Math.round(code.length / 1024)} KiB, ${Date.now() - started} ms)`);
+}
+
+main().catch((err: unknown) => {
+  console.error('bundling workflows failed:', err);
+  process.exit(1);
+});

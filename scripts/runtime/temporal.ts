@@ -1,0 +1,254 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync, accessSync, constants } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/contracts.js';
+import { StopWaiting, stopChild, waitFor } from './processes.js';
+
+const execFileAsync = promisify(execFile);
+
+/** The newest Temporal CLI release whose module can be `go install`ed (later ones carry a replace directive). */
+export const TEMPORAL_CLI_VERSION = '1.5.1';
+const GO_MODULE = `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`;
+const DOWNLOAD_TIMEOUT_MS = 60_000;
+const STALE_LOCK_MS = 45 * 60_000;
+
+type Log = (line: string) => void;
+
+/** Where the project caches the CLI: outside the clone, so fresh clones on this machine reuse it. */
+export function toolCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.AGENTSITE_CACHE_DIR ?? path.join(env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'agentsite');
+}
+
+export function cachedCliPath(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(toolCacheDir(env), `temporal-v${TEMPORAL_CLI_VERSION}`, 'temporal');
+}
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, name);
+    if (dir && executable(candidate)) {
+      return candidate;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Finds the Temporal CLI: TEMPORAL_CLI_PATH, the project's tool cache, then PATH. Returns undefined
+ * when none is there (call `obtainTemporalCli` to get one).
+ */
+export function findTemporalCli(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const configured = env.TEMPORAL_CLI_PATH?.trim();
+  if (configured) {
+    if (!executable(configured)) {
+      throw new Error(`TEMPORAL_CLI_PATH=${configured} is not an executable file`);
+    }
+    return configured;
+  }
+  const cached = cachedCliPath(env);
+  if (executable(cached)) {
+    return cached;
+  }
+  return onPath('temporal', env);
+}
+
+/** Finds the CLI, or obtains it once (download, else `go install`) into the tool cache. */
+export async function ensureTemporalCli(log: Log, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const found = findTemporalCli(env);
+  if (found !== undefined) {
+    return found;
+  }
+  return obtainTemporalCli(log, env);
+}
+
+async function obtainTemporalCli(log: Log, env: NodeJS.ProcessEnv): Promise<string> {
+  const target = cachedCliPath(env);
+  const dir = path.dirname(target);
+  mkdirSync(dir, { recursive: true });
+  const lock = `${dir}.lock`;
+  // One build per machine: a second process waits for the first one's result.
+  while (true) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw err;
+      }
+      if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) {
+        log('removing a stale Temporal CLI build lock');
+        rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      log('another process is obtaining the Temporal CLI; waiting for it');
+      await waitFor('Temporal CLI from another process', async () => !existsSync(lock), STALE_LOCK_MS, 2_000);
+      if (executable(target)) {
+        return target;
+      }
+    }
+  }
+  try {
+    const staging = path.join(dir, `staging-${process.pid}`);
+    rmSync(staging, { recursive: true, force: true });
+    mkdirSync(staging, { recursive: true });
+    const built = (await tryDownload(staging, log)) ?? (await goInstall(staging, log, env));
+    renameSync(built, target);
+    rmSync(staging, { recursive: true, force: true });
+    log(`Temporal CLI ready at ${target}`);
+    return target;
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/** Temporal's own release archive, where the network allows it. */
+async function tryDownload(staging: string, log: Log): Promise<string | undefined> {
+  const platform = process.platform === 'darwin' ? 'darwin' : 'linux';
+  const arch = process.arch === 'arm64' ? 'arm64' : 'amd64';
+  const url = `https://temporal.download/cli/archive/v${TEMPORAL_CLI_VERSION}?platform=${platform}&arch=${arch}`;
+  log(`downloading Temporal CLI v${TEMPORAL_CLI_VERSION} from ${url}`);
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
+    if (!response.ok || response.body === null) {
+      throw new Error(`HTTP ${response.status}`);
+    }
+    const archive = path.join(staging, 'temporal.tar.gz');
+    const { Readable } = await import('node:stream');
+    const { pipeline } = await import('node:stream/promises');
+    await pipeline(Readable.fromWeb(response.body as never), createWriteStream(archive));
+    await execFileAsync('tar', ['-xzf', archive, '-C', staging, 'temporal']);
+    const binary = path.join(staging, 'temporal');
+    await execFileAsync(binary, ['--version']);
+    return binary;
+  } catch (err) {
+    log(`download not possible here (${(err as Error).message}); building with go install instead`);
+    return undefined;
+  }
+}
+
+/** Builds the CLI (with the dev server and its Web UI) from the Go module proxy. */
+async function goInstall(staging: string, log: Log, env: NodeJS.ProcessEnv): Promise<string> {
+  const go = onPath('go', env);
+  if (go === undefined) {
+    throw new Error(
+      'The Temporal CLI is not installed and could not be downloaded, and no Go toolchain is on PATH to build it. ' +
+        'Install it (https://docs.temporal.io/cli), set TEMPORAL_CLI_PATH, or set TEMPORAL_ADDRESS to use an existing server.',
+    );
+  }
+  log(`building Temporal CLI with: go install ${GO_MODULE} (one time per machine; takes several minutes)`);
+  const started = Date.now();
+  const child = spawn(go, ['install', GO_MODULE], {
+    env: { ...env, GOBIN: staging, CGO_ENABLED: env.CGO_ENABLED ?? '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let tail = '';
+  const onOutput = (chunk: Buffer): void => {
+    const text = chunk.toString();
+    tail = (tail + text).slice(-4000);
+    for (const line of text.split('\n').filter(Boolean)) {
+      log(`  ${line}`);
+    }
+  };
+  child.stdout.on('data', onOutput);
+  child.stderr.on('data', onOutput);
+  const ticker = setInterval(() => log(`  still building the Temporal CLI (${Math.round((Date.now() - started) / 1000)} s)`), 30_000);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  clearInterval(ticker);
+  if (code !== 0) {
+    throw new Error(`go install ${GO_MODULE} failed (exit ${code}):\n${tail}`);
+  }
+  log(`Temporal CLI built in ${Math.round((Date.now() - started) / 1000)} s`);
+  return path.join(staging, 'temporal');
+}
+
+export interface TemporalDevServerOptions {
+  cliPath: string;
+  port: number;
+  /** Web UI port; omitted = headless. */
+  uiPort?: number;
+  /** SQLite file; omitted = in memory. */
+  dbFile?: string;
+  namespace: string;
+  logFile: string;
+  log?: Log;
+}
+
+export interface RunningTemporal {
+  address: string;
+  uiUrl: string | undefined;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `temporal server start-dev` with our search attributes and waits until its frontend answers. */
+export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<RunningTemporal> {
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'warn'];
+  args.push('--namespace', options.namespace);
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) {
+    args.push('--search-attribute', `${name}=${type === 'KEYWORD' ? 'Keyword' : type}`);
+  }
+  if (options.dbFile !== undefined) {
+    mkdirSync(path.dirname(options.dbFile), { recursive: true });
+    args.push('--db-filename', options.dbFile);
+  }
+  if (options.uiPort !== undefined) {
+    args.push('--ui-port', String(options.uiPort));
+  } else {
+    args.push('--headless');
+  }
+  mkdirSync(path.dirname(options.logFile), { recursive: true });
+  const logStream = createWriteStream(options.logFile, { flags: 'a' });
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(logStream);
+  child.stderr.pipe(logStream);
+  let exited: string | undefined;
+  child.on('exit', (code, signal) => {
+    exited = `exit ${code ?? signal}`;
+  });
+  const address = `127.0.0.1:${options.port}`;
+  try {
+    await waitFor(
+      `Temporal dev server on ${address}`,
+      async () => {
+        if (exited !== undefined) {
+          throw new StopWaiting(`the Temporal dev server stopped (${exited}); see ${options.logFile}`);
+        }
+        const connection = await Connection.connect({ address, connectTimeout: '1 second' });
+        try {
+          await connection.withDeadline(Date.now() + 1_000, () =>
+            connection.workflowService.describeNamespace({ namespace: options.namespace }),
+          );
+          return true;
+        } finally {
+          await connection.close();
+        }
+      },
+      60_000,
+      250,
+    );
+  } catch (err) {
+    await stopChild(child, 2_000);
+    throw err;
+  }
+  return {
+    address,
+    uiUrl: options.uiPort === undefined ? undefined : `http://localhost:${options.uiPort}`,
+    process: child,
+    stop: async () => {
+      await stopChild(child, 10_000);
+      logStream.end();
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { ConsoleLogger, type INestApplication, type LogLevel as NestLogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { AppModule } from './app.module.js';
+import { AppError } from './common/app-error.js';
+import { correlationMiddleware } from './common/correlation.js';
+import { bodyParserProblem, writeAppError } from './common/error-filter.js';
+import { type LogLevel, type Settings } from './config/settings.js';
+import { readPackageVersion } from './common/version.js';
+
+/** Largest JSON body the API accepts; webhook payloads included. */
+export const MAX_BODY_BYTES = 256 * 1024;
+
+const LEVELS: Record<LogLevel, NestLogLevel[]> = {
+  error: ['fatal', 'error'],
+  warn: ['fatal', 'error', 'warn'],
+  log: ['fatal', 'error', 'warn', 'log'],
+  debug: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
+};
+
+export function createLogger(settings: Settings, context?: string): ConsoleLogger {
+  return new ConsoleLogger(context ?? 'agentsite', { json: true, logLevels: LEVELS[settings.logLevel] });
+}
+
+/** Builds the HTTP application: body parsing, correlation ids, the /api prefix and the OpenAPI page. */
+export async function createApp(settings: Settings): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, {
+    bodyParser: false,
+    logger: createLogger(settings),
+  });
+  app.set('trust proxy', settings.trustProxy);
+  app.disable('x-powered-by');
+  app.use(correlationMiddleware);
+  app.use(express.json({ limit: MAX_BODY_BYTES, strict: true, type: ['application/json', 'application/*+json'] }));
+  app.use(express.urlencoded({ extended: false, limit: MAX_BODY_BYTES }));
+  // Body parser failures never reach Nest's filters: answer them here with the same error body.
+  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+    const problem = bodyParserProblem(err);
+    if (problem === undefined) {
+      next(err);
+      return;
+    }
+    writeAppError(res, problem);
+  });
+  app.setGlobalPrefix('api');
+  app.enableShutdownHooks();
+  SwaggerModule.setup('api/docs', app, () => buildOpenApi(app), {
+    jsonDocumentUrl: 'api/docs/openapi.json',
+    yamlDocumentUrl: 'api/docs/openapi.yaml',
+  });
+  return app;
+}
+
+export function buildOpenApi(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('agentsite API')
+    .setDescription(
+      'Connects an AI chat and AI agents to the tools of external sites. Every error answers ' +
+        '`{ error, code, statusCode }` with a code from the specification.',
+    )
+    .setVersion(readPackageVersion())
+    .addBearerAuth()
+    .build();
+  return SwaggerModule.createDocument(app, config);
+}
+
+export { AppError };

@@ -1,0 +1,29 @@
+import { Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { AuthModule } from './auth/auth.module.js';
+import { AdminGuard, JwtAuthGuard, TermsGuard } from './auth/guards.js';
+import { AppErrorFilter } from './common/error-filter.js';
+import { ApiRateLimits, IpRateLimitGuard, UserRateLimitGuard } from './common/rate-limit.js';
+import { AppValidationPipe } from './common/validation.js';
+import { SettingsModule } from './config/settings.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { HealthController } from './health/health.controller.js';
+import { TemporalModule } from './temporal/temporal.module.js';
+import { UsersModule } from './users/users.module.js';
+
+@Module({
+  imports: [SettingsModule, DatabaseModule, TemporalModule, UsersModule, AuthModule],
+  controllers: [HealthController],
+  providers: [
+    ApiRateLimits,
+    // Guards run in this order: address limit, authentication, user limit, terms, admin.
+    { provide: APP_GUARD, useClass: IpRateLimitGuard },
+    { provide: APP_GUARD, useClass: JwtAuthGuard },
+    { provide: APP_GUARD, useClass: UserRateLimitGuard },
+    { provide: APP_GUARD, useClass: TermsGuard },
+    { provide: APP_GUARD, useClass: AdminGuard },
+    { provide: APP_PIPE, useClass: AppValidationPipe },
+    { provide: APP_FILTER, useClass: AppErrorFilter },
+  ],
+})
+export class AppModule {}

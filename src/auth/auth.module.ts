@@ -1,0 +1,29 @@
+import { Module } from '@nestjs/common';
+import { JwtModule } from '@nestjs/jwt';
+import { PassportModule } from '@nestjs/passport';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { DatabaseModule } from '../database/database.module.js';
+import { UsersModule } from '../users/users.module.js';
+import { AuthController, MeController } from './auth.controller.js';
+import { AuthService } from './auth.service.js';
+import { JwtStrategy } from './jwt.strategy.js';
+
+@Module({
+  imports: [
+    DatabaseModule,
+    UsersModule,
+    PassportModule,
+    JwtModule.registerAsync({
+      inject: [SETTINGS],
+      useFactory: (settings: Settings) => ({
+        secret: settings.jwtSecret,
+        signOptions: { algorithm: 'HS256', expiresIn: settings.jwtTtlSeconds },
+        verifyOptions: { algorithms: ['HS256'] },
+      }),
+    }),
+  ],
+  controllers: [AuthController, MeController],
+  providers: [AuthService, JwtStrategy],
+})
+export class AuthModule {}

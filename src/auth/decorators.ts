@@ -1,0 +1,17 @@
+import { createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
+import type { AuthUser } from './auth-user.js';
+
+export const IS_PUBLIC = Symbol('isPublic');
+export const ADMIN_ONLY = Symbol('adminOnly');
+
+/** The route needs no JWT (register, login, health, webhooks, the OAuth callback). */
+export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
+
+/** The route answers ADMIN_REQUIRED to anyone but an admin. */
+export const AdminOnly = (): MethodDecorator & ClassDecorator => SetMetadata(ADMIN_ONLY, true);
+
+/** The authenticated caller. */
+export const CurrentUser = createParamDecorator((_data: unknown, ctx: ExecutionContext): AuthUser => {
+  const req = ctx.switchToHttp().getRequest<{ user: AuthUser }>();
+  return req.user;
+});

@@ -1,0 +1,94 @@
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AuthGuard } from '@nestjs/passport';
+import type { Request } from 'express';
+import { AppError } from '../common/app-error.js';
+import type { AuthUser } from './auth-user.js';
+import { ADMIN_ONLY, IS_PUBLIC } from './decorators.js';
+import { hasAuthorizationHeader } from './jwt.strategy.js';
+
+/** Route prefixes that answer TERMS_NOT_ACCEPTED until the user has accepted the terms. */
+export const TERMS_GATED_PREFIXES = [
+  '/api/vault',
+  '/api/sessions',
+  '/api/agents',
+  '/api/runs',
+  '/api/workspaces',
+  '/api/billing',
+] as const;
+
+function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
+  return reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]) === true;
+}
+
+/** JWT authentication for every route not marked @Public(), with the specification's four codes. */
+@Injectable()
+export class JwtAuthGuard extends AuthGuard('jwt') {
+  constructor(private readonly reflector: Reflector) {
+    super();
+  }
+
+  override canActivate(context: ExecutionContext): ReturnType<CanActivate['canActivate']> {
+    if (isPublic(this.reflector, context)) {
+      return true;
+    }
+    return super.canActivate(context);
+  }
+
+  override handleRequest<TUser = AuthUser>(err: unknown, user: TUser | false, info: unknown, context: ExecutionContext): TUser {
+    if (err instanceof AppError) {
+      throw err;
+    }
+    if (err) {
+      throw err;
+    }
+    if (user) {
+      return user;
+    }
+    if (info instanceof Error && info.name === 'TokenExpiredError') {
+      throw new AppError('TOKEN_EXPIRED', 'The token has expired; log in again');
+    }
+    const req = context.switchToHttp().getRequest<Request>();
+    if (!hasAuthorizationHeader(req)) {
+      throw new AppError('UNAUTHORIZED', 'Authentication required: send Authorization: Bearer <token>');
+    }
+    throw new AppError('INVALID_TOKEN', 'The token is malformed or its signature is invalid');
+  }
+}
+
+/** TERMS_NOT_ACCEPTED on the gated prefixes until POST /api/auth/accept-terms. */
+@Injectable()
+export class TermsGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    if (isPublic(this.reflector, context)) {
+      return true;
+    }
+    const req = context.switchToHttp().getRequest<Request & { user?: AuthUser }>();
+    const path = req.originalUrl.split('?')[0] ?? req.path;
+    const gated = TERMS_GATED_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+    if (gated && req.user !== undefined && req.user.user.acceptedTermsAt === null) {
+      throw new AppError('TERMS_NOT_ACCEPTED', 'Accept the terms of service first: POST /api/auth/accept-terms');
+    }
+    return true;
+  }
+}
+
+/** ADMIN_REQUIRED on routes marked @AdminOnly(). */
+@Injectable()
+export class AdminGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const adminOnly = this.reflector.getAllAndOverride<boolean>(ADMIN_ONLY, [context.getHandler(), context.getClass()]);
+    if (adminOnly !== true) {
+      return true;
+    }
+    const req = context.switchToHttp().getRequest<{ user?: AuthUser }>();
+    if (req.user?.isAdmin !== true) {
+      throw new AppError('ADMIN_REQUIRED', 'This endpoint is for administrators');
+    }
+    return true;
+  }
+}

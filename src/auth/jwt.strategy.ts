@@ -1,0 +1,67 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Request } from 'express';
+import { ExtractJwt, Strategy } from 'passport-jwt';
+import { type DataSource } from 'typeorm';
+import { AppError } from '../common/app-error.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { UserEntity } from '../users/user.entity.js';
+import { UsersService } from '../users/users.service.js';
+import type { AuthUser, JwtClaims } from './auth-user.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Verifies the signature and expiry (passport-jwt), then checks the user and revocation in one query. */
+@Injectable()
+export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
+  constructor(
+    @Inject(SETTINGS) settings: Settings,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly usersService: UsersService,
+  ) {
+    super({
+      jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
+      secretOrKey: settings.jwtSecret,
+      algorithms: ['HS256'],
+      ignoreExpiration: false,
+      passReqToCallback: false,
+    });
+  }
+
+  async validate(claims: JwtClaims): Promise<AuthUser> {
+    if (
+      typeof claims.sub !== 'string' ||
+      !UUID.test(claims.sub) ||
+      typeof claims.jti !== 'string' ||
+      !UUID.test(claims.jti) ||
+      typeof claims.iatMs !== 'number' ||
+      typeof claims.exp !== 'number'
+    ) {
+      throw new AppError('INVALID_TOKEN', 'Token claims are malformed');
+    }
+    const rows: Array<{ revoked: boolean }> = await this.dataSource.query(
+      'SELECT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $1) AS revoked',
+      [claims.jti],
+    );
+    const user = await this.dataSource.getRepository(UserEntity).findOneBy({ id: claims.sub });
+    if (user === null) {
+      throw new AppError('INVALID_TOKEN', 'The token belongs to no user');
+    }
+    if (rows[0]?.revoked || (user.tokensValidAfter !== null && claims.iatMs < user.tokensValidAfter.getTime())) {
+      throw new AppError('TOKEN_REVOKED', 'This token was revoked; log in again');
+    }
+    return {
+      user,
+      isAdmin: this.usersService.isAdmin(user),
+      token: { jti: claims.jti, expiresAt: new Date(claims.exp * 1000) },
+    };
+  }
+}
+
+/** Whether the request carries an Authorization header at all (missing vs malformed). */
+export function hasAuthorizationHeader(req: Request): boolean {
+  const header = req.headers.authorization;
+  return typeof header === 'string' && header.trim() !== '';
+}

@@ -1,0 +1,82 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Request } from 'express';
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import { type DataSource } from 'typeorm';
+import type { AuthUser } from '../auth/auth-user.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { AppError } from './app-error.js';
+
+/** The table migrations create for rate-limiter-flexible; shared by every API and worker process. */
+export const RATE_LIMIT_TABLE = 'rate_limits';
+
+/** Builds a limiter whose counters live in PostgreSQL, with an in-memory insurance if the database is away. */
+export function postgresLimiter(dataSource: DataSource, keyPrefix: string, points: number, durationSeconds: number) {
+  const pool = (dataSource.driver as unknown as { master: unknown }).master;
+  return new RateLimiterPostgres({
+    storeClient: pool,
+    storeType: 'pool',
+    tableName: RATE_LIMIT_TABLE,
+    tableCreated: true,
+    keyPrefix,
+    points,
+    duration: durationSeconds,
+    clearExpiredByTimeout: false,
+    insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds }),
+  });
+}
+
+/** Consumes one point; answers RATE_LIMITED with Retry-After once the window's points are spent. */
+export async function consumeOrThrow(
+  limiter: RateLimiterPostgres,
+  key: string,
+  code: 'RATE_LIMITED' | 'OUTGOING_RATE_LIMITED',
+  message: string,
+): Promise<void> {
+  try {
+    await limiter.consume(key, 1);
+  } catch (rejection) {
+    if (rejection instanceof RateLimiterRes) {
+      throw new AppError(code, message, undefined, Math.ceil(rejection.msBeforeNext / 1000));
+    }
+    throw rejection;
+  }
+}
+
+@Injectable()
+export class ApiRateLimits {
+  readonly perIp: RateLimiterPostgres;
+  readonly perUser: RateLimiterPostgres;
+
+  constructor(@InjectDataSource() dataSource: DataSource, @Inject(SETTINGS) settings: Settings) {
+    this.perIp = postgresLimiter(dataSource, 'api-ip', settings.rateLimitPerIp, settings.rateLimitWindowSeconds);
+    this.perUser = postgresLimiter(dataSource, 'api-user', settings.rateLimitPerUser, settings.rateLimitWindowSeconds);
+  }
+}
+
+/** RATE_LIMITED per client address, before authentication (so floods of bad tokens are limited too). */
+@Injectable()
+export class IpRateLimitGuard implements CanActivate {
+  constructor(private readonly limits: ApiRateLimits) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const req = context.switchToHttp().getRequest<Request>();
+    await consumeOrThrow(this.limits.perIp, req.ip ?? 'unknown', 'RATE_LIMITED', 'Too many requests from this address');
+    return true;
+  }
+}
+
+/** RATE_LIMITED per authenticated user, across every address the user calls from. */
+@Injectable()
+export class UserRateLimitGuard implements CanActivate {
+  constructor(private readonly limits: ApiRateLimits) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const req = context.switchToHttp().getRequest<Request & { user?: AuthUser }>();
+    if (req.user !== undefined) {
+      await consumeOrThrow(this.limits.perUser, req.user.user.id, 'RATE_LIMITED', 'Too many requests for this user');
+    }
+    return true;
+  }
+}

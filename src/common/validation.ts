@@ -1,0 +1,46 @@
+import { type ArgumentMetadata, Injectable, type PipeTransform, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { AppError, type FieldProblem } from './app-error.js';
+
+/** Flattens class-validator's tree into `{field, message}` entries with dotted paths. */
+export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  for (const error of errors) {
+    const field = parent === '' ? error.property : /^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`;
+    for (const message of Object.values(error.constraints ?? {})) {
+      out.push({ field, message });
+    }
+    if (error.children && error.children.length > 0) {
+      out.push(...flattenValidationErrors(error.children, field));
+    }
+  }
+  return out;
+}
+
+const classValidation = new ValidationPipe({
+  whitelist: true,
+  forbidNonWhitelisted: true,
+  transform: true,
+  validateCustomDecorators: false,
+  exceptionFactory: (errors) => AppError.validation(flattenValidationErrors(errors)),
+});
+
+/**
+ * The global pipe: DTO bodies must be JSON objects (not arrays or scalars) and pass class-validator;
+ * every failure is a VALIDATION_ERROR naming each invalid field.
+ */
+@Injectable()
+export class AppValidationPipe implements PipeTransform {
+  async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const isDto = typeof metadata.metatype === 'function' && !isPrimitiveType(metadata.metatype);
+    if (metadata.type === 'body' && isDto) {
+      if (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value)) {
+        throw AppError.validation([{ field: 'body', message: 'must be a JSON object' }]);
+      }
+    }
+    return classValidation.transform(value, metadata);
+  }
+}
+
+function isPrimitiveType(metatype: unknown): boolean {
+  return [String, Boolean, Number, Array, Object].includes(metatype as never);
+}

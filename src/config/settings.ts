@@ -1,0 +1,291 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, linkSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
+
+/** Every setting of the service, validated once at start-up. Secrets are marked so they are never logged. */
+export interface Settings {
+  port: number;
+  publicBaseUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  temporalAddress: string | undefined;
+  temporalNamespace: string;
+  temporalTaskQueue: string;
+  temporalCliPath: string | undefined;
+  embeddedPostgresPort: number;
+  temporalDevPort: number;
+  temporalUiPort: number;
+  jwtSecret: string;
+  jwtTtlSeconds: number;
+  vaultKeys: VaultKey[];
+  adminEmails: string[];
+  oauthClientId: string;
+  oauthSuccessRedirect: string | undefined;
+  siteCaCerts: string | undefined;
+  siteAllowPrivateHosts: string[];
+  anthropicApiKey: string | undefined;
+  anthropicBaseUrl: string | undefined;
+  defaultModel: string;
+  sessionTtlSeconds: number;
+  chatTimeoutMs: number;
+  rateLimitWindowSeconds: number;
+  rateLimitPerUser: number;
+  rateLimitPerIp: number;
+  trustProxy: boolean;
+  logLevel: LogLevel;
+}
+
+export interface VaultKey {
+  id: string;
+  key: Buffer;
+}
+
+export type LogLevel = 'error' | 'warn' | 'log' | 'debug';
+
+/** Names of settings whose values are secret: never print them. */
+export const SECRET_SETTINGS = ['JWT_SECRET', 'VAULT_KEY', 'ANTHROPIC_API_KEY', 'DATABASE_URL'] as const;
+
+export class SettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid settings:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'SettingsError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const DEFAULT_MODEL = 'claude-sonnet-4-5';
+
+/**
+ * Reads the settings from the environment. Problems are collected and reported together,
+ * each naming its variable, so one start-up shows every mistake at once.
+ */
+export function loadSettings(env: Env = process.env): Settings {
+  const problems: string[] = [];
+  const reader = new EnvReader(env, problems);
+
+  const port = reader.int('PORT', 3000, 1, 65535);
+  const dataDir = path.resolve(reader.str('DATA_DIR') ?? '.data');
+  const publicBaseUrl = (reader.url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(
+    /\/+$/,
+    '',
+  );
+  const databaseUrl = reader.url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  const temporalAddress = reader.str('TEMPORAL_ADDRESS');
+  if (temporalAddress !== undefined && !/^[^\s:/]+:\d{1,5}$/.test(temporalAddress)) {
+    problems.push(`TEMPORAL_ADDRESS must be host:port, got "${temporalAddress}"`);
+  }
+  const temporalDevPort = reader.int('TEMPORAL_DEV_PORT', 7233, 1, 65535);
+
+  const settings: Settings = {
+    port,
+    publicBaseUrl,
+    dataDir,
+    databaseUrl,
+    temporalAddress,
+    temporalNamespace: reader.str('TEMPORAL_NAMESPACE') ?? 'default',
+    temporalTaskQueue: reader.str('TEMPORAL_TASK_QUEUE') ?? 'agentsite',
+    temporalCliPath: reader.str('TEMPORAL_CLI_PATH'),
+    embeddedPostgresPort: reader.int('EMBEDDED_POSTGRES_PORT', 54329, 1, 65535),
+    temporalDevPort,
+    temporalUiPort: reader.int('TEMPORAL_UI_PORT', temporalDevPort + 1000, 1, 65535),
+    jwtSecret: reader.str('JWT_SECRET') ?? '',
+    jwtTtlSeconds: reader.int('JWT_TTL_SECONDS', 3600, 30, 30 * 24 * 3600),
+    vaultKeys: [],
+    adminEmails: reader.list('ADMIN_EMAILS').map((e) => e.toLowerCase()),
+    oauthClientId: reader.str('OAUTH_CLIENT_ID') ?? 'agentsite',
+    oauthSuccessRedirect: reader.url('OAUTH_SUCCESS_REDIRECT', ['http:', 'https:']),
+    siteCaCerts: reader.str('SITE_CA_CERTS'),
+    siteAllowPrivateHosts: reader.list('SITE_ALLOW_PRIVATE_HOSTS').map((h) => h.toLowerCase()),
+    anthropicApiKey: reader.str('ANTHROPIC_API_KEY'),
+    anthropicBaseUrl: reader.url('ANTHROPIC_BASE_URL', ['http:', 'https:']),
+    defaultModel: reader.str('DEFAULT_MODEL') ?? DEFAULT_MODEL,
+    sessionTtlSeconds: reader.int('SESSION_TTL_SECONDS', 86400, 1, 365 * 86400),
+    chatTimeoutMs: reader.int('CHAT_TIMEOUT_MS', 90_000, 1, 3_600_000),
+    rateLimitWindowSeconds: reader.int('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86400),
+    rateLimitPerUser: reader.int('RATE_LIMIT_PER_USER', 600, 1, 1_000_000),
+    rateLimitPerIp: reader.int('RATE_LIMIT_PER_IP', 1200, 1, 1_000_000),
+    trustProxy: reader.bool('TRUST_PROXY', false),
+    logLevel: reader.oneOf('LOG_LEVEL', ['error', 'warn', 'log', 'debug'] as const, 'log'),
+  };
+
+  if (settings.siteCaCerts !== undefined) {
+    try {
+      readFileSync(settings.siteCaCerts);
+    } catch {
+      problems.push(`SITE_CA_CERTS names a file that cannot be read: ${settings.siteCaCerts}`);
+    }
+  }
+
+  if (problems.length === 0) {
+    // Secrets that are not set are generated once and kept under DATA_DIR, so a restart keeps tokens
+    // and vault entries readable.
+    const kept = settings.jwtSecret && env.VAULT_KEY ? undefined : keptSecrets(dataDir);
+    settings.jwtSecret = settings.jwtSecret || kept!.jwtSecret;
+    if (settings.jwtSecret.length < 32) {
+      problems.push('JWT_SECRET must be at least 32 characters');
+    }
+    settings.vaultKeys = parseVaultKeys(env.VAULT_KEY ?? kept!.vaultKey, problems);
+  }
+  if (problems.length > 0) {
+    throw new SettingsError(problems);
+  }
+  return settings;
+}
+
+/** `VAULT_KEY` is a base64 32-byte key, or `id:key,id:key` for rotation; the first key encrypts. */
+export function parseVaultKeys(raw: string, problems: string[]): VaultKey[] {
+  const keys: VaultKey[] = [];
+  const parts = raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  for (const [index, part] of parts.entries()) {
+    const colon = part.indexOf(':');
+    const id = colon > 0 ? part.slice(0, colon) : 'k1';
+    const encoded = colon > 0 ? part.slice(colon + 1) : part;
+    const key = Buffer.from(encoded, 'base64');
+    if (key.length !== 32 || key.toString('base64') !== encoded.replace(/\s/g, '')) {
+      problems.push(`VAULT_KEY entry ${index + 1} must be a base64-encoded 32-byte key`);
+      continue;
+    }
+    if (!/^[A-Za-z0-9_-]{1,32}$/.test(id)) {
+      problems.push(`VAULT_KEY entry ${index + 1} has an invalid key id "${id}"`);
+      continue;
+    }
+    if (keys.some((k) => k.id === id)) {
+      problems.push(`VAULT_KEY key id "${id}" appears twice`);
+      continue;
+    }
+    keys.push({ id, key });
+  }
+  if (parts.length === 0) {
+    problems.push('VAULT_KEY is empty');
+  }
+  return keys;
+}
+
+interface KeptSecrets {
+  jwtSecret: string;
+  vaultKey: string;
+}
+
+/** Reads `DATA_DIR/secrets.json`, creating it once (atomically, so concurrent processes agree). */
+function keptSecrets(dataDir: string): KeptSecrets {
+  const file = path.join(dataDir, 'secrets.json');
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as KeptSecrets;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw err;
+    }
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const fresh: KeptSecrets = {
+    jwtSecret: randomBytes(48).toString('base64url'),
+    vaultKey: `k1:${randomBytes(32).toString('base64')}`,
+  };
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(fresh, null, 2), { mode: 0o600 });
+  try {
+    linkSync(tmp, file); // fails if another process created it first; then theirs wins
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+      throw err;
+    }
+  } finally {
+    unlinkSync(tmp);
+  }
+  return JSON.parse(readFileSync(file, 'utf8')) as KeptSecrets;
+}
+
+class EnvReader {
+  constructor(
+    private readonly env: Env,
+    private readonly problems: string[],
+  ) {}
+
+  str(name: string): string | undefined {
+    const value = this.env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.str(name);
+    if (raw === undefined) {
+      return fallback;
+    }
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw) || value < min || value > max) {
+      this.problems.push(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return value;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const raw = this.str(name)?.toLowerCase();
+    if (raw === undefined) {
+      return fallback;
+    }
+    if (['1', 'true', 'yes', 'on'].includes(raw)) {
+      return true;
+    }
+    if (['0', 'false', 'no', 'off'].includes(raw)) {
+      return false;
+    }
+    this.problems.push(`${name} must be true or false, got "${raw}"`);
+    return fallback;
+  }
+
+  url(name: string, protocols: string[]): string | undefined {
+    const raw = this.str(name);
+    if (raw === undefined) {
+      return undefined;
+    }
+    try {
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol)) {
+        this.problems.push(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+      }
+    } catch {
+      this.problems.push(`${name} is not a valid URL`);
+    }
+    return raw;
+  }
+
+  list(name: string): string[] {
+    return (this.str(name) ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  }
+
+  oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
+    const raw = this.str(name);
+    if (raw === undefined) {
+      return fallback;
+    }
+    if (!(values as readonly string[]).includes(raw)) {
+      this.problems.push(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+      return fallback;
+    }
+    return raw as T;
+  }
+}
+
+/** The embedded PostgreSQL's database name and credentials (used when DATABASE_URL is unset). */
+export const EMBEDDED_DB = { user: 'postgres', password: 'postgres', database: 'agentsite' } as const;
+
+/** The database the processes connect to: DATABASE_URL, or the embedded server started by the scripts. */
+export function effectiveDatabaseUrl(settings: Settings): string {
+  return (
+    settings.databaseUrl ??
+    `postgres://${EMBEDDED_DB.user}:${EMBEDDED_DB.password}@127.0.0.1:${settings.embeddedPostgresPort}/${EMBEDDED_DB.database}`
+  );
+}
+
+/** The Temporal frontend the processes connect to: TEMPORAL_ADDRESS, or the dev server started by the scripts. */
+export function effectiveTemporalAddress(settings: Settings): string {
+  return settings.temporalAddress ?? `127.0.0.1:${settings.temporalDevPort}`;
+}

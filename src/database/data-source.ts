@@ -1,0 +1,56 @@
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { effectiveDatabaseUrl, type Settings } from '../config/settings.js';
+import { RevokedTokenEntity } from '../auth/revoked-token.entity.js';
+import { UserEntity } from '../users/user.entity.js';
+import { Initial1763769600000 } from './migrations/1763769600000-initial.js';
+
+/** Every entity of the service, listed explicitly (no globs: the build is ESM). */
+export const ENTITIES = [UserEntity, RevokedTokenEntity];
+
+/** Every migration, oldest first. */
+export const MIGRATIONS = [Initial1763769600000];
+
+/** Arbitrary constant: the advisory lock that serialises migrations across processes. */
+const MIGRATION_LOCK_KEY = 4_242_001;
+
+export function dataSourceOptions(settings: Settings): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: effectiveDatabaseUrl(settings),
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    logging: ['error'],
+    extra: {
+      max: 20,
+      connectionTimeoutMillis: 5_000,
+      // An API query never waits forever on a dead database: it fails and the caller answers an error.
+      query_timeout: 15_000,
+      application_name: `agentsite-${process.title}`,
+    },
+  };
+}
+
+/**
+ * Runs pending migrations under a PostgreSQL advisory lock, so an API and a worker starting at the
+ * same moment never apply the same migration twice.
+ */
+export async function runMigrations(dataSource: DataSource): Promise<string[]> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    return applied.map((m) => m.name);
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    await runner.release();
+  }
+}
+
+export async function openDataSource(settings: Settings): Promise<DataSource> {
+  const dataSource = new DataSource(dataSourceOptions(settings));
+  await dataSource.initialize();
+  return dataSource;
+}

@@ -1,0 +1,78 @@
+import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { type Connection } from '@temporalio/client';
+import type { Response } from 'express';
+import { type DataSource } from 'typeorm';
+import { Public } from '../auth/decorators.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { TEMPORAL_CONNECTION } from '../temporal/temporal.module.js';
+
+const CHECK_TIMEOUT_MS = 2_000;
+
+interface ComponentHealth {
+  status: 'up' | 'down';
+  latencyMs: number;
+  error?: string;
+  [key: string]: unknown;
+}
+
+export interface HealthReport {
+  status: 'ok' | 'degraded';
+  database: ComponentHealth;
+  temporal: ComponentHealth;
+}
+
+async function timed(check: () => Promise<Record<string, unknown> | void>): Promise<ComponentHealth> {
+  const started = performance.now();
+  try {
+    const extra = await Promise.race([
+      check(),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS).unref()),
+    ]);
+    return { status: 'up', latencyMs: Math.round(performance.now() - started), ...(extra ?? {}) };
+  } catch (err) {
+    return { status: 'down', latencyMs: Math.round(performance.now() - started), error: (err as Error).message };
+  }
+}
+
+@ApiTags('health')
+@Controller('health')
+export class HealthController {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(TEMPORAL_CONNECTION) private readonly temporal: Connection,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
+
+  @Public()
+  @Get()
+  @ApiOperation({ summary: 'Status of the database and of Temporal (503 when either is down)' })
+  async health(@Res({ passthrough: true }) res: Response): Promise<HealthReport> {
+    const [database, temporal] = await Promise.all([
+      timed(async () => {
+        await this.dataSource.query('SELECT 1');
+      }),
+      timed(async () => {
+        const deadline = Date.now() + CHECK_TIMEOUT_MS;
+        await this.temporal.withDeadline(deadline, () => this.temporal.healthService.check({}));
+        const queue = await this.temporal.withDeadline(deadline, () =>
+          this.temporal.workflowService.describeTaskQueue({
+            namespace: this.settings.temporalNamespace,
+            taskQueue: { name: this.settings.temporalTaskQueue },
+            taskQueueType: 1, // workflow tasks
+          }),
+        );
+        return { namespace: this.settings.temporalNamespace, workerPollers: queue.pollers?.length ?? 0 };
+      }),
+    ]);
+    const report: HealthReport = {
+      status: database.status === 'up' && temporal.status === 'up' ? 'ok' : 'degraded',
+      database,
+      temporal,
+    };
+    res.status(report.status === 'ok' ? 200 : 503);
+    return report;
+  }
+}

@@ -1,0 +1,28 @@
+import 'reflect-metadata';
+import { openDataSource, runMigrations } from './database/data-source.js';
+import { createApp, createLogger } from './app.factory.js';
+import { loadSettings, SettingsError } from './config/settings.js';
+
+async function main(): Promise<void> {
+  const settings = loadSettings();
+  const logger = createLogger(settings, 'main');
+  // Migrations run before the API takes requests (serialised across processes by an advisory lock).
+  const migrationSource = await openDataSource(settings);
+  const applied = await runMigrations(migrationSource);
+  await migrationSource.destroy();
+  if (applied.length > 0) {
+    logger.log(`applied migrations: ${applied.join(', ')}`);
+  }
+  const app = await createApp(settings);
+  await app.listen(settings.port, '0.0.0.0');
+  logger.log(`API listening on ${settings.publicBaseUrl}/api (OpenAPI: ${settings.publicBaseUrl}/api/docs)`);
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof SettingsError) {
+    console.error(err.message);
+  } else {
+    console.error('API failed to start:', err);
+  }
+  process.exit(1);
+});

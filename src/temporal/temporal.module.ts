@@ -1,0 +1,58 @@
+import { Global, Inject, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Client, Connection } from '@temporalio/client';
+import { SETTINGS } from '../config/settings.module.js';
+import { effectiveTemporalAddress, type Settings } from '../config/settings.js';
+import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/contracts.js';
+
+export const TEMPORAL_CONNECTION = Symbol('TEMPORAL_CONNECTION');
+export const TEMPORAL_CLIENT = Symbol('TEMPORAL_CLIENT');
+
+/** Registers the search attributes runs carry, on servers that do not have them yet (an external cluster). */
+export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<string[]> {
+  const existing = await connection.operatorService.listSearchAttributes({ namespace });
+  const missing = Object.keys(SEARCH_ATTRIBUTE_TYPES).filter((name) => !(name in (existing.customAttributes ?? {})));
+  if (missing.length > 0) {
+    // IndexedValueType 2 = KEYWORD.
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((name) => [name, 2])),
+    });
+  }
+  return missing;
+}
+
+@Injectable()
+class TemporalLifecycle implements OnApplicationShutdown {
+  constructor(@Inject(TEMPORAL_CONNECTION) private readonly connection: Connection) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.connection.close();
+  }
+}
+
+/**
+ * The Temporal client. The connection is lazy: the API starts (and reports Temporal as down in
+ * /api/health) even while the Temporal server is not reachable yet.
+ */
+@Global()
+@Module({
+  providers: [
+    {
+      provide: TEMPORAL_CONNECTION,
+      inject: [SETTINGS],
+      useFactory: (settings: Settings): Connection =>
+        Connection.lazy({ address: effectiveTemporalAddress(settings), connectTimeout: '5 seconds' }),
+    },
+    {
+      provide: TEMPORAL_CLIENT,
+      inject: [TEMPORAL_CONNECTION, SETTINGS],
+      useFactory: (connection: Connection, settings: Settings): Client =>
+        new Client({ connection, namespace: settings.temporalNamespace }),
+    },
+    TemporalLifecycle,
+  ],
+  exports: [TEMPORAL_CONNECTION, TEMPORAL_CLIENT],
+})
+export class TemporalModule {
+  static readonly logger = new Logger('Temporal');
+}

@@ -1,0 +1,45 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../../activities/index.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** dist/src/temporal → dist/ */
+const distRoot = path.resolve(here, '..', '..');
+
+/** The workflow bundle made by `npm run build`; without it the worker bundles `workflows/` at start. */
+export const WORKFLOW_BUNDLE_PATH = path.join(distRoot, 'workflow-bundle.js');
+export const WORKFLOWS_PATH = path.join(distRoot, 'workflows', 'index.js');
+
+export interface WorkerConfig {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  identity?: string;
+  deps: ActivityDeps;
+  /** Force bundling from source (tests of the workflow code itself). */
+  bundleFromSource?: boolean;
+}
+
+export function workflowSource(bundleFromSource = false): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  if (!bundleFromSource && existsSync(WORKFLOW_BUNDLE_PATH)) {
+    return { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } };
+  }
+  return { workflowsPath: WORKFLOWS_PATH };
+}
+
+/** Connects to Temporal and builds the worker; `run()` is the caller's to await. */
+export async function createWorker(config: WorkerConfig): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const connection = await NativeConnection.connect({ address: config.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.namespace,
+    taskQueue: config.taskQueue,
+    identity: config.identity,
+    activities: createActivities(config.deps),
+    ...workflowSource(config.bundleFromSource),
+    reuseV8Context: true,
+  });
+  return { worker, connection };
+}

@@ -1,0 +1,54 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+export const TIERS = ['free', 'pro', 'harness', 'team'] as const;
+export type Tier = (typeof TIERS)[number];
+
+export const ROLES = ['user', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const SUBSCRIPTION_STATUSES = ['active', 'past_due', 'canceled'] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+@Entity({ name: 'users' })
+export class UserEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  /** Stored lower-cased; unique. */
+  @Column({ type: 'text', unique: true })
+  email: string;
+
+  @Column({ type: 'text', nullable: true })
+  name: string | null;
+
+  @Column({ name: 'password_hash', type: 'text' })
+  passwordHash: string;
+
+  @Column({ type: 'text', default: 'user' })
+  role: Role;
+
+  @Column({ type: 'text', default: 'free' })
+  tier: Tier;
+
+  @Column({ type: 'bigint', default: 0, transformer: { to: (v: number) => v, from: (v: string) => Number(v) } })
+  credits: number;
+
+  @Column({ name: 'subscription_status', type: 'text', default: 'active' })
+  subscriptionStatus: SubscriptionStatus;
+
+  @Column({ name: 'accepted_terms_at', type: 'timestamptz', nullable: true })
+  acceptedTermsAt: Date | null;
+
+  @Column({ name: 'accepted_terms_version', type: 'text', nullable: true })
+  acceptedTermsVersion: string | null;
+
+  /** Tokens issued before this instant are revoked (logout-all). */
+  @Column({ name: 'tokens_valid_after', type: 'timestamptz', nullable: true })
+  tokensValidAfter: Date | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz', precision: 3 })
+  updatedAt: Date;
+}

@@ -1,0 +1,76 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { type Repository } from 'typeorm';
+import { AppError } from '../common/app-error.js';
+import { type Page, pageOf, keysetWhere, type PageQuery } from '../common/pagination.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { type Role, type SubscriptionStatus, type Tier, UserEntity } from './user.entity.js';
+
+export interface UserResponse {
+  id: string;
+  email: string;
+  name: string | null;
+  role: Role;
+  tier: Tier;
+  credits: number;
+  acceptedTermsAt: string | null;
+  subscriptionStatus: SubscriptionStatus;
+  createdAt: string;
+}
+
+export interface UserPatch {
+  tier?: Tier;
+  credits?: number;
+  subscriptionStatus?: SubscriptionStatus;
+  role?: Role;
+}
+
+@Injectable()
+export class UsersService {
+  constructor(
+    @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
+
+  /** Admins are the users whose role is admin, and every email listed in ADMIN_EMAILS. */
+  isAdmin(user: UserEntity): boolean {
+    return user.role === 'admin' || this.settings.adminEmails.includes(user.email);
+  }
+
+  toResponse(user: UserEntity): UserResponse {
+    return {
+      id: user.id,
+      email: user.email,
+      name: user.name,
+      role: this.isAdmin(user) ? 'admin' : 'user',
+      tier: user.tier,
+      credits: user.credits,
+      acceptedTermsAt: user.acceptedTermsAt?.toISOString() ?? null,
+      subscriptionStatus: user.subscriptionStatus,
+      createdAt: user.createdAt.toISOString(),
+    };
+  }
+
+  async findOrFail(id: string): Promise<UserEntity> {
+    const user = await this.users.findOneBy({ id });
+    if (user === null) {
+      throw new AppError('NOT_FOUND', 'No user with this id');
+    }
+    return user;
+  }
+
+  async list(query: PageQuery): Promise<Page<UserResponse>> {
+    const qb = this.users.createQueryBuilder('u').orderBy('u.created_at', 'ASC').addOrderBy('u.id', 'ASC');
+    keysetWhere(qb, 'u', query.cursor);
+    const rows = await qb.take(query.limit + 1).getMany();
+    return pageOf(rows, query.limit, (u) => this.toResponse(u));
+  }
+
+  async patch(id: string, patch: UserPatch): Promise<UserResponse> {
+    const user = await this.findOrFail(id);
+    Object.assign(user, Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)));
+    await this.users.save(user);
+    return this.toResponse(user);
+  }
+}

@@ -1,0 +1,9 @@
+import { Module } from '@nestjs/common';
+import { SettingsModule } from './config/settings.module.js';
+import { DatabaseModule } from './database/database.module.js';
+
+/** The services the worker's activities use (the ports of `createActivities`). No HTTP layer. */
+@Module({
+  imports: [SettingsModule, DatabaseModule],
+})
+export class WorkerModule {}

@@ -1,0 +1,51 @@
+import 'reflect-metadata';
+import { hostname } from 'node:os';
+import { NestFactory } from '@nestjs/core';
+import { Connection } from '@temporalio/client';
+import { createLogger } from './app.factory.js';
+import { effectiveTemporalAddress, loadSettings, SettingsError } from './config/settings.js';
+import { openDataSource, runMigrations } from './database/data-source.js';
+import { ensureSearchAttributes } from './temporal/temporal.module.js';
+import { createWorker } from './temporal/worker-factory.js';
+import { WorkerModule } from './worker.module.js';
+
+async function main(): Promise<void> {
+  const settings = loadSettings();
+  const logger = createLogger(settings, 'worker');
+  const migrationSource = await openDataSource(settings);
+  await runMigrations(migrationSource);
+  await migrationSource.destroy();
+
+  const address = effectiveTemporalAddress(settings);
+  const client = await Connection.connect({ address });
+  const added = await ensureSearchAttributes(client, settings.temporalNamespace);
+  await client.close();
+  if (added.length > 0) {
+    logger.log(`registered search attributes: ${added.join(', ')}`);
+  }
+
+  const app = await NestFactory.createApplicationContext(WorkerModule, { logger: createLogger(settings, 'worker') });
+  const identity = `${process.pid}@${hostname()}`;
+  const { worker, connection } = await createWorker({
+    address,
+    namespace: settings.temporalNamespace,
+    taskQueue: settings.temporalTaskQueue,
+    identity,
+    deps: { workerIdentity: identity },
+  });
+  logger.log(`worker ${identity} polling task queue "${settings.temporalTaskQueue}" on ${address}`);
+  // Worker.run() resolves after SIGINT/SIGTERM (the SDK's runtime handles them) once in-flight tasks finish.
+  await worker.run();
+  await connection.close();
+  await app.close();
+  logger.log('worker stopped');
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof SettingsError) {
+    console.error(err.message);
+  } else {
+    console.error('worker failed:', err);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,1 @@
+export { echoWorkflow } from './echo.workflow.js';
