@@ -1,7 +1,7 @@
 /** Build step: bundles dist/workflows into dist/workflow-bundle.js for the worker (fails loudly). */
 import { readdirSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { WORKFLOW_BUNDLE_PATH, WORKFLOWS_PATH } from '../src/temporal/worker-factory.js';
 
 function newestMtime(dir: string): number {
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
     return;
   }
   const started = Date.now();
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: undefined });
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
   writeFileSync(WORKFLOW_BUNDLE_PATH, code);
   console.log(`workflow bundle written (${Math.round(code.length / 1024)} KiB, ${Date.now() - started} ms)`);
 }

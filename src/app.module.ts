@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module.js';
+import { BillingModule } from './billing/billing.module.js';
 import { AdminGuard, JwtAuthGuard, TermsGuard } from './auth/guards.js';
 import { AppErrorFilter } from './common/error-filter.js';
 import { ApiRateLimits, IpRateLimitGuard, UserRateLimitGuard } from './common/rate-limit.js';
@@ -12,7 +13,7 @@ import { TemporalModule } from './temporal/temporal.module.js';
 import { UsersModule } from './users/users.module.js';
 
 @Module({
-  imports: [SettingsModule, DatabaseModule, TemporalModule, UsersModule, AuthModule],
+  imports: [SettingsModule, DatabaseModule, TemporalModule, UsersModule, AuthModule, BillingModule],
   controllers: [HealthController],
   providers: [
     ApiRateLimits,

@@ -1,0 +1,16 @@
+/**
+ * Jest runs the compiled tests (npm test builds first), as native ES modules: no transform step,
+ * so the code under test is exactly what `npm start` runs.
+ */
+export default {
+  rootDir: 'dist',
+  testEnvironment: 'node',
+  transform: {},
+  moduleFileExtensions: ['js', 'json'],
+  testMatch: ['<rootDir>/**/*.spec.js', '<rootDir>/**/*.e2e-spec.js'],
+  globalSetup: '<rootDir>/test/setup/global-setup.js',
+  globalTeardown: '<rootDir>/test/setup/global-teardown.js',
+  testTimeout: 60_000,
+  maxWorkers: 2,
+  verbose: true,
+};

@@ -1,0 +1,116 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, stopChild, waitFor } from '../../scripts/runtime/processes.js';
+import { testEnv } from '../setup/shared-runtime.js';
+
+const distRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** A JWT secret known to the tests, so they can mint expired or foreign tokens. */
+export const TEST_JWT_SECRET = 'test-secret-for-the-e2e-suites-only-0123456789';
+
+export interface StackOptions {
+  env?: Record<string, string>;
+  /** Start a worker process too (default true). */
+  worker?: boolean;
+  /** A task queue of this stack's own (default: unique), so stacks of parallel test files never share workers. */
+  taskQueue?: string;
+}
+
+export interface ProcessHandle {
+  child: ChildProcess;
+  logFile: string;
+}
+
+/** One API (and worker) of the real service, as separate processes, on the shared PostgreSQL and Temporal. */
+export class Stack {
+  readonly baseUrl: string;
+  api: ProcessHandle;
+  worker: ProcessHandle | undefined;
+
+  private constructor(
+    readonly port: number,
+    readonly env: NodeJS.ProcessEnv,
+    readonly dir: string,
+  ) {
+    this.baseUrl = `http://127.0.0.1:${port}`;
+  }
+
+  static async start(options: StackOptions = {}): Promise<Stack> {
+    const port = await freePort();
+    const id = randomUUID().slice(0, 8);
+    const dir = path.join(testEnv('workDir'), `stack-${id}`);
+    mkdirSync(dir, { recursive: true });
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      DATA_DIR: dir,
+      DATABASE_URL: testEnv('databaseUrl'),
+      TEMPORAL_ADDRESS: testEnv('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: options.taskQueue ?? `test-${id}`,
+      JWT_SECRET: TEST_JWT_SECRET,
+      LOG_LEVEL: 'log',
+      RATE_LIMIT_PER_IP: '100000',
+      RATE_LIMIT_PER_USER: '100000',
+      ...options.env,
+    };
+    const stack = new Stack(port, env, dir);
+    stack.api = stack.spawn('api', 'src/main.js');
+    if (options.worker !== false) {
+      stack.worker = stack.spawn('worker', 'src/worker.js');
+    }
+    await stack.waitHealthy(options.worker !== false);
+    return stack;
+  }
+
+  /** Spawns one of the service's entry points with this stack's environment. */
+  spawn(name: string, entry: string, extraEnv: Record<string, string> = {}): ProcessHandle {
+    const logFile = path.join(this.dir, `${name}-${Date.now()}.log`);
+    const out: WriteStream = createWriteStream(logFile);
+    const child = spawn(process.execPath, ['--enable-source-maps', path.join(distRoot, entry)], {
+      env: { ...this.env, ...extraEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.pipe(out);
+    child.stderr?.pipe(out);
+    return { child, logFile };
+  }
+
+  async waitHealthy(needWorker: boolean): Promise<void> {
+    const api = this.api.child;
+    await waitFor(
+      `API on ${this.baseUrl}`,
+      async () => {
+        if (api.exitCode !== null) {
+          throw new Error(`API exited with ${api.exitCode}:\n${readFileSync(this.api.logFile, 'utf8').slice(-3000)}`);
+        }
+        const res = await fetch(`${this.baseUrl}/api/health`);
+        const body = (await res.json()) as { temporal?: { workerPollers?: number } };
+        return res.status === 200 && (!needWorker || (body.temporal?.workerPollers ?? 0) > 0);
+      },
+      60_000,
+      150,
+    );
+  }
+
+  /** Stops and starts the API process (same port, same database): state must survive. */
+  async restartApi(): Promise<void> {
+    await stopChild(this.api.child);
+    this.api = this.spawn('api', 'src/main.js');
+    await this.waitHealthy(false);
+  }
+
+  logs(): string {
+    return [this.api, this.worker]
+      .filter((p): p is ProcessHandle => p !== undefined)
+      .map((p) => readFileSync(p.logFile, 'utf8'))
+      .join('\n');
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([stopChild(this.api.child), this.worker ? stopChild(this.worker.child) : Promise.resolve()]);
+  }
+}
