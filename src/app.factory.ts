@@ -50,6 +50,11 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
     jsonDocumentUrl: 'api/docs/openapi.json',
     yamlDocumentUrl: 'api/docs/openapi.yaml',
   });
+  // Nest answers unknown routes under /api itself; everything else gets the same NOT_FOUND body.
+  await app.init();
+  app.use((req: Request, res: Response) => {
+    writeAppError(res, new AppError('NOT_FOUND', `No route for ${req.method} ${req.originalUrl.split('?')[0]}`));
+  });
   return app;
 }
 

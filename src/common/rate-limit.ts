@@ -1,4 +1,5 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
@@ -11,9 +12,21 @@ import { AppError } from './app-error.js';
 /** The table migrations create for rate-limiter-flexible; shared by every API and worker process. */
 export const RATE_LIMIT_TABLE = 'rate_limits';
 
+const NO_RATE_LIMIT = Symbol('noRateLimit');
+
+/** The route is not rate limited (health probes of load balancers and orchestrators). */
+export const NoRateLimit = (): MethodDecorator & ClassDecorator => SetMetadata(NO_RATE_LIMIT, true);
+
+function exempt(reflector: Reflector, context: ExecutionContext): boolean {
+  return reflector.getAllAndOverride<boolean>(NO_RATE_LIMIT, [context.getHandler(), context.getClass()]) === true;
+}
+
 /** Builds a limiter whose counters live in PostgreSQL, with an in-memory insurance if the database is away. */
 export function postgresLimiter(dataSource: DataSource, keyPrefix: string, points: number, durationSeconds: number) {
   const pool = (dataSource.driver as unknown as { master: unknown }).master;
+  // Counters are per limit configuration: a changed limit starts fresh counters instead of inheriting
+  // windows of another length.
+  keyPrefix = `${keyPrefix}-${points}-${durationSeconds}`;
   return new RateLimiterPostgres({
     storeClient: pool,
     storeType: 'pool',
@@ -58,9 +71,15 @@ export class ApiRateLimits {
 /** RATE_LIMITED per client address, before authentication (so floods of bad tokens are limited too). */
 @Injectable()
 export class IpRateLimitGuard implements CanActivate {
-  constructor(private readonly limits: ApiRateLimits) {}
+  constructor(
+    private readonly limits: ApiRateLimits,
+    private readonly reflector: Reflector,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (exempt(this.reflector, context)) {
+      return true;
+    }
     const req = context.switchToHttp().getRequest<Request>();
     await consumeOrThrow(this.limits.perIp, req.ip ?? 'unknown', 'RATE_LIMITED', 'Too many requests from this address');
     return true;
@@ -70,9 +89,15 @@ export class IpRateLimitGuard implements CanActivate {
 /** RATE_LIMITED per authenticated user, across every address the user calls from. */
 @Injectable()
 export class UserRateLimitGuard implements CanActivate {
-  constructor(private readonly limits: ApiRateLimits) {}
+  constructor(
+    private readonly limits: ApiRateLimits,
+    private readonly reflector: Reflector,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (exempt(this.reflector, context)) {
+      return true;
+    }
     const req = context.switchToHttp().getRequest<Request & { user?: AuthUser }>();
     if (req.user !== undefined) {
       await consumeOrThrow(this.limits.perUser, req.user.user.id, 'RATE_LIMITED', 'Too many requests for this user');

@@ -5,6 +5,7 @@ import { type Connection } from '@temporalio/client';
 import type { Response } from 'express';
 import { type DataSource } from 'typeorm';
 import { Public } from '../auth/decorators.js';
+import { NoRateLimit } from '../common/rate-limit.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { TEMPORAL_CONNECTION } from '../temporal/temporal.module.js';
@@ -47,6 +48,7 @@ export class HealthController {
   ) {}
 
   @Public()
+  @NoRateLimit()
   @Get()
   @ApiOperation({ summary: 'Status of the database and of Temporal (503 when either is down)' })
   async health(@Res({ passthrough: true }) res: Response): Promise<HealthReport> {
