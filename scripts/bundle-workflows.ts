@@ -16,7 +16,10 @@ function newestMtime(dir: string): number {
 async function main(): Promise<void> {
   const distRoot = path.dirname(WORKFLOW_BUNDLE_PATH);
   // The bundle covers workflows/ and what it imports (activities' types and @temporalio/*).
-  const inputs = Math.max(newestMtime(path.join(distRoot, 'workflows')), statSync(path.resolve('package-lock.json')).mtimeMs);
+  const inputs = Math.max(
+    newestMtime(path.join(distRoot, 'workflows')),
+    statSync(path.resolve('package-lock.json')).mtimeMs,
+  );
   if (existsSync(WORKFLOW_BUNDLE_PATH) && statSync(WORKFLOW_BUNDLE_PATH).mtimeMs > inputs) {
     return;
   }

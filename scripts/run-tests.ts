@@ -23,7 +23,13 @@ async function main(): Promise<number> {
   mkdirSync(resultsDir, { recursive: true });
   const resultsFile = path.join(resultsDir, 'jest-results.json');
   rmSync(resultsFile, { force: true });
-  const args = ['--experimental-vm-modules', jestBin, '--json', `--outputFile=${resultsFile}`, ...process.argv.slice(2)];
+  const args = [
+    '--experimental-vm-modules',
+    jestBin,
+    '--json',
+    `--outputFile=${resultsFile}`,
+    ...process.argv.slice(2),
+  ];
   const code = await new Promise<number>((resolve) => {
     const child = spawn(process.execPath, args, { stdio: 'inherit', env: { ...process.env, NODE_NO_WARNINGS: '1' } });
     child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));

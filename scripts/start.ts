@@ -62,7 +62,9 @@ async function main(): Promise<void> {
     let temporal: RunningTemporal | undefined;
     if (settings.temporalAddress === undefined) {
       if (await portOpen(settings.temporalDevPort)) {
-        throw new Error(`port ${settings.temporalDevPort} (TEMPORAL_DEV_PORT) is in use: another Temporal server runs there`);
+        throw new Error(
+          `port ${settings.temporalDevPort} (TEMPORAL_DEV_PORT) is in use: another Temporal server runs there`,
+        );
       }
       const cliPath = await ensureTemporalCli(say);
       say(`starting Temporal dev server (${cliPath})`);
@@ -80,7 +82,10 @@ async function main(): Promise<void> {
       say(`using Temporal at ${settings.temporalAddress}`);
     }
 
-    const dataSource = await openDataSource({ ...settings, databaseUrl: env.DATABASE_URL ?? effectiveDatabaseUrl(settings) });
+    const dataSource = await openDataSource({
+      ...settings,
+      databaseUrl: env.DATABASE_URL ?? effectiveDatabaseUrl(settings),
+    });
     const applied = await runMigrations(dataSource);
     await dataSource.destroy();
     say(applied.length > 0 ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
@@ -119,7 +124,9 @@ async function main(): Promise<void> {
     say(`Temporal UI ${temporal?.uiUrl ?? `(external Temporal at ${effectiveTemporalAddress(settings)})`}`);
     say('press Ctrl-C to stop');
   } catch (err) {
-    console.error(err instanceof SettingsError ? err.message : `[start] ${err instanceof Error ? err.message : String(err)}`);
+    console.error(
+      err instanceof SettingsError ? err.message : `[start] ${err instanceof Error ? err.message : String(err)}`,
+    );
     await shutdown(1);
   }
 }

@@ -87,6 +87,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     throw new Error(
       `PostgreSQL did not start on port ${options.port}${err instanceof Error ? `: ${err.message}` : ''}\n` +
         stderr.slice(-10).join(''),
+      { cause: err },
     );
   }
 

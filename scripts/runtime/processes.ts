@@ -21,7 +21,9 @@ export async function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -42,7 +44,12 @@ export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
 export class StopWaiting extends Error {}
 
 /** Polls `check` until it returns true or the deadline passes. */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, intervalMs = 200): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 200,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {

@@ -163,7 +163,10 @@ async function goInstall(staging: string, log: Log, env: NodeJS.ProcessEnv): Pro
   };
   child.stdout.on('data', onOutput);
   child.stderr.on('data', onOutput);
-  const ticker = setInterval(() => log(`  still building the Temporal CLI (${Math.round((Date.now() - started) / 1000)} s)`), 30_000);
+  const ticker = setInterval(
+    () => log(`  still building the Temporal CLI (${Math.round((Date.now() - started) / 1000)} s)`),
+    30_000,
+  );
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   clearInterval(ticker);
   if (code !== 0) {

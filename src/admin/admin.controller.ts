@@ -38,9 +38,10 @@ export class AdminUserPatchDto {
   role?: Role;
 }
 
-const uuidPipe = new ParseUUIDPipe({
-  exceptionFactory: () => new AppError('NOT_FOUND', 'No user with this id'),
-});
+/** A user id that is not a UUID names no user. */
+function userIdPipe(): ParseUUIDPipe {
+  return new ParseUUIDPipe({ exceptionFactory: () => new AppError('NOT_FOUND', 'No user with this id') });
+}
 
 @ApiTags('admin')
 @ApiBearerAuth()
@@ -57,7 +58,7 @@ export class AdminController {
 
   @Patch(':id')
   @ApiOperation({ summary: "Change a user's tier, credits, subscription status or role (admins only)" })
-  patch(@Param('id', uuidPipe) id: string, @Body() body: AdminUserPatchDto): Promise<UserResponse> {
+  patch(@Param('id', userIdPipe()) id: string, @Body() body: AdminUserPatchDto): Promise<UserResponse> {
     return this.users.patch(id, body);
   }
 }

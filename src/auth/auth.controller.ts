@@ -45,7 +45,9 @@ export class AuthController {
   @Post('accept-terms')
   @HttpCode(HttpStatus.OK)
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Accept the terms of service (needed by vault, sessions, agents, runs, workspaces, billing)' })
+  @ApiOperation({
+    summary: 'Accept the terms of service (needed by vault, sessions, agents, runs, workspaces, billing)',
+  })
   acceptTerms(@CurrentUser() user: AuthUser, @Body() body: AcceptTermsDto): Promise<{ acceptedTermsAt: string }> {
     return this.auth.acceptTerms(user, body.version);
   }

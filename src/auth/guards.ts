@@ -35,7 +35,12 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     return super.canActivate(context);
   }
 
-  override handleRequest<TUser = AuthUser>(err: unknown, user: TUser | false, info: unknown, context: ExecutionContext): TUser {
+  override handleRequest<TUser = AuthUser>(
+    err: unknown,
+    user: TUser | false,
+    info: unknown,
+    context: ExecutionContext,
+  ): TUser {
     if (err instanceof AppError) {
       throw err;
     }

@@ -12,9 +12,9 @@ function fromHttpException(exception: HttpException, req: Request): AppError | u
   const status = exception.getStatus();
   switch (status) {
     case HttpStatus.NOT_FOUND:
-      return new AppError('NOT_FOUND', `No route for ${req.method} ${req.originalUrl.split("?")[0]}`);
+      return new AppError('NOT_FOUND', `No route for ${req.method} ${req.originalUrl.split('?')[0]}`);
     case HttpStatus.METHOD_NOT_ALLOWED:
-      return new AppError('NOT_FOUND', `No route for ${req.method} ${req.originalUrl.split("?")[0]}`);
+      return new AppError('NOT_FOUND', `No route for ${req.method} ${req.originalUrl.split('?')[0]}`);
     case HttpStatus.BAD_REQUEST:
     case HttpStatus.PAYLOAD_TOO_LARGE:
     case HttpStatus.UNSUPPORTED_MEDIA_TYPE:

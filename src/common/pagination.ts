@@ -39,7 +39,10 @@ export interface Cursor {
 }
 
 export function pageQuery(dto: ListQueryDto): PageQuery {
-  return { limit: dto.limit ?? DEFAULT_PAGE_SIZE, cursor: dto.cursor === undefined ? undefined : decodeCursor(dto.cursor) };
+  return {
+    limit: dto.limit ?? DEFAULT_PAGE_SIZE,
+    cursor: dto.cursor === undefined ? undefined : decodeCursor(dto.cursor),
+  };
 }
 
 export function encodeCursor(cursor: Cursor): string {

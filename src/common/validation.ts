@@ -1,11 +1,22 @@
-import { type ArgumentMetadata, Injectable, type PipeTransform, ValidationPipe, type ValidationError } from '@nestjs/common';
+import {
+  type ArgumentMetadata,
+  Injectable,
+  type PipeTransform,
+  ValidationPipe,
+  type ValidationError,
+} from '@nestjs/common';
 import { AppError, type FieldProblem } from './app-error.js';
 
 /** Flattens class-validator's tree into `{field, message}` entries with dotted paths. */
 export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldProblem[] {
   const out: FieldProblem[] = [];
   for (const error of errors) {
-    const field = parent === '' ? error.property : /^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`;
+    const field =
+      parent === ''
+        ? error.property
+        : /^\d+$/.test(error.property)
+          ? `${parent}[${error.property}]`
+          : `${parent}.${error.property}`;
     for (const message of Object.values(error.constraints ?? {})) {
       out.push({ field, message });
     }

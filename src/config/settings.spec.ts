@@ -55,7 +55,9 @@ describe('loadSettings', () => {
 
   it('refuses a short JWT_SECRET and a malformed VAULT_KEY', () => {
     expect(() => loadSettings({ DATA_DIR: tempDir(), JWT_SECRET: 'short', VAULT_KEY: KEY })).toThrow(/JWT_SECRET/);
-    expect(() => loadSettings({ DATA_DIR: tempDir(), JWT_SECRET: 'x'.repeat(40), VAULT_KEY: 'abc' })).toThrow(/VAULT_KEY/);
+    expect(() => loadSettings({ DATA_DIR: tempDir(), JWT_SECRET: 'x'.repeat(40), VAULT_KEY: 'abc' })).toThrow(
+      /VAULT_KEY/,
+    );
   });
 });
 

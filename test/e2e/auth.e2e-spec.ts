@@ -30,7 +30,13 @@ describe('auth and users (e2e)', () => {
     const registered = await http.post('/api/auth/register', { email, password: TEST_PASSWORD, name: 'Ada' });
     expect(registered.status).toBe(201);
     expect(registered.body.expiresIn).toBe(3600);
-    expect(registered.body.user).toMatchObject({ email, name: 'Ada', role: 'user', tier: 'free', acceptedTermsAt: null });
+    expect(registered.body.user).toMatchObject({
+      email,
+      name: 'Ada',
+      role: 'user',
+      tier: 'free',
+      acceptedTermsAt: null,
+    });
     expect(JSON.stringify(registered.body)).not.toContain('password');
     const token = registered.body.accessToken as string;
 
@@ -67,8 +73,16 @@ describe('auth and users (e2e)', () => {
     const ok = await http.post('/api/auth/login', { email: user.email, password: TEST_PASSWORD });
     expect(ok.status).toBe(200);
     expect(ok.body.user.id).toBe(user.id);
-    expectError(await http.post('/api/auth/login', { email: user.email, password: `${TEST_PASSWORD}!` }), 'UNAUTHORIZED', 401);
-    expectError(await http.post('/api/auth/login', { email: uniqueEmail(), password: TEST_PASSWORD }), 'UNAUTHORIZED', 401);
+    expectError(
+      await http.post('/api/auth/login', { email: user.email, password: `${TEST_PASSWORD}!` }),
+      'UNAUTHORIZED',
+      401,
+    );
+    expectError(
+      await http.post('/api/auth/login', { email: uniqueEmail(), password: TEST_PASSWORD }),
+      'UNAUTHORIZED',
+      401,
+    );
   });
 
   it('answers UNAUTHORIZED without a token and INVALID_TOKEN for malformed, foreign or odd tokens', async () => {
@@ -78,13 +92,21 @@ describe('auth and users (e2e)', () => {
     expectError(await http.get('/api/me', { headers: { authorization: 'Basic abc' } }), 'INVALID_TOKEN', 401);
     const now = Math.floor(Date.now() / 1000);
     const claims = { sub: user.id, jti: randomUUID(), iatMs: Date.now(), iat: now, exp: now + 600 };
-    expectError(await http.get('/api/me', { token: signJwt(claims, 'another-secret-another-secret-123') }), 'INVALID_TOKEN', 401);
+    expectError(
+      await http.get('/api/me', { token: signJwt(claims, 'another-secret-another-secret-123') }),
+      'INVALID_TOKEN',
+      401,
+    );
     // Tampered payload, original signature.
     const [h, , s] = user.token.split('.');
     const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims, sub: randomUUID() })).toString('base64url')}.${s}`;
     expectError(await http.get('/api/me', { token: forged }), 'INVALID_TOKEN', 401);
     // Right signature but claims we never issue.
-    expectError(await http.get('/api/me', { token: signJwt({ sub: 'admin', iat: now, exp: now + 600 }) }), 'INVALID_TOKEN', 401);
+    expectError(
+      await http.get('/api/me', { token: signJwt({ sub: 'admin', iat: now, exp: now + 600 }) }),
+      'INVALID_TOKEN',
+      401,
+    );
     // A well-formed token of a user that does not exist.
     expectError(await http.get('/api/me', { token: signJwt({ ...claims, sub: randomUUID() }) }), 'INVALID_TOKEN', 401);
     // The same claims signed right are accepted: the failures above are the tokens', not the route's.
@@ -94,13 +116,20 @@ describe('auth and users (e2e)', () => {
   it('answers TOKEN_EXPIRED for an expired token', async () => {
     const user = await registerUser(http);
     const now = Math.floor(Date.now() / 1000);
-    const expired = signJwt({ sub: user.id, jti: randomUUID(), iatMs: (now - 7200) * 1000, iat: now - 7200, exp: now - 3600 });
+    const expired = signJwt({
+      sub: user.id,
+      jti: randomUUID(),
+      iatMs: (now - 7200) * 1000,
+      iat: now - 7200,
+      exp: now - 3600,
+    });
     expectError(await http.get('/api/me', { token: expired }), 'TOKEN_EXPIRED', 401);
   });
 
   it('logout revokes that token only; logout-all revokes every earlier token; both survive a restart', async () => {
     const user = await registerUser(http);
-    const second = (await http.post('/api/auth/login', { email: user.email, password: TEST_PASSWORD })).body.accessToken;
+    const second = (await http.post('/api/auth/login', { email: user.email, password: TEST_PASSWORD })).body
+      .accessToken;
     const third = (await http.post('/api/auth/login', { email: user.email, password: TEST_PASSWORD })).body.accessToken;
 
     expect((await http.post('/api/auth/logout', undefined, { token: user.token })).status).toBe(204);
@@ -132,30 +161,44 @@ describe('auth and users (e2e)', () => {
   it('admin routes: ADMIN_REQUIRED for users; ADMIN_EMAILS admins list and change users', async () => {
     const user = await registerUser(http);
     expectError(await http.get('/api/admin/users', { token: user.token }), 'ADMIN_REQUIRED', 403);
-    expectError(await http.patch(`/api/admin/users/${user.id}`, { tier: 'team' }, { token: user.token }), 'ADMIN_REQUIRED', 403);
+    expectError(
+      await http.patch(`/api/admin/users/${user.id}`, { tier: 'team' }, { token: user.token }),
+      'ADMIN_REQUIRED',
+      403,
+    );
 
     const admin = await registerUser(http, { email: adminEmail });
     const me = await http.get('/api/me', { token: admin.token });
     expect(me.body.role).toBe('admin');
 
-    const patched = await http.patch(`/api/admin/users/${user.id}`, { tier: 'harness', credits: 777 }, { token: admin.token });
+    const patched = await http.patch(
+      `/api/admin/users/${user.id}`,
+      { tier: 'harness', credits: 777 },
+      { token: admin.token },
+    );
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ id: user.id, tier: 'harness', credits: 777 });
     expect((await http.get('/api/me', { token: user.token })).body).toMatchObject({ tier: 'harness', credits: 777 });
 
-    const bad = await http.patch(`/api/admin/users/${user.id}`, { tier: 'platinum', credits: -1 }, { token: admin.token });
+    const bad = await http.patch(
+      `/api/admin/users/${user.id}`,
+      { tier: 'platinum', credits: -1 },
+      { token: admin.token },
+    );
     expectError(bad, 'VALIDATION_ERROR', 400);
     expect(bad.body.details.map((d: { field: string }) => d.field).sort()).toEqual(['credits', 'tier']);
-    expectError(await http.patch(`/api/admin/users/${randomUUID()}`, { tier: 'pro' }, { token: admin.token }), 'NOT_FOUND', 404);
+    expectError(
+      await http.patch(`/api/admin/users/${randomUUID()}`, { tier: 'pro' }, { token: admin.token }),
+      'NOT_FOUND',
+      404,
+    );
 
     // Paginated listing walks every user exactly once.
     const seen = new Set<string>();
     let cursor: string | null = null;
     do {
-      const page: { status: number; body: { items: Array<{ id: string }>; nextCursor: string | null } } = await http.get(
-        `/api/admin/users?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
-        { token: admin.token },
-      );
+      const page: { status: number; body: { items: Array<{ id: string }>; nextCursor: string | null } } =
+        await http.get(`/api/admin/users?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: admin.token });
       expect(page.status).toBe(200);
       expect(page.body.items.length).toBeLessThanOrEqual(2);
       for (const item of page.body.items) {

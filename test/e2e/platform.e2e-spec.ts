@@ -40,7 +40,10 @@ describe('error model, health, OpenAPI and the worker (e2e)', () => {
     expect(malformed.body.details).toEqual([{ field: 'body', message: 'Request body is not valid JSON' }]);
 
     for (const raw of ['[]', '"text"', '42', 'null']) {
-      const res = await http.request('POST', '/api/auth/login', { rawBody: raw, headers: { 'content-type': 'application/json' } });
+      const res = await http.request('POST', '/api/auth/login', {
+        rawBody: raw,
+        headers: { 'content-type': 'application/json' },
+      });
       expectError(res, 'VALIDATION_ERROR', 400);
     }
 
@@ -49,7 +52,10 @@ describe('error model, health, OpenAPI and the worker (e2e)', () => {
     const fields = new Set(wrongTypes.body.details.map((d: { field: string }) => d.field));
     expect([...fields].sort()).toEqual(['email', 'extra', 'name', 'password']);
 
-    const textBody = await http.request('POST', '/api/auth/login', { rawBody: 'email=a', headers: { 'content-type': 'text/plain' } });
+    const textBody = await http.request('POST', '/api/auth/login', {
+      rawBody: 'email=a',
+      headers: { 'content-type': 'text/plain' },
+    });
     expectError(textBody, 'VALIDATION_ERROR', 400);
 
     const huge = await http.request('POST', '/api/auth/login', {
@@ -73,7 +79,11 @@ describe('error model, health, OpenAPI and the worker (e2e)', () => {
 
   it('reports Temporal down (503, degraded) when the API cannot reach it, and still answers', async () => {
     const closedPort = await freePort();
-    const degraded = await Stack.start({ worker: false, anyHealth: true, env: { TEMPORAL_ADDRESS: `127.0.0.1:${closedPort}` } });
+    const degraded = await Stack.start({
+      worker: false,
+      anyHealth: true,
+      env: { TEMPORAL_ADDRESS: `127.0.0.1:${closedPort}` },
+    });
     try {
       const res = await new Http(degraded.baseUrl).get('/api/health');
       expect(res.status).toBe(503);
@@ -90,8 +100,18 @@ describe('error model, health, OpenAPI and the worker (e2e)', () => {
     const doc = await http.get('/api/docs/openapi.json');
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toMatch(/^3\./);
-    for (const path of ['/api/auth/register', '/api/auth/login', '/api/auth/logout', '/api/auth/logout-all',
-      '/api/auth/accept-terms', '/api/me', '/api/health', '/api/admin/users', '/api/admin/users/{id}', '/api/billing']) {
+    for (const path of [
+      '/api/auth/register',
+      '/api/auth/login',
+      '/api/auth/logout',
+      '/api/auth/logout-all',
+      '/api/auth/accept-terms',
+      '/api/me',
+      '/api/health',
+      '/api/admin/users',
+      '/api/admin/users/{id}',
+      '/api/billing',
+    ]) {
       expect(Object.keys(doc.body.paths)).toContain(path);
     }
     expect(doc.body.components.schemas.RegisterDto.required).toEqual(expect.arrayContaining(['email', 'password']));
@@ -149,7 +169,10 @@ describe('RATE_LIMITED (e2e)', () => {
   });
 
   it('limits per user, whatever the address', async () => {
-    const stack = await Stack.start({ worker: false, env: { RATE_LIMIT_PER_USER: '3', RATE_LIMIT_WINDOW_SECONDS: '30' } });
+    const stack = await Stack.start({
+      worker: false,
+      env: { RATE_LIMIT_PER_USER: '3', RATE_LIMIT_WINDOW_SECONDS: '30' },
+    });
     try {
       const http = new Http(stack.baseUrl);
       const user = await registerUser(http, { acceptTerms: false });

@@ -25,5 +25,7 @@ export default async function globalSetup(): Promise<void> {
   process.env[TEST_ENV.temporalCli] = cliPath;
   process.env[TEST_ENV.workDir] = workDir;
   (globalThis as Record<string, unknown>).__agentsiteRuntime = { postgres, temporal, workDir };
-  log(`PostgreSQL ${postgres.url.replace(/:[^:@]+@/, ':***@')}, Temporal ${temporal.address}, in ${Date.now() - started} ms`);
+  log(
+    `PostgreSQL ${postgres.url.replace(/:[^:@]+@/, ':***@')}, Temporal ${temporal.address}, in ${Date.now() - started} ms`,
+  );
 }

@@ -4,8 +4,7 @@ import type { RunningTemporal } from '../../scripts/runtime/temporal.js';
 
 export default async function globalTeardown(): Promise<void> {
   const runtime = (globalThis as Record<string, unknown>).__agentsiteRuntime as
-    | { postgres: RunningPostgres; temporal: RunningTemporal; workDir: string }
-    | undefined;
+    { postgres: RunningPostgres; temporal: RunningTemporal; workDir: string } | undefined;
   if (runtime === undefined) {
     return;
   }

@@ -9,7 +9,9 @@ export const TEST_ENV = {
 export function testEnv(name: keyof typeof TEST_ENV): string {
   const value = process.env[TEST_ENV[name]];
   if (value === undefined) {
-    throw new Error(`${TEST_ENV[name]} is not set: run the tests with "npm test" (the global setup starts the runtime)`);
+    throw new Error(
+      `${TEST_ENV[name]} is not set: run the tests with "npm test" (the global setup starts the runtime)`,
+    );
   }
   return value;
 }

@@ -60,7 +60,12 @@ export class Http {
 /** Asserts the specification's error body and returns it. */
 export function expectError(answer: HttpAnswer, code: string, statusCode: number): void {
   const body = answer.body as { error?: unknown; code?: unknown; statusCode?: unknown };
-  if (answer.status !== statusCode || body?.code !== code || body?.statusCode !== statusCode || typeof body?.error !== 'string') {
+  if (
+    answer.status !== statusCode ||
+    body?.code !== code ||
+    body?.statusCode !== statusCode ||
+    typeof body?.error !== 'string'
+  ) {
     throw new Error(`expected ${statusCode} ${code}, got ${answer.status} ${answer.text.slice(0, 500)}`);
   }
 }

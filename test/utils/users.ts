@@ -15,7 +15,10 @@ export function uniqueEmail(prefix = 'user'): string {
 }
 
 /** Registers a new user (and accepts the terms unless told not to). */
-export async function registerUser(http: Http, options: { acceptTerms?: boolean; email?: string } = {}): Promise<TestUser> {
+export async function registerUser(
+  http: Http,
+  options: { acceptTerms?: boolean; email?: string } = {},
+): Promise<TestUser> {
   const email = options.email ?? uniqueEmail();
   const res = await http.post('/api/auth/register', { email, password: TEST_PASSWORD });
   if (res.status !== 201) {

@@ -1,0 +1,22 @@
+# Builds the API and the worker (one image, two commands; see docker-compose.yml).
+FROM node:20.20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY src ./src
+COPY workflows ./workflows
+COPY activities ./activities
+COPY scripts ./scripts
+COPY test ./test
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20.20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 3000
+CMD ["node", "--enable-source-maps", "dist/src/main.js"]
