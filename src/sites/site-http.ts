@@ -1,0 +1,185 @@
+import https from 'node:https';
+import { readFileSync } from 'node:fs';
+import tls from 'node:tls';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import axios, { type AxiosError, isAxiosError } from 'axios';
+import ipaddr from 'ipaddr.js';
+import { RequestFilteringHttpsAgent } from 'request-filtering-agent';
+import { AppError } from '../common/app-error.js';
+import { readPackageVersion } from '../common/version.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+
+export const MAX_REDIRECTS = 5;
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
+
+export interface SiteRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  headers?: Record<string, string>;
+  body?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface SiteResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  /** The URL that answered (after redirects). */
+  url: string;
+}
+
+/** The request could not be made or finished: connection refused, TLS failure, timeout, abort. */
+export class SiteNetworkError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'timeout' | 'aborted' | 'network' | 'too_large',
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'SiteNetworkError';
+  }
+}
+
+const BLOCKED_BY_FILTER = /is not allowed\. Because/;
+
+/**
+ * Every request the service makes to a site (manifest, tools, OAuth token endpoint) goes through here:
+ * HTTPS only; the resolved address of every connection must be public (request-filtering-agent checks
+ * it at connect time, after DNS, so rebinding cannot slip through) unless the host is allow-listed;
+ * redirects are followed by hand so each hop is checked again; extra CA certificates are trusted.
+ */
+@Injectable()
+export class SiteHttpClient implements OnModuleDestroy {
+  private readonly strictAgent: https.Agent;
+  private readonly allowListedAgent: https.Agent;
+  private readonly allowList: Set<string>;
+  readonly userAgent = `agentsite/${readPackageVersion()}`;
+
+  constructor(@Inject(SETTINGS) settings: Settings) {
+    const ca = settings.siteCaCerts ? [...tls.rootCertificates, readFileSync(settings.siteCaCerts, 'utf8')] : undefined;
+    const common = { keepAlive: true, maxSockets: 64, ca };
+    this.strictAgent = new RequestFilteringHttpsAgent({ ...common, allowPrivateIPAddress: false, allowMetaIPAddress: false });
+    this.allowListedAgent = new https.Agent(common);
+    this.allowList = new Set(settings.siteAllowPrivateHosts);
+  }
+
+  onModuleDestroy(): void {
+    this.strictAgent.destroy();
+    this.allowListedAgent.destroy();
+  }
+
+  /** Whether `url`'s host (or host:port) is exempt from the private-address block. */
+  isAllowListed(url: URL): boolean {
+    const host = url.hostname.toLowerCase();
+    const port = url.port || '443';
+    return this.allowList.has(host) || this.allowList.has(`${host}:${port}`);
+  }
+
+  /**
+   * Parses and checks a site URL: INVALID_URL unless it is https:// and, when the host is an IP
+   * literal in any notation, a public address (or allow-listed). Host names are checked at connect.
+   */
+  assertSiteUrl(raw: string, field = 'url'): URL {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new AppError('INVALID_URL', `${field} is not a valid URL`, [{ field, message: 'is not a valid URL' }]);
+    }
+    if (url.protocol !== 'https:') {
+      throw new AppError('INVALID_URL', `${field} must use https://`, [{ field, message: 'must use https://' }]);
+    }
+    if (url.username !== '' || url.password !== '') {
+      throw new AppError('INVALID_URL', `${field} must not carry credentials`, [{ field, message: 'must not carry credentials' }]);
+    }
+    // WHATWG URL parsing already normalises octal, hex, decimal and short IPv4 forms to dotted quads.
+    const literal = url.hostname.replace(/^\[|\]$/g, '');
+    if (ipaddr.isValid(literal) && !this.isAllowListed(url)) {
+      let address = ipaddr.parse(literal);
+      if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
+        address = (address as ipaddr.IPv6).toIPv4Address();
+      }
+      if (address.range() !== 'unicast') {
+        throw new AppError('INVALID_URL', `${field} points to a non-public address (${address.range()})`, [
+          { field, message: 'points to a non-public address' },
+        ]);
+      }
+    }
+    return url;
+  }
+
+  async request(request: SiteRequest): Promise<SiteResponse> {
+    let url = this.assertSiteUrl(request.url);
+    let method = request.method;
+    let body = request.body;
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop += 1) {
+      const response = await this.once({ ...request, method, body }, url);
+      const location = response.headers.location;
+      if ([301, 302, 303, 307, 308].includes(response.status) && location !== undefined) {
+        url = this.assertSiteUrl(new URL(location, url).toString(), 'redirect');
+        if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+          method = 'GET';
+          body = undefined;
+        }
+        continue;
+      }
+      return response;
+    }
+    throw new SiteNetworkError(`more than ${MAX_REDIRECTS} redirects`, 'network');
+  }
+
+  private async once(request: SiteRequest, url: URL): Promise<SiteResponse> {
+    try {
+      const response = await axios.request<ArrayBuffer>({
+        url: url.toString(),
+        method: request.method,
+        headers: { 'user-agent': this.userAgent, ...request.headers },
+        data: request.body,
+        httpsAgent: this.isAllowListed(url) ? this.allowListedAgent : this.strictAgent,
+        proxy: false,
+        maxRedirects: 0,
+        responseType: 'arraybuffer',
+        validateStatus: () => true,
+        timeout: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        maxContentLength: MAX_RESPONSE_BYTES,
+        signal: request.signal,
+        transitional: { clarifyTimeoutError: true },
+      });
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(response.headers)) {
+        if (value !== undefined && value !== null) {
+          headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+        }
+      }
+      return { status: response.status, headers, body: Buffer.from(response.data), url: url.toString() };
+    } catch (err) {
+      throw classifyNetworkError(err, url);
+    }
+  }
+}
+
+function classifyNetworkError(err: unknown, url: URL): Error {
+  const message = err instanceof Error ? err.message : String(err);
+  const cause = isAxiosError(err) ? ((err as AxiosError).cause ?? err) : err;
+  const causeMessage = cause instanceof Error ? cause.message : '';
+  if (BLOCKED_BY_FILTER.test(message) || BLOCKED_BY_FILTER.test(causeMessage)) {
+    return new AppError('INVALID_URL', `${url.host} resolves to a non-public address`, [
+      { field: 'url', message: 'resolves to a non-public address' },
+    ]);
+  }
+  if (isAxiosError(err)) {
+    if (err.code === 'ETIMEDOUT' || err.code === 'ECONNABORTED') {
+      return new SiteNetworkError(`${url.host} did not answer in time`, 'timeout', { cause: err });
+    }
+    if (err.code === 'ERR_CANCELED') {
+      return new SiteNetworkError('the request was aborted', 'aborted', { cause: err });
+    }
+    if (err.code === 'ERR_BAD_RESPONSE' && /maxContentLength/.test(message)) {
+      return new SiteNetworkError(`${url.host} answered more than ${MAX_RESPONSE_BYTES} bytes`, 'too_large', { cause: err });
+    }
+  }
+  return new SiteNetworkError(`could not reach ${url.host}: ${causeMessage || message}`, 'network', { cause: err });
+}
