@@ -11,9 +11,10 @@ import { DatabaseModule } from './database/database.module.js';
 import { HealthController } from './health/health.controller.js';
 import { TemporalModule } from './temporal/temporal.module.js';
 import { UsersModule } from './users/users.module.js';
+import { VaultModule } from './vault/vault.module.js';
 
 @Module({
-  imports: [SettingsModule, DatabaseModule, TemporalModule, UsersModule, AuthModule, BillingModule],
+  imports: [SettingsModule, DatabaseModule, TemporalModule, UsersModule, AuthModule, BillingModule, VaultModule],
   controllers: [HealthController],
   providers: [
     ApiRateLimits,

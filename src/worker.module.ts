@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
 import { SettingsModule } from './config/settings.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { SitesCoreModule } from './sites/sites-core.module.js';
 
 /** The services the worker's activities use (the ports of `createActivities`). No HTTP layer. */
 @Module({
-  imports: [SettingsModule, DatabaseModule],
+  imports: [SettingsModule, DatabaseModule, SitesCoreModule],
 })
 export class WorkerModule {}

@@ -328,6 +328,13 @@ export class ReferenceSite {
     }
   }
 
+  /** Revokes every OAuth grant (what a user does with "disconnect all apps" on the site). */
+  revokeAllGrants(): void {
+    for (const token of this.refreshTokens.values()) {
+      this.revokeFamily(token.familyId);
+    }
+  }
+
   /** Whether a refresh token has been used (rotated away) or revoked. */
   refreshTokenState(token: string): 'active' | 'used' | 'unknown' {
     const found = this.refreshTokens.get(token);
@@ -383,7 +390,9 @@ export class ReferenceSite {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
-    await new Promise<void>((resolve) => server.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', resolve));
+    await new Promise<void>((resolve) =>
+      server.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', resolve),
+    );
     this.server = server;
     this.origin = `https://${this.options.publicHost ?? 'localhost'}:${this.port}`;
   }
@@ -398,7 +407,8 @@ export class ReferenceSite {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.origin);
     try {
-      if (req.method === 'GET' && url.pathname === '/.well-known/agentsite.json') {
+      // The manifest of a site that lives under a path (https://host/app) is at /app/.well-known/….
+      if (req.method === 'GET' && url.pathname.endsWith('/.well-known/agentsite.json')) {
         return this.serveManifest(res);
       }
       const tool = /^\/api\/tools\/([^/]+)$/.exec(url.pathname);
@@ -495,7 +505,9 @@ export class ReferenceSite {
       if (failure.retryAfterSeconds !== undefined) {
         headers['retry-after'] = String(failure.retryAfterSeconds);
       }
-      res.writeHead(failure.status, headers).end(failure.rawBody ?? JSON.stringify({ error: `Injected ${failure.status}` }));
+      res
+        .writeHead(failure.status, headers)
+        .end(failure.rawBody ?? JSON.stringify({ error: `Injected ${failure.status}` }));
       return;
     }
     const tool = TOOLS.find((t) => t.name === name);
@@ -547,7 +559,10 @@ export class ReferenceSite {
     if (params.get('response_type') !== 'code') {
       throw new HttpError(400, 'response_type must be code');
     }
-    if (params.get('code_challenge_method') !== 'S256' || !/^[A-Za-z0-9_-]{43}$/.test(params.get('code_challenge') ?? '')) {
+    if (
+      params.get('code_challenge_method') !== 'S256' ||
+      !/^[A-Za-z0-9_-]{43}$/.test(params.get('code_challenge') ?? '')
+    ) {
       throw new HttpError(400, 'PKCE is required: code_challenge with code_challenge_method=S256');
     }
     const scopes = (params.get('scope') ?? '').split(' ').filter(Boolean);
@@ -656,14 +671,25 @@ export class ReferenceSite {
       }
       presented.used = true;
       this.stats.refreshes += 1;
-      return sendJson(res, 200, this.issuePair(presented.username, clientId, presented.scopes, presented.familyId, false), {
-        'cache-control': 'no-store',
-      });
+      return sendJson(
+        res,
+        200,
+        this.issuePair(presented.username, clientId, presented.scopes, presented.familyId, false),
+        {
+          'cache-control': 'no-store',
+        },
+      );
     }
     return fail('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
   }
 
-  private issuePair(username: string, clientId: string, scopes: Scope[], familyId: string, withScope: boolean): Record<string, unknown> {
+  private issuePair(
+    username: string,
+    clientId: string,
+    scopes: Scope[],
+    familyId: string,
+    withScope: boolean,
+  ): Record<string, unknown> {
     const access: AccessToken = {
       token: randomBytes(32).toString('base64url'),
       username,
@@ -736,10 +762,17 @@ export class ReferenceSite {
         throw new HttpError(400, 'expiresInSeconds must be a whole number of seconds up to a year');
       }
       const token = this.issueApiToken(user.username, scopes, expires);
-      return sendJson(res, 201, { id: token.id, token: token.token, scopes, expiresAt: new Date(token.expiresAt).toISOString() });
+      return sendJson(res, 201, {
+        id: token.id,
+        token: token.token,
+        scopes,
+        expiresAt: new Date(token.expiresAt).toISOString(),
+      });
     }
     if (req.method === 'GET' && pathname === '/api/tokens') {
-      const mine = [...this.accessTokens.values()].filter((t) => t.kind === 'api' && t.username === user.username && !t.revoked);
+      const mine = [...this.accessTokens.values()].filter(
+        (t) => t.kind === 'api' && t.username === user.username && !t.revoked,
+      );
       return sendJson(res, 200, {
         results: mine.map((t) => ({ id: t.id, scopes: t.scopes, expiresAt: new Date(t.expiresAt).toISOString() })),
       });

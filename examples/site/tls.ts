@@ -29,7 +29,10 @@ export async function createTestCa(commonName = 'agentsite reference site test C
 }
 
 /** A server certificate for `hosts` (DNS names or IP addresses), signed by the test CA. */
-export async function issueServerCert(ca: TestCa, hosts: string[] = ['localhost', '127.0.0.1', '::1']): Promise<ServerCert> {
+export async function issueServerCert(
+  ca: TestCa,
+  hosts: string[] = ['localhost', '127.0.0.1', '::1'],
+): Promise<ServerCert> {
   const altNames = hosts.map((host) =>
     /^[\d.]+$/.test(host) || host.includes(':') ? { type: 7 as const, ip: host } : { type: 2 as const, value: host },
   );

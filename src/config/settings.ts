@@ -23,6 +23,7 @@ export interface Settings {
   oauthSuccessRedirect: string | undefined;
   siteCaCerts: string | undefined;
   siteAllowPrivateHosts: string[];
+  outgoingCallsPerMinute: number;
   anthropicApiKey: string | undefined;
   anthropicBaseUrl: string | undefined;
   defaultModel: string;
@@ -97,6 +98,7 @@ export function loadSettings(env: Env = process.env): Settings {
     oauthSuccessRedirect: reader.url('OAUTH_SUCCESS_REDIRECT', ['http:', 'https:']),
     siteCaCerts: reader.str('SITE_CA_CERTS'),
     siteAllowPrivateHosts: reader.list('SITE_ALLOW_PRIVATE_HOSTS').map((h) => h.toLowerCase()),
+    outgoingCallsPerMinute: reader.int('OUTGOING_CALLS_PER_MINUTE', 10, 1, 1_000_000),
     anthropicApiKey: reader.str('ANTHROPIC_API_KEY'),
     anthropicBaseUrl: reader.url('ANTHROPIC_BASE_URL', ['http:', 'https:']),
     defaultModel: reader.str('DEFAULT_MODEL') ?? DEFAULT_MODEL,

@@ -3,12 +3,16 @@ import { effectiveDatabaseUrl, type Settings } from '../config/settings.js';
 import { RevokedTokenEntity } from '../auth/revoked-token.entity.js';
 import { UserEntity } from '../users/user.entity.js';
 import { Initial1763769600000 } from './migrations/1763769600000-initial.js';
+import { Vault1763856000000 } from './migrations/1763856000000-vault.js';
+import { SiteEntity } from '../vault/site.entity.js';
+import { CredentialEntity } from '../vault/credential.entity.js';
+import { OAuthStateEntity } from '../vault/oauth-state.entity.js';
 
 /** Every entity of the service, listed explicitly (no globs: the build is ESM). */
-export const ENTITIES = [UserEntity, RevokedTokenEntity];
+export const ENTITIES = [UserEntity, RevokedTokenEntity, SiteEntity, CredentialEntity, OAuthStateEntity];
 
 /** Every migration, oldest first. */
-export const MIGRATIONS = [Initial1763769600000];
+export const MIGRATIONS = [Initial1763769600000, Vault1763856000000];
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */
 const MIGRATION_LOCK_KEY = 4_242_001;

@@ -61,7 +61,11 @@ export class SiteHttpClient implements OnModuleDestroy {
   constructor(@Inject(SETTINGS) settings: Settings) {
     const ca = settings.siteCaCerts ? [...tls.rootCertificates, readFileSync(settings.siteCaCerts, 'utf8')] : undefined;
     const common = { keepAlive: true, maxSockets: 64, ca };
-    this.strictAgent = new RequestFilteringHttpsAgent({ ...common, allowPrivateIPAddress: false, allowMetaIPAddress: false });
+    this.strictAgent = new RequestFilteringHttpsAgent({
+      ...common,
+      allowPrivateIPAddress: false,
+      allowMetaIPAddress: false,
+    });
     this.allowListedAgent = new https.Agent(common);
     this.allowList = new Set(settings.siteAllowPrivateHosts);
   }
@@ -93,7 +97,9 @@ export class SiteHttpClient implements OnModuleDestroy {
       throw new AppError('INVALID_URL', `${field} must use https://`, [{ field, message: 'must use https://' }]);
     }
     if (url.username !== '' || url.password !== '') {
-      throw new AppError('INVALID_URL', `${field} must not carry credentials`, [{ field, message: 'must not carry credentials' }]);
+      throw new AppError('INVALID_URL', `${field} must not carry credentials`, [
+        { field, message: 'must not carry credentials' },
+      ]);
     }
     // WHATWG URL parsing already normalises octal, hex, decimal and short IPv4 forms to dotted quads.
     const literal = url.hostname.replace(/^\[|\]$/g, '');
@@ -178,7 +184,9 @@ function classifyNetworkError(err: unknown, url: URL): Error {
       return new SiteNetworkError('the request was aborted', 'aborted', { cause: err });
     }
     if (err.code === 'ERR_BAD_RESPONSE' && /maxContentLength/.test(message)) {
-      return new SiteNetworkError(`${url.host} answered more than ${MAX_RESPONSE_BYTES} bytes`, 'too_large', { cause: err });
+      return new SiteNetworkError(`${url.host} answered more than ${MAX_RESPONSE_BYTES} bytes`, 'too_large', {
+        cause: err,
+      });
     }
   }
   return new SiteNetworkError(`could not reach ${url.host}: ${causeMessage || message}`, 'network', { cause: err });

@@ -10,6 +10,8 @@ const distRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 
 /** A JWT secret known to the tests, so they can mint expired or foreign tokens. */
 export const TEST_JWT_SECRET = 'test-secret-for-the-e2e-suites-only-0123456789';
+/** One vault key for every stack, so processes of different stacks can open each other's entries. */
+export const TEST_VAULT_KEY = `t1:${Buffer.alloc(32, 42).toString('base64')}`;
 
 export interface StackOptions {
   env?: Record<string, string>;
@@ -49,11 +51,13 @@ export class Stack {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
       DATA_DIR: dir,
       DATABASE_URL: testEnv('databaseUrl'),
       TEMPORAL_ADDRESS: testEnv('temporalAddress'),
       TEMPORAL_TASK_QUEUE: options.taskQueue ?? `test-${id}`,
       JWT_SECRET: TEST_JWT_SECRET,
+      VAULT_KEY: TEST_VAULT_KEY,
       LOG_LEVEL: 'log',
       RATE_LIMIT_PER_IP: '100000',
       RATE_LIMIT_PER_USER: '100000',

@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import * as oidc from 'openid-client';
+import { type DataSource } from 'typeorm';
+import { AppError } from '../common/app-error.js';
+import { scopesFor, type SiteScope } from '../sites/scopes.js';
+import { SiteNetworkError } from '../sites/site-http.js';
+import { CredentialsService } from '../vault/credentials.service.js';
+import { OAuthStateEntity } from '../vault/oauth-state.entity.js';
+import { SiteEntity } from '../vault/site.entity.js';
+import { VaultCipher } from '../vault/vault-cipher.js';
+import { OAuthConfigs } from './oauth-config.js';
+
+/** How long a started authorization may take before its state expires. */
+export const OAUTH_STATE_TTL_MS = 10 * 60_000;
+
+export interface CallbackResult {
+  siteId: string;
+  scopes: SiteScope[];
+  connected: true;
+}
+
+function hashState(state: string): string {
+  return createHash('sha256').update(state).digest('hex');
+}
+
+/** OAuth 2.0 authorization code flow with PKCE (S256), as a public client, through openid-client. */
+@Injectable()
+export class OAuthService {
+  private readonly logger = new Logger('OAuth');
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly configs: OAuthConfigs,
+    private readonly cipher: VaultCipher,
+    private readonly credentials: CredentialsService,
+  ) {}
+
+  /** Builds the authorization URL asking for the least scopes the chosen tools need. */
+  async start(
+    userId: string,
+    site: SiteEntity,
+    toolNames: string[] | undefined,
+  ): Promise<{ authorizationUrl: string; scopes: SiteScope[] }> {
+    const { manifest } = site;
+    if (manifest.auth.type !== 'oauth2') {
+      throw AppError.validation([{ field: 'site', message: 'this site uses bearer tokens, not OAuth 2.0' }]);
+    }
+    const unknown = (toolNames ?? []).filter((name) => !manifest.tools.some((t) => t.name === name));
+    if (unknown.length > 0) {
+      throw AppError.validation(unknown.map((name) => ({ field: 'tools', message: `the site has no tool "${name}"` })));
+    }
+    const tools = toolNames === undefined ? manifest.tools : manifest.tools.filter((t) => toolNames.includes(t.name));
+    const scopes = scopesFor(tools);
+    const offered = new Set(manifest.auth.scopes);
+    const missing = scopes.filter((s) => !offered.has(s));
+    if (missing.length > 0) {
+      throw AppError.validation([
+        { field: 'tools', message: `the site does not offer the scope(s) ${missing.join(', ')}` },
+      ]);
+    }
+    const state = oidc.randomState();
+    const verifier = oidc.randomPKCECodeVerifier();
+    const stateHash = hashState(state);
+    const sealed = this.cipher.seal(verifier, `oauth_states:${stateHash}`);
+    await this.dataSource.getRepository(OAuthStateEntity).insert({
+      stateHash,
+      userId,
+      siteId: site.id,
+      ...sealed,
+      scopes,
+      expiresAt: new Date(Date.now() + OAUTH_STATE_TTL_MS),
+      usedAt: null,
+    });
+    const url = oidc.buildAuthorizationUrl(this.configs.forManifest(manifest), {
+      redirect_uri: this.configs.redirectUri,
+      scope: scopes.join(' '),
+      state,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    return { authorizationUrl: url.toString(), scopes };
+  }
+
+  /** Completes the flow: the state is consumed (single use), the code exchanged with the verifier. */
+  async callback(query: Record<string, unknown>, originalUrl: string): Promise<CallbackResult> {
+    const state = typeof query.state === 'string' ? query.state : '';
+    if (state === '' || state.length > 512) {
+      throw AppError.validation([{ field: 'state', message: 'is missing' }]);
+    }
+    const stateHash = hashState(state);
+    // Atomic consume: only one request can ever use a state, and only before it expires.
+    const consumed: OAuthStateEntity[] = await this.dataSource
+      .query(
+        `UPDATE oauth_states SET used_at = now()
+        WHERE state_hash = $1 AND used_at IS NULL AND expires_at > now()
+        RETURNING state_hash AS "stateHash", user_id AS "userId", site_id AS "siteId", key_id AS "keyId",
+                  iv, ciphertext, auth_tag AS "authTag", scopes`,
+        [stateHash],
+      )
+      .then(
+        (result: [OAuthStateEntity[], number] | OAuthStateEntity[]) =>
+          (Array.isArray(result[0]) ? result[0] : result) as OAuthStateEntity[],
+      );
+    const pending = consumed[0];
+    if (pending === undefined) {
+      throw AppError.validation([
+        { field: 'state', message: 'is unknown, already used or expired; start the connection again' },
+      ]);
+    }
+    if (typeof query.error === 'string') {
+      const description = typeof query.error_description === 'string' ? `: ${query.error_description}` : '';
+      throw AppError.validation([{ field: 'error', message: `the site answered ${query.error}${description}` }]);
+    }
+    const site = await this.dataSource
+      .getRepository(SiteEntity)
+      .findOneBy({ id: pending.siteId, userId: pending.userId });
+    if (site === null) {
+      throw AppError.validation([{ field: 'state', message: 'the site of this connection is no longer in the vault' }]);
+    }
+    const verifier = this.cipher.open(pending, `oauth_states:${stateHash}`);
+    // The URL the site redirected to: our registered callback with the query the browser brought.
+    const currentUrl = new URL(this.configs.redirectUri);
+    currentUrl.search = originalUrl.includes('?') ? originalUrl.slice(originalUrl.indexOf('?')) : '';
+    let tokens: oidc.TokenEndpointResponse;
+    try {
+      tokens = await oidc.authorizationCodeGrant(this.configs.forManifest(site.manifest), currentUrl, {
+        pkceCodeVerifier: verifier,
+        expectedState: state,
+      });
+    } catch (err) {
+      throw exchangeFailure(err, site);
+    }
+    const granted =
+      typeof tokens.scope === 'string' ? (tokens.scope.split(' ').filter(Boolean) as SiteScope[]) : pending.scopes;
+    await this.credentials.storeOAuth(site.id, {
+      accessToken: tokens.access_token,
+      refreshToken: tokens.refresh_token ?? null,
+      expiresInSeconds: tokens.expires_in,
+      scopes: granted,
+    });
+    this.logger.log(`site ${site.id} connected with scopes ${granted.join(' ')}`);
+    return { siteId: site.id, scopes: granted, connected: true };
+  }
+
+  /** Removes states that can no longer be used. */
+  async purgeExpired(): Promise<void> {
+    await this.dataSource.query(`DELETE FROM oauth_states WHERE expires_at < now() - interval '1 day'`);
+  }
+}
+
+function exchangeFailure(err: unknown, site: SiteEntity): AppError {
+  if (err instanceof oidc.ResponseBodyError) {
+    return new AppError(
+      'TOOL_EXECUTION_ERROR',
+      `${site.manifest.name} refused the code exchange: ${err.error_description ?? err.error}`,
+    );
+  }
+  if (err instanceof SiteNetworkError) {
+    return new AppError('TOOL_EXECUTION_ERROR', `Code exchange with ${site.manifest.name} failed: ${err.message}`);
+  }
+  if (err instanceof AppError) {
+    return err;
+  }
+  return new AppError(
+    'TOOL_EXECUTION_ERROR',
+    `Code exchange with ${site.manifest.name} failed: ${(err as Error).message}`,
+  );
+}

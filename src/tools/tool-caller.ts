@@ -1,0 +1,193 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
+import { type DataSource } from 'typeorm';
+import { AppError } from '../common/app-error.js';
+import { postgresLimiter } from '../common/rate-limit.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { type ManifestTool, validateToolInput } from '../sites/manifest.js';
+import { SiteHttpClient, SiteNetworkError } from '../sites/site-http.js';
+import { CredentialsService } from '../vault/credentials.service.js';
+import { SiteEntity } from '../vault/site.entity.js';
+import { ToolCallFailure } from './tool-failure.js';
+
+/** The outgoing limit of the specification: tool calls per minute per site domain. */
+export const OUTGOING_WINDOW_SECONDS = 60;
+export const TOOL_CALL_TIMEOUT_MS = 30_000;
+
+export interface ToolCallRequest {
+  site: SiteEntity;
+  tool: string;
+  input: unknown;
+  /** Sent as Idempotency-Key, so a retried call has one effect at the site. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export interface ToolCallResult {
+  result: unknown;
+  durationMs: number;
+  /** Whether the access token had to be refreshed during this call. */
+  refreshed: boolean;
+}
+
+/** The domain key of the outgoing limit: host, plus port when it is not 443. */
+export function outgoingKey(serverUrl: string): string {
+  return new URL(serverUrl).host.toLowerCase();
+}
+
+/**
+ * The one way the service calls a site's tool (direct-call route, chat, agent activities): input
+ * checked against the tool's input_schema, the outgoing limit counted in PostgreSQL across all
+ * processes, the credential from the vault (refreshed when needed, and once on a 401), the HTTPS
+ * POST through the SSRF guard, and the answer classified into the specification's codes.
+ */
+@Injectable()
+export class ToolCaller {
+  private readonly logger = new Logger('ToolCaller');
+  private readonly outgoing: RateLimiterPostgres;
+
+  constructor(
+    private readonly http: SiteHttpClient,
+    private readonly credentials: CredentialsService,
+    @InjectDataSource() dataSource: DataSource,
+    @Inject(SETTINGS) settings: Settings,
+  ) {
+    this.outgoing = postgresLimiter(dataSource, 'outgoing', settings.outgoingCallsPerMinute, OUTGOING_WINDOW_SECONDS);
+  }
+
+  findTool(site: SiteEntity, name: string): ManifestTool {
+    const tool = site.manifest.tools.find((t) => t.name === name);
+    if (tool === undefined) {
+      throw new AppError('NOT_FOUND', `${site.manifest.name} has no tool named "${name}"`);
+    }
+    return tool;
+  }
+
+  async call(request: ToolCallRequest): Promise<ToolCallResult> {
+    const { site } = request;
+    const tool = this.findTool(site, request.tool);
+    validateToolInput(tool, request.input);
+    const endpoint = `${site.manifest.server.url.replace(/\/+$/, '')}/tools/${encodeURIComponent(tool.name)}`;
+    await this.takeOutgoingSlot(endpoint);
+
+    const started = performance.now();
+    let credential = await this.credentials.tokenFor(site);
+    let refreshed = false;
+    let response = await this.post(endpoint, credential.token, request);
+    if (response.status === 401 && credential.kind === 'oauth2') {
+      // Once: the token may have expired early or been rotated by another process.
+      credential = await this.credentials.tokenFor(site, credential.generation);
+      refreshed = true;
+      response = await this.post(endpoint, credential.token, request);
+    }
+    const durationMs = Math.round((performance.now() - started) * 10) / 10;
+    return { result: classify(response, site, tool.name), durationMs, refreshed };
+  }
+
+  private async takeOutgoingSlot(endpoint: string): Promise<void> {
+    const key = outgoingKey(endpoint);
+    try {
+      await this.outgoing.consume(key, 1);
+    } catch (rejection) {
+      if (rejection instanceof RateLimiterRes) {
+        throw new AppError(
+          'OUTGOING_RATE_LIMITED',
+          `Too many outgoing tool calls to ${key}; retry after ${OUTGOING_WINDOW_SECONDS} seconds`,
+          undefined,
+          OUTGOING_WINDOW_SECONDS,
+        );
+      }
+      throw rejection;
+    }
+  }
+
+  private async post(endpoint: string, token: string, request: ToolCallRequest) {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json',
+    };
+    if (request.idempotencyKey !== undefined) {
+      headers['idempotency-key'] = request.idempotencyKey;
+    }
+    try {
+      return await this.http.request({
+        method: 'POST',
+        url: endpoint,
+        headers,
+        body: JSON.stringify(request.input ?? {}),
+        signal: request.signal,
+        timeoutMs: request.timeoutMs ?? TOOL_CALL_TIMEOUT_MS,
+      });
+    } catch (err) {
+      if (err instanceof SiteNetworkError) {
+        const kind = err.kind === 'timeout' ? 'timeout' : err.kind === 'too_large' ? 'invalid_response' : 'network';
+        throw new ToolCallFailure(kind, `Tool call to ${request.site.manifest.name} failed: ${err.message}`);
+      }
+      throw err;
+    }
+  }
+}
+
+function siteMessage(body: Buffer): string | undefined {
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as { error?: unknown };
+    return typeof parsed.error === 'string' ? parsed.error.slice(0, 500) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Maps the site's answer onto a result or a ToolCallFailure with the site's own `error` message. */
+function classify(
+  response: { status: number; headers: Record<string, string>; body: Buffer },
+  site: SiteEntity,
+  tool: string,
+): unknown {
+  const name = site.manifest.name;
+  const message = siteMessage(response.body);
+  const said = message === undefined ? '' : `: ${message}`;
+  if (response.status >= 200 && response.status < 300) {
+    try {
+      return JSON.parse(response.body.toString('utf8')) as unknown;
+    } catch {
+      throw new ToolCallFailure('invalid_response', `${name} answered ${tool} with a body that is not JSON`);
+    }
+  }
+  switch (response.status) {
+    case 401:
+      throw new ToolCallFailure('unauthorized', `${name} refused the credential (401)${said}`);
+    case 403:
+      throw new ToolCallFailure('forbidden', `${name} denied ${tool} (403)${said}`);
+    case 404:
+      throw new ToolCallFailure('not_found', `${name} answered 404 for ${tool}${said}`);
+    case 429: {
+      const retryAfter = parseRetryAfter(response.headers['retry-after']);
+      throw new ToolCallFailure(
+        'rate_limited',
+        `${name} is rate limiting calls (429)${said}`,
+        retryAfter ?? OUTGOING_WINDOW_SECONDS,
+      );
+    }
+    default:
+      if (response.status >= 500) {
+        throw new ToolCallFailure('server_error', `${name} failed (${response.status})${said}`);
+      }
+      throw new ToolCallFailure('bad_request', `${name} rejected ${tool} (${response.status})${said}`);
+  }
+}
+
+/** Retry-After in seconds, from either delta-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === '') {
+    return undefined;
+  }
+  if (/^\d+$/.test(value.trim())) {
+    return Number(value.trim());
+  }
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
+}

@@ -1,0 +1,192 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { type DataSource } from 'typeorm';
+import { TIER_LIMITS } from '../billing/tiers.js';
+import { AppError } from '../common/app-error.js';
+import { type Page, type PageQuery, keysetWhere, pageOf } from '../common/pagination.js';
+import { ManifestFetcher, normaliseSiteUrl } from '../sites/manifest-fetcher.js';
+import { deriveScope, type SiteScope } from '../sites/scopes.js';
+import { SiteHttpClient } from '../sites/site-http.js';
+import { UserEntity } from '../users/user.entity.js';
+import { CredentialEntity, type CredentialKind } from './credential.entity.js';
+import { CredentialsService } from './credentials.service.js';
+import { SiteEntity } from './site.entity.js';
+
+export interface SiteResponse {
+  id: string;
+  url: string;
+  name: string;
+  version: string;
+  description: string;
+  serverUrl: string;
+  auth: { type: 'bearer' | 'oauth2'; scopes?: string[] };
+  tools: Array<{ name: string; description: string; inputSchema: unknown; scope: SiteScope }>;
+  credential: {
+    kind: CredentialKind | null;
+    status?: CredentialEntity['status'];
+    tokenHint?: string;
+    expiresAt?: string | null;
+    scopes?: SiteScope[] | null;
+  };
+  manifestFetchedAt: string;
+  createdAt: string;
+}
+
+export interface TokenAnswer {
+  tokenHint: string;
+  expiresAt: string | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function toSiteResponse(site: SiteEntity, credential: CredentialEntity | null): SiteResponse {
+  const { manifest } = site;
+  return {
+    id: site.id,
+    url: site.url,
+    name: manifest.name,
+    version: manifest.version,
+    description: manifest.description,
+    serverUrl: manifest.server.url,
+    auth: manifest.auth.type === 'oauth2' ? { type: 'oauth2', scopes: manifest.auth.scopes } : { type: 'bearer' },
+    tools: manifest.tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.input_schema,
+      scope: deriveScope(tool),
+    })),
+    credential:
+      credential === null
+        ? { kind: null }
+        : {
+            kind: credential.kind,
+            status: credential.status,
+            tokenHint: credential.tokenHint,
+            expiresAt: credential.expiresAt?.toISOString() ?? null,
+            ...(credential.kind === 'oauth2' ? { scopes: credential.scopes } : {}),
+          },
+    manifestFetchedAt: site.manifestFetchedAt.toISOString(),
+    createdAt: site.createdAt.toISOString(),
+  };
+}
+
+/** A user's vault: sites with their manifests, and the credentials for them. */
+@Injectable()
+export class VaultService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly http: SiteHttpClient,
+    private readonly manifests: ManifestFetcher,
+    private readonly credentials: CredentialsService,
+  ) {}
+
+  private get sites() {
+    return this.dataSource.getRepository(SiteEntity);
+  }
+
+  /** The caller's site, or NOT_FOUND (also for another user's site: its existence is not revealed). */
+  async findOwnedOrFail(userId: string, siteId: string): Promise<SiteEntity> {
+    const site = UUID.test(siteId) ? await this.sites.findOneBy({ id: siteId, userId }) : null;
+    if (site === null) {
+      throw new AppError('NOT_FOUND', 'No site with this id in your vault');
+    }
+    return site;
+  }
+
+  async describe(site: SiteEntity): Promise<SiteResponse> {
+    return toSiteResponse(site, await this.credentials.findForSite(site.id));
+  }
+
+  async add(user: UserEntity, rawUrl: string): Promise<SiteResponse> {
+    const url = normaliseSiteUrl(this.http.assertSiteUrl(rawUrl));
+    const manifest = await this.manifests.fetch(url);
+    const site = await this.dataSource.transaction(async (em) => {
+      // Serialise adds per user, so the tier limit holds under concurrent requests.
+      const owner = await em
+        .getRepository(UserEntity)
+        .createQueryBuilder('u')
+        .setLock('pessimistic_write')
+        .where('u.id = :id', { id: user.id })
+        .getOneOrFail();
+      const sites = em.getRepository(SiteEntity);
+      if (await sites.exists({ where: { userId: user.id, url } })) {
+        throw AppError.validation([{ field: 'url', message: 'this site is already in your vault' }]);
+      }
+      const limit = TIER_LIMITS[owner.tier].vaultSites;
+      if ((await sites.countBy({ userId: user.id })) >= limit) {
+        throw new AppError('VAULT_LIMIT_REACHED', `The ${owner.tier} tier allows ${limit} sites in the vault`);
+      }
+      return sites.save(
+        sites.create({ userId: user.id, workspaceId: null, url, manifest, manifestFetchedAt: new Date() }),
+      );
+    });
+    return toSiteResponse(site, null);
+  }
+
+  async list(userId: string, query: PageQuery): Promise<Page<SiteResponse>> {
+    const qb = this.sites
+      .createQueryBuilder('s')
+      .where('s.user_id = :userId', { userId })
+      .orderBy('s.created_at', 'ASC')
+      .addOrderBy('s.id', 'ASC');
+    keysetWhere(qb, 's', query.cursor);
+    const rows = await qb.take(query.limit + 1).getMany();
+    const credentials = rows.length
+      ? await this.dataSource
+          .getRepository(CredentialEntity)
+          .createQueryBuilder('c')
+          .where('c.site_id IN (:...ids)', { ids: rows.map((r) => r.id) })
+          .getMany()
+      : [];
+    const bySite = new Map(credentials.map((c) => [c.siteId, c]));
+    return pageOf(rows, query.limit, (site) => toSiteResponse(site, bySite.get(site.id) ?? null));
+  }
+
+  async refreshManifest(site: SiteEntity): Promise<SiteResponse> {
+    site.manifest = await this.manifests.fetch(site.url);
+    site.manifestFetchedAt = new Date();
+    await this.sites.save(site);
+    return this.describe(site);
+  }
+
+  /** Deletes the site; its credential and pending OAuth states go with it (ON DELETE CASCADE). */
+  async remove(site: SiteEntity): Promise<void> {
+    await this.sites.delete({ id: site.id });
+  }
+
+  async storeToken(site: SiteEntity, token: string, expiresAt: string | undefined): Promise<TokenAnswer> {
+    const row = await this.credentials.insertBearer(site.id, token, parseExpiry(expiresAt));
+    if (row === null) {
+      throw new AppError(
+        'TOKEN_EXISTS',
+        'A credential for this site is already in the vault: update it with PATCH or delete it first',
+      );
+    }
+    return { tokenHint: row.tokenHint, expiresAt: row.expiresAt?.toISOString() ?? null };
+  }
+
+  async replaceToken(site: SiteEntity, token: string, expiresAt: string | undefined): Promise<TokenAnswer> {
+    const row = await this.credentials.replaceWithBearer(site.id, token, parseExpiry(expiresAt));
+    if (row === null) {
+      throw new AppError('NOT_FOUND', 'No credential for this site in the vault: store one with POST first');
+    }
+    return { tokenHint: row.tokenHint, expiresAt: row.expiresAt?.toISOString() ?? null };
+  }
+
+  async deleteToken(site: SiteEntity): Promise<void> {
+    if (!(await this.credentials.delete(site.id))) {
+      throw new AppError('NOT_FOUND', 'No credential for this site in the vault');
+    }
+  }
+}
+
+function parseExpiry(expiresAt: string | undefined): Date | null {
+  if (expiresAt === undefined) {
+    return null;
+  }
+  const date = new Date(expiresAt);
+  if (date.getTime() <= Date.now()) {
+    throw AppError.validation([{ field: 'expiresAt', message: 'must be in the future' }]);
+  }
+  return date;
+}
