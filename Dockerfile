@@ -9,6 +9,7 @@ COPY workflows ./workflows
 COPY activities ./activities
 COPY scripts ./scripts
 COPY test ./test
+COPY examples ./examples
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20.20-bookworm-slim

@@ -7,6 +7,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { effectiveDatabaseUrl, effectiveTemporalAddress, loadSettings, SettingsError } from '../src/config/settings.js';
 import { openDataSource, runMigrations } from '../src/database/data-source.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { startDemoSite, type DemoSite } from '../examples/site/demo.js';
 import { startEmbeddedPostgres, type RunningPostgres } from './runtime/postgres.js';
 import { portOpen, stopChild, waitFor } from './runtime/processes.js';
 import { ensureTemporalCli, startTemporalDevServer, type RunningTemporal } from './runtime/temporal.js';
@@ -82,6 +84,25 @@ async function main(): Promise<void> {
       say(`using Temporal at ${settings.temporalAddress}`);
     }
 
+    let demo: DemoSite | undefined;
+    if (settings.demoSitePort !== 0) {
+      const dir = path.join(settings.dataDir, 'demo-site');
+      demo = await startDemoSite({
+        dir,
+        port: settings.demoSitePort,
+        redirectUris: [`${settings.publicBaseUrl}/api/oauth/callback`],
+      });
+      stops.push(() => demo!.site.stop());
+      // The API and worker trust the demo CA (besides any SITE_CA_CERTS) and may reach its loopback port.
+      const trusted = path.join(dir, 'trusted-cas.pem');
+      const extra = settings.siteCaCerts ? readFileSync(settings.siteCaCerts, 'utf8') : '';
+      writeFileSync(trusted, `${extra}\n${readFileSync(demo.caFile, 'utf8')}`);
+      env.SITE_CA_CERTS = trusted;
+      env.SITE_ALLOW_PRIVATE_HOSTS = [...settings.siteAllowPrivateHosts, `localhost:${settings.demoSitePort}`].join(
+        ',',
+      );
+    }
+
     const dataSource = await openDataSource({
       ...settings,
       databaseUrl: env.DATABASE_URL ?? effectiveDatabaseUrl(settings),
@@ -122,6 +143,9 @@ async function main(): Promise<void> {
     say(`API         ${settings.publicBaseUrl}/api`);
     say(`OpenAPI     ${settings.publicBaseUrl}/api/docs`);
     say(`Temporal UI ${temporal?.uiUrl ?? `(external Temporal at ${effectiveTemporalAddress(settings)})`}`);
+    if (demo !== undefined) {
+      say(`Demo site   ${demo.site.url} (CA ${demo.caFile}; user alice / alice-password)`);
+    }
     say('press Ctrl-C to stop');
   } catch (err) {
     console.error(

@@ -24,6 +24,7 @@ export interface Settings {
   siteCaCerts: string | undefined;
   siteAllowPrivateHosts: string[];
   outgoingCallsPerMinute: number;
+  demoSitePort: number;
   anthropicApiKey: string | undefined;
   anthropicBaseUrl: string | undefined;
   defaultModel: string;
@@ -99,6 +100,7 @@ export function loadSettings(env: Env = process.env): Settings {
     siteCaCerts: reader.str('SITE_CA_CERTS'),
     siteAllowPrivateHosts: reader.list('SITE_ALLOW_PRIVATE_HOSTS').map((h) => h.toLowerCase()),
     outgoingCallsPerMinute: reader.int('OUTGOING_CALLS_PER_MINUTE', 10, 1, 1_000_000),
+    demoSitePort: reader.int('DEMO_SITE_PORT', 8443, 0, 65535),
     anthropicApiKey: reader.str('ANTHROPIC_API_KEY'),
     anthropicBaseUrl: reader.url('ANTHROPIC_BASE_URL', ['http:', 'https:']),
     defaultModel: reader.str('DEFAULT_MODEL') ?? DEFAULT_MODEL,

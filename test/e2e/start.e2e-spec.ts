@@ -49,7 +49,13 @@ describe('npm start (e2e)', () => {
 
   it('brings up PostgreSQL, Temporal with its UI, the API and the worker; Ctrl-C stops all; data survives', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'agentsite-start-'));
-    const [apiPort, pgPort, temporalPort, uiPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const [apiPort, pgPort, temporalPort, uiPort, demoPort] = await Promise.all([
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+      freePort(),
+    ]);
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -58,6 +64,7 @@ describe('npm start (e2e)', () => {
       EMBEDDED_POSTGRES_PORT: String(pgPort),
       TEMPORAL_DEV_PORT: String(temporalPort),
       TEMPORAL_UI_PORT: String(uiPort),
+      DEMO_SITE_PORT: String(demoPort),
       TEMPORAL_CLI_PATH: testEnv('temporalCli'),
     };
     const http = new Http(`http://127.0.0.1:${apiPort}`);
@@ -73,8 +80,16 @@ describe('npm start (e2e)', () => {
     const ui = await fetch(`http://127.0.0.1:${uiPort}/`);
     expect(ui.status).toBe(200);
 
+    expect(first.output()).toContain(`[start] Demo site   https://localhost:${demoPort}`);
     const email = uniqueEmail();
-    expect((await http.post('/api/auth/register', { email, password: TEST_PASSWORD })).status).toBe(201);
+    const registered = await http.post('/api/auth/register', { email, password: TEST_PASSWORD });
+    expect(registered.status).toBe(201);
+    const token = registered.body.accessToken as string;
+    await http.post('/api/auth/accept-terms', {}, { token });
+    // The demo site is trusted and reachable as started: its manifest is fetched over HTTPS.
+    const demoSite = await http.post('/api/vault/sites', { url: `https://localhost:${demoPort}` }, { token });
+    expect(demoSite.status).toBe(201);
+    expect(demoSite.body.name).toBe('Reference Notebook');
     const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
     const workflowId = `persisted-${Date.now()}`;
     const result = await new Client({ connection }).workflow.execute('echoWorkflow', {

@@ -1,0 +1,61 @@
+/**
+ * `npm run vault:rotate`: re-encrypts every vault entry under the first key of VAULT_KEY.
+ * Rotation: set VAULT_KEY=new:<key>,old:<key>, run this, then drop the old key.
+ */
+import { loadSettings } from '../src/config/settings.js';
+import { openDataSource } from '../src/database/data-source.js';
+import { VaultCipher } from '../src/vault/vault-cipher.js';
+
+const TABLES = [
+  { table: 'site_credentials', id: 'id', aad: (id: string) => `site_credentials:${id}` },
+  { table: 'oauth_states', id: 'state_hash', aad: (id: string) => `oauth_states:${id}` },
+] as const;
+
+async function main(): Promise<void> {
+  const settings = loadSettings();
+  const cipher = new VaultCipher(settings);
+  const dataSource = await openDataSource(settings);
+  try {
+    for (const { table, id, aad } of TABLES) {
+      const stale: Array<{ id: string }> = await dataSource.query(
+        `SELECT ${id} AS id FROM ${table} WHERE key_id <> $1`,
+        [cipher.currentKeyId],
+      );
+      let done = 0;
+      for (const { id: rowId } of stale) {
+        // Row by row under a lock, so a concurrent refresh never writes over a re-encrypted entry.
+        await dataSource.transaction(async (em) => {
+          const rows: Array<{ key_id: string; iv: Buffer; ciphertext: Buffer; auth_tag: Buffer }> = await em.query(
+            `SELECT key_id, iv, ciphertext, auth_tag FROM ${table} WHERE ${id} = $1 AND key_id <> $2 FOR UPDATE`,
+            [rowId, cipher.currentKeyId],
+          );
+          const row = rows[0];
+          if (row === undefined) {
+            return;
+          }
+          const plain = cipher.open(
+            { keyId: row.key_id, iv: row.iv, ciphertext: row.ciphertext, authTag: row.auth_tag },
+            aad(rowId),
+          );
+          const sealed = cipher.seal(plain, aad(rowId));
+          await em.query(`UPDATE ${table} SET key_id = $1, iv = $2, ciphertext = $3, auth_tag = $4 WHERE ${id} = $5`, [
+            sealed.keyId,
+            sealed.iv,
+            sealed.ciphertext,
+            sealed.authTag,
+            rowId,
+          ]);
+          done += 1;
+        });
+      }
+      console.log(`${table}: re-encrypted ${done} of ${stale.length} entries under key "${cipher.currentKeyId}"`);
+    }
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`vault rotation failed: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
