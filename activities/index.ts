@@ -1,19 +1,105 @@
 import { hostname } from 'node:os';
 import { Context } from '@temporalio/activity';
-import type { EchoInput, EchoOutput } from '../workflows/contracts.js';
+import type {
+  CallToolInput,
+  CallToolOutput,
+  EchoInput,
+  EchoOutput,
+  FinishRunInput,
+  ModelTurnInput,
+  ModelTurnOutput,
+  RunContext,
+  RunRequest,
+  ScheduledTriggerInput,
+  ScheduledTriggerResult,
+} from '../workflows/contracts.js';
+import { classified } from './failures.js';
 
-/** The ports the worker fills with the application's services. */
-export interface ActivityDeps {
-  workerIdentity: string;
+/** Run bookkeeping and the agent's queue, filled by the worker with the application's services. */
+export interface RunsPort {
+  startRun(request: RunRequest, temporalRunId: string): Promise<RunContext>;
+  finishRun(input: FinishRunInput): Promise<void>;
+  /** `notifyWorkflowId`: the trigger workflow that waits for the run. */
+  enqueueScheduledRun(agentId: string, notifyWorkflowId: string): Promise<ScheduledTriggerResult>;
 }
 
-/** All activities, built over their dependencies (so tests can pass fakes for the ports). */
+export interface ModelPort {
+  /** `reference` makes the credit charge of a turn idempotent across activity retries. */
+  turn(input: ModelTurnInput, reference: string, signal: AbortSignal): Promise<ModelTurnOutput>;
+}
+
+export interface ToolsPort {
+  call(input: CallToolInput, idempotencyKey: string, signal: AbortSignal): Promise<CallToolOutput>;
+}
+
+export interface ActivityDeps {
+  workerIdentity: string;
+  runs: RunsPort;
+  model: ModelPort;
+  tools: ToolsPort;
+}
+
+const HEARTBEAT_INTERVAL_MS = 1_000;
+
+/** Heartbeats while `work` runs, so a dead worker is detected by the heartbeat timeout, not the long one. */
+async function withHeartbeat<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
+  try {
+    return await work(ctx.cancellationSignal);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+function logContext(): Record<string, unknown> {
+  const info = Context.current().info;
+  return {
+    workflowId: info.workflowExecution?.workflowId,
+    runId: info.workflowExecution?.runId,
+    attempt: info.attempt,
+  };
+}
+
+/** All activities, built over their ports (tests pass fakes; the worker passes Nest services). */
 export function createActivities(deps: ActivityDeps) {
   return {
     async echo(input: EchoInput): Promise<EchoOutput> {
-      const info = Context.current().info;
-      Context.current().log.info('echo', { workflowId: info.workflowExecution?.workflowId, attempt: info.attempt });
+      Context.current().log.info('echo', logContext());
       return { message: input.message, handledBy: deps.workerIdentity || hostname() };
+    },
+
+    async startRun(request: RunRequest): Promise<RunContext> {
+      Context.current().log.info('startRun', logContext());
+      const temporalRunId = Context.current().info.workflowExecution?.runId ?? '';
+      return classified(() => deps.runs.startRun(request, temporalRunId));
+    },
+
+    async finishRun(input: FinishRunInput): Promise<void> {
+      Context.current().log.info('finishRun', { ...logContext(), status: input.status });
+      return classified(() => deps.runs.finishRun(input));
+    },
+
+    async enqueueScheduledRun(input: ScheduledTriggerInput): Promise<ScheduledTriggerResult> {
+      Context.current().log.info('enqueueScheduledRun', logContext());
+      const triggerId = Context.current().info.workflowExecution?.workflowId ?? '';
+      return classified(() => deps.runs.enqueueScheduledRun(input.agentId, triggerId));
+    },
+
+    async modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput> {
+      const info = Context.current().info;
+      Context.current().log.info('modelTurn', logContext());
+      const reference = `run:${input.runId}:${info.workflowExecution?.runId}:${info.activityId}`;
+      return withHeartbeat((signal) => classified(() => deps.model.turn(input, reference, signal)));
+    },
+
+    async callTool(input: CallToolInput): Promise<CallToolOutput> {
+      const info = Context.current().info;
+      Context.current().log.info('callTool', { ...logContext(), site: input.siteId, tool: input.tool });
+      // Same key on every attempt of this activity: a retried call has one effect at the site.
+      const idempotencyKey = `${info.workflowExecution?.runId}-${info.activityId}`;
+      return withHeartbeat((signal) => classified(() => deps.tools.call(input, idempotencyKey, signal)));
     },
   };
 }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { AgentsModule } from './agents/agents.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { BillingModule } from './billing/billing.module.js';
 import { AdminGuard, JwtAuthGuard, TermsGuard } from './auth/guards.js';
@@ -14,7 +15,16 @@ import { UsersModule } from './users/users.module.js';
 import { VaultModule } from './vault/vault.module.js';
 
 @Module({
-  imports: [SettingsModule, DatabaseModule, TemporalModule, UsersModule, AuthModule, BillingModule, VaultModule],
+  imports: [
+    SettingsModule,
+    DatabaseModule,
+    TemporalModule,
+    UsersModule,
+    AuthModule,
+    BillingModule,
+    VaultModule,
+    AgentsModule,
+  ],
   controllers: [HealthController],
   providers: [
     ApiRateLimits,

@@ -8,6 +8,9 @@ import { openDataSource, runMigrations } from './database/data-source.js';
 import { ensureSearchAttributes } from './temporal/temporal.module.js';
 import { createWorker } from './temporal/worker-factory.js';
 import { WorkerModule } from './worker.module.js';
+import { ModelTurnService } from './model/model-turn.service.js';
+import { RunToolsService } from './runs/run-tools.service.js';
+import { RunsService } from './runs/runs.service.js';
 
 async function main(): Promise<void> {
   const settings = loadSettings();
@@ -31,7 +34,12 @@ async function main(): Promise<void> {
     namespace: settings.temporalNamespace,
     taskQueue: settings.temporalTaskQueue,
     identity,
-    deps: { workerIdentity: identity },
+    deps: {
+      workerIdentity: identity,
+      runs: app.get(RunsService),
+      model: app.get(ModelTurnService),
+      tools: app.get(RunToolsService),
+    },
   });
   logger.log(`worker ${identity} polling task queue "${settings.temporalTaskQueue}" on ${address}`);
   // Worker.run() resolves after SIGINT/SIGTERM (the SDK's runtime handles them) once in-flight tasks finish.

@@ -1,6 +1,6 @@
 /**
- * Everything the API, the worker and the workflows agree on: search attributes, workflow names, I/O types.
- * Imported by workflow code, so only `@temporalio/workflow`-safe imports here.
+ * Everything the API, the worker and the workflows agree on: search attributes, signals, updates,
+ * queries and the I/O types. Imported by workflow code, so only deterministic imports here.
  */
 import { defineSearchAttributeKey } from '@temporalio/common';
 
@@ -17,6 +17,174 @@ export const SEARCH_ATTRIBUTE_TYPES: Record<string, 'KEYWORD'> = {
   UserId: 'KEYWORD',
   TriggeredBy: 'KEYWORD',
 };
+
+/** Workflow ids come from our ids. */
+export const workflowIds = {
+  agent: (agentId: string): string => `agent-${agentId}`,
+  run: (runId: string): string => `run-${runId}`,
+  schedule: (agentId: string): string => `schedule-${agentId}`,
+  scheduledTrigger: (agentId: string): string => `scheduled-${agentId}`,
+};
+
+/** Names of the agent workflow's handlers (the API calls them by name; the workflow defines them). */
+export const AGENT_HANDLERS = {
+  enqueueRun: 'enqueueRun',
+  cancelQueuedRun: 'cancelQueuedRun',
+  agentState: 'agentState',
+  runEnded: 'runEnded',
+} as const;
+
+/** ApplicationFailure types: the specification's codes, carried from activities to the API. */
+export const FAILURE = {
+  agentAlreadyRunning: 'AGENT_ALREADY_RUNNING',
+  runSkipped: 'RUN_SKIPPED',
+  noCredits: 'NO_CREDITS',
+  modelError: 'MODEL_ERROR',
+  toolExecutionError: 'TOOL_EXECUTION_ERROR',
+  outgoingRateLimited: 'OUTGOING_RATE_LIMITED',
+  validationError: 'VALIDATION_ERROR',
+  agentNotFound: 'AGENT_NOT_FOUND',
+} as const;
+
+export type RunTrigger = 'manual' | 'schedule' | 'webhook';
+
+/** How a request joins the agent's queue. */
+export type EnqueueMode =
+  /** manual: refused (AGENT_ALREADY_RUNNING) while a run is queued or active */
+  | 'reject_if_busy'
+  /** webhook: always queued, FIFO */
+  | 'queue'
+  /** schedule: skipped while a run is queued or active */
+  | 'skip_if_busy';
+
+export interface RunRequest {
+  runId: string;
+  agentId: string;
+  userId: string;
+  agentName: string;
+  triggeredBy: RunTrigger;
+  /** Text given to a manual run. */
+  input: string | null;
+  /** The webhook payload, whole. */
+  payload: unknown;
+  /** The webhook's `action`, when the agent allows it to replace the system prompt. */
+  actionOverride: string | null;
+  deliveryId: string | null;
+  mode: EnqueueMode;
+  /** A workflow to signal when this run ends (the scheduled trigger waits for its run). */
+  notifyWorkflowId?: string;
+  requestedAt: string;
+}
+
+export interface EnqueueResult {
+  runId: string;
+  /** 0 = runs next (or now); n = n runs ahead of it. */
+  queuePosition: number;
+  /** A repeated delivery id: the first delivery's run is returned. */
+  duplicate: boolean;
+}
+
+export interface AgentQueueState {
+  activeRunId: string | null;
+  queuedRunIds: string[];
+}
+
+export type RunFinalStatus = 'completed' | 'failed' | 'cancelled';
+
+export interface RunError {
+  error: string;
+  code: string;
+}
+
+/** What the model sees of a tool (its name is unique across the agent's sites). */
+export interface ModelTool {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+/** A model tool and the site tool it stands for. */
+export interface RunTool extends ModelTool {
+  siteId: string;
+  siteName: string;
+  tool: string;
+}
+
+export interface RunContext {
+  system: string;
+  model: string;
+  tools: RunTool[];
+}
+
+export type ModelContentBlock =
+  { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
+
+export interface ToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string;
+  is_error?: boolean;
+}
+
+export interface ModelMessage {
+  role: 'user' | 'assistant';
+  content: string | Array<ModelContentBlock | ToolResultBlock>;
+}
+
+export interface ModelTurnInput {
+  runId: string;
+  userId: string;
+  model: string;
+  system: string;
+  messages: ModelMessage[];
+  tools: ModelTool[];
+}
+
+export interface ModelTurnOutput {
+  content: ModelContentBlock[];
+  text: string;
+  stopReason: string;
+  usage: { inputTokens: number; outputTokens: number };
+  credits: number;
+}
+
+export interface CallToolInput {
+  runId: string;
+  userId: string;
+  siteId: string;
+  siteName: string;
+  tool: string;
+  input: unknown;
+}
+
+export interface CallToolOutput {
+  result: unknown;
+  durationMs: number;
+  refreshed: boolean;
+}
+
+export interface FinishRunInput {
+  runId: string;
+  status: RunFinalStatus;
+  output?: string;
+  error?: RunError;
+}
+
+export interface ScheduledTriggerInput {
+  agentId: string;
+}
+
+export interface ScheduledTriggerResult {
+  runId?: string;
+  skipped?: string;
+}
+
+/** Ends a run early: turns of the model per run. */
+export const MAX_MODEL_TURNS = 20;
+/** Times a run waits out a rate limit for one tool call before giving the model an error. */
+export const MAX_RATE_LIMIT_WAITS = 5;
+/** The timer summary that marks a rate-limit wait in the history (the timeline shows it as `waiting`). */
+export const RATE_LIMIT_TIMER_SUMMARY = 'rate_limit';
 
 export interface EchoInput {
   message: string;

@@ -7,12 +7,23 @@ import { Vault1763856000000 } from './migrations/1763856000000-vault.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import { CredentialEntity } from '../vault/credential.entity.js';
 import { OAuthStateEntity } from '../vault/oauth-state.entity.js';
+import { AgentsRuns1763942400000 } from './migrations/1763942400000-agents-runs.js';
+import { AgentEntity } from '../agents/agent.entity.js';
+import { RunEntity } from '../runs/run.entity.js';
 
 /** Every entity of the service, listed explicitly (no globs: the build is ESM). */
-export const ENTITIES = [UserEntity, RevokedTokenEntity, SiteEntity, CredentialEntity, OAuthStateEntity];
+export const ENTITIES = [
+  UserEntity,
+  RevokedTokenEntity,
+  SiteEntity,
+  CredentialEntity,
+  OAuthStateEntity,
+  AgentEntity,
+  RunEntity,
+];
 
 /** Every migration, oldest first. */
-export const MIGRATIONS = [Initial1763769600000, Vault1763856000000];
+export const MIGRATIONS = [Initial1763769600000, Vault1763856000000, AgentsRuns1763942400000];
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */
 const MIGRATION_LOCK_KEY = 4_242_001;

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { RunsController } from '../runs/runs.controller.js';
+import { UsersModule } from '../users/users.module.js';
+import { WebhooksController } from '../webhooks/webhooks.controller.js';
+import { AgentsCoreModule } from './agents-core.module.js';
+import { AgentsController } from './agents.controller.js';
+
+@Module({
+  imports: [AgentsCoreModule, UsersModule],
+  controllers: [AgentsController, RunsController, WebhooksController],
+})
+export class AgentsModule {}

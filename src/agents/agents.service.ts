@@ -1,0 +1,296 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { CronExpressionParser } from 'cron-parser';
+import { In, type DataSource } from 'typeorm';
+import { TIER_LIMITS } from '../billing/tiers.js';
+import { AppError, type FieldProblem } from '../common/app-error.js';
+import { type Page, type PageQuery, keysetWhere, pageOf } from '../common/pagination.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { UserEntity } from '../users/user.entity.js';
+import { SiteEntity } from '../vault/site.entity.js';
+import { AgentEntity, type TriggerType, type WebhookField } from './agent.entity.js';
+import type { CreateAgentDto, TriggerDto, UpdateAgentDto } from './dto/agent.dto.js';
+import { SchedulesService } from './schedules.service.js';
+
+export interface AgentResponse {
+  id: string;
+  name: string;
+  systemPrompt: string;
+  siteIds: string[];
+  model: string;
+  trigger:
+    | { type: 'manual' }
+    | { type: 'scheduled'; cron: string; timezone: string }
+    | { type: 'webhook'; allowActionOverride: boolean; schema: WebhookField[] };
+  webhookUrl?: string;
+  /** Only in the answer of the save that generated it. */
+  webhookSecret?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** Constant-time: compares fixed-length hashes, so neither content nor length leaks through timing. */
+export function secretMatches(provided: string | undefined, storedHash: string | null): boolean {
+  if (provided === undefined || storedHash === null) {
+    return false;
+  }
+  const a = Buffer.from(hashSecret(provided), 'hex');
+  const b = Buffer.from(storedHash, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Checks a 5-field cron expression (with a cron library) and an IANA time zone. */
+export function cronProblems(cron: string | undefined, timezone: string | undefined): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  if (timezone !== undefined) {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: timezone });
+    } catch {
+      problems.push({ field: 'trigger.timezone', message: 'must be an IANA time zone such as Europe/Berlin' });
+    }
+  }
+  if (cron === undefined) {
+    problems.push({ field: 'trigger.cron', message: 'is required for scheduled agents' });
+  } else if (cron.trim().split(/\s+/).length !== 5) {
+    problems.push({ field: 'trigger.cron', message: 'must have 5 fields: minute hour day-of-month month day-of-week' });
+  } else {
+    try {
+      CronExpressionParser.parse(cron, { tz: problems.length === 0 ? timezone : undefined, strict: false });
+    } catch (err) {
+      problems.push({ field: 'trigger.cron', message: `is not a valid cron expression: ${(err as Error).message}` });
+    }
+  }
+  return problems;
+}
+
+@Injectable()
+export class AgentsService {
+  private readonly logger = new Logger('Agents');
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly schedules: SchedulesService,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
+
+  private get agents() {
+    return this.dataSource.getRepository(AgentEntity);
+  }
+
+  webhookUrl(agentId: string): string {
+    return `${this.settings.publicBaseUrl}/api/webhooks/agent/${agentId}`;
+  }
+
+  toResponse(agent: AgentEntity, webhookSecret?: string): AgentResponse {
+    const trigger: AgentResponse['trigger'] =
+      agent.triggerType === 'scheduled'
+        ? { type: 'scheduled', cron: agent.cron!, timezone: agent.timezone ?? 'UTC' }
+        : agent.triggerType === 'webhook'
+          ? { type: 'webhook', allowActionOverride: agent.allowActionOverride, schema: agent.webhookSchema ?? [] }
+          : { type: 'manual' };
+    return {
+      id: agent.id,
+      name: agent.name,
+      systemPrompt: agent.systemPrompt,
+      siteIds: agent.siteIds,
+      model: agent.model ?? this.settings.defaultModel,
+      trigger,
+      ...(agent.triggerType === 'webhook' ? { webhookUrl: this.webhookUrl(agent.id) } : {}),
+      ...(webhookSecret !== undefined ? { webhookSecret } : {}),
+      createdAt: agent.createdAt.toISOString(),
+      updatedAt: agent.updatedAt.toISOString(),
+    };
+  }
+
+  /** The caller's agent, or AGENT_NOT_FOUND (also for another user's: its existence is not revealed). */
+  async findOwnedOrFail(userId: string, agentId: string): Promise<AgentEntity> {
+    const agent = UUID.test(agentId) ? await this.agents.findOneBy({ id: agentId, userId }) : null;
+    if (agent === null) {
+      throw new AppError('AGENT_NOT_FOUND', 'No agent with this id');
+    }
+    return agent;
+  }
+
+  async findById(agentId: string): Promise<AgentEntity | null> {
+    return UUID.test(agentId) ? this.agents.findOneBy({ id: agentId }) : null;
+  }
+
+  async list(userId: string, query: PageQuery): Promise<Page<AgentResponse>> {
+    const qb = this.agents
+      .createQueryBuilder('a')
+      .where('a.user_id = :userId', { userId })
+      .orderBy('a.created_at', 'ASC')
+      .addOrderBy('a.id', 'ASC');
+    keysetWhere(qb, 'a', query.cursor);
+    return pageOf(await qb.take(query.limit + 1).getMany(), query.limit, (a) => this.toResponse(a));
+  }
+
+  private async assertSites(userId: string, siteIds: string[]): Promise<void> {
+    const unique = [...new Set(siteIds)];
+    const found =
+      unique.length === 0 ? [] : await this.dataSource.getRepository(SiteEntity).findBy({ id: In(unique), userId });
+    const missing = unique.filter((id) => !found.some((s) => s.id === id));
+    if (missing.length > 0 || unique.length !== siteIds.length) {
+      throw AppError.validation(
+        missing.length > 0
+          ? missing.map((id) => ({ field: 'siteIds', message: `no site ${id} in your vault` }))
+          : [{ field: 'siteIds', message: 'lists a site twice' }],
+      );
+    }
+  }
+
+  /** Validates a trigger for the owner's tier; returns what to store. */
+  private checkTrigger(
+    owner: UserEntity,
+    trigger: TriggerDto,
+  ): Pick<AgentEntity, 'triggerType' | 'cron' | 'timezone' | 'allowActionOverride' | 'webhookSchema'> {
+    const limits = TIER_LIMITS[owner.tier];
+    if (trigger.type === 'webhook' && !limits.webhookAgents) {
+      throw new AppError('TIER_REQUIRED', 'Webhook agents need the harness tier or higher');
+    }
+    if (trigger.type === 'scheduled' && !limits.scheduledAgents) {
+      throw new AppError('TIER_REQUIRED', `Scheduled agents are not part of the ${owner.tier} tier`);
+    }
+    const problems: FieldProblem[] = [];
+    if (trigger.type === 'scheduled') {
+      problems.push(...cronProblems(trigger.cron, trigger.timezone));
+    } else {
+      if (trigger.cron !== undefined) {
+        problems.push({ field: 'trigger.cron', message: 'is only for scheduled agents' });
+      }
+      if (trigger.timezone !== undefined) {
+        problems.push({ field: 'trigger.timezone', message: 'is only for scheduled agents' });
+      }
+    }
+    if (trigger.type !== 'webhook' && (trigger.schema !== undefined || trigger.allowActionOverride !== undefined)) {
+      problems.push({ field: 'trigger.schema', message: 'schema and allowActionOverride are only for webhook agents' });
+    }
+    if (trigger.type === 'webhook') {
+      const names = (trigger.schema ?? []).map((f) => f.name);
+      names.forEach((name, i) => {
+        if (names.indexOf(name) !== i) {
+          problems.push({ field: `trigger.schema[${i}].name`, message: `repeats the field "${name}"` });
+        }
+      });
+    }
+    if (problems.length > 0) {
+      throw AppError.validation(problems);
+    }
+    return {
+      triggerType: trigger.type,
+      cron: trigger.type === 'scheduled' ? trigger.cron!.trim() : null,
+      timezone: trigger.type === 'scheduled' ? (trigger.timezone ?? 'UTC') : null,
+      allowActionOverride: trigger.type === 'webhook' ? (trigger.allowActionOverride ?? false) : false,
+      webhookSchema:
+        trigger.type === 'webhook'
+          ? (trigger.schema ?? []).map((f) => ({
+              name: f.name,
+              type: f.type,
+              description: f.description,
+              required: f.required ?? false,
+            }))
+          : null,
+    };
+  }
+
+  private newSecret(): { secret: string; hash: string } {
+    const secret = `whsec_${randomBytes(32).toString('base64url')}`;
+    return { secret, hash: hashSecret(secret) };
+  }
+
+  async create(user: UserEntity, dto: CreateAgentDto): Promise<AgentResponse> {
+    await this.assertSites(user.id, dto.siteIds);
+    let secret: string | undefined;
+    const agent = await this.dataSource.transaction(async (em) => {
+      const owner = await em
+        .getRepository(UserEntity)
+        .createQueryBuilder('u')
+        .setLock('pessimistic_write')
+        .where('u.id = :id', { id: user.id })
+        .getOneOrFail();
+      const trigger = this.checkTrigger(owner, dto.trigger);
+      const limit = TIER_LIMITS[owner.tier].agents;
+      if ((await em.getRepository(AgentEntity).countBy({ userId: user.id })) >= limit) {
+        throw new AppError('AGENT_LIMIT_REACHED', `The ${owner.tier} tier allows ${limit} agents`);
+      }
+      const row = em.getRepository(AgentEntity).create({
+        userId: user.id,
+        workspaceId: null,
+        name: dto.name,
+        systemPrompt: dto.systemPrompt,
+        siteIds: dto.siteIds,
+        model: dto.model ?? null,
+        ...trigger,
+        webhookSecretHash: null,
+      });
+      if (trigger.triggerType === 'webhook') {
+        const generated = this.newSecret();
+        secret = generated.secret;
+        row.webhookSecretHash = generated.hash;
+      }
+      const saved = await em.getRepository(AgentEntity).save(row);
+      if (saved.triggerType === 'scheduled') {
+        // Inside the transaction: if Temporal refuses the schedule, the agent is not created either.
+        await this.schedules.upsert(saved.id, saved.name, saved.cron!, saved.timezone);
+      }
+      return saved;
+    });
+    return this.toResponse(agent, secret);
+  }
+
+  async update(user: UserEntity, agent: AgentEntity, dto: UpdateAgentDto): Promise<AgentResponse> {
+    if (dto.siteIds !== undefined) {
+      await this.assertSites(user.id, dto.siteIds);
+    }
+    const before: TriggerType = agent.triggerType;
+    let secret: string | undefined;
+    if (dto.trigger !== undefined) {
+      Object.assign(agent, this.checkTrigger(user, dto.trigger));
+      if (agent.triggerType === 'webhook' && before !== 'webhook') {
+        const generated = this.newSecret();
+        secret = generated.secret;
+        agent.webhookSecretHash = generated.hash;
+      }
+      if (agent.triggerType !== 'webhook') {
+        agent.webhookSecretHash = null;
+      }
+    }
+    for (const key of ['name', 'systemPrompt', 'siteIds', 'model'] as const) {
+      if (dto[key] !== undefined) {
+        (agent as unknown as Record<string, unknown>)[key] = dto[key];
+      }
+    }
+    await this.dataSource.transaction(async (em) => {
+      await em.getRepository(AgentEntity).save(agent);
+      if (agent.triggerType === 'scheduled') {
+        await this.schedules.upsert(agent.id, agent.name, agent.cron!, agent.timezone);
+      } else if (before === 'scheduled') {
+        await this.schedules.remove(agent.id);
+      }
+    });
+    return this.toResponse(agent, secret);
+  }
+
+  async rotateSecret(agent: AgentEntity): Promise<{ webhookSecret: string }> {
+    if (agent.triggerType !== 'webhook') {
+      throw AppError.validation([{ field: 'trigger.type', message: 'only webhook agents have a secret' }]);
+    }
+    const generated = this.newSecret();
+    await this.agents.update({ id: agent.id }, { webhookSecretHash: generated.hash });
+    return { webhookSecret: generated.secret };
+  }
+
+  async remove(agent: AgentEntity): Promise<void> {
+    await this.schedules.remove(agent.id);
+    await this.agents.delete({ id: agent.id });
+    this.logger.log(`agent ${agent.id} deleted`);
+  }
+}

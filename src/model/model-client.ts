@@ -1,0 +1,148 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { Inject, Injectable } from '@nestjs/common';
+import { AppError } from '../common/app-error.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import type { ModelContentBlock, ModelMessage, ModelTool } from '../../workflows/contracts.js';
+
+export const MAX_OUTPUT_TOKENS = 4096;
+const MODEL_TIMEOUT_MS = 120_000;
+
+export interface ModelRequest {
+  model: string;
+  system: string;
+  messages: ModelMessage[];
+  tools: ModelTool[];
+}
+
+export interface ModelAnswer {
+  content: ModelContentBlock[];
+  text: string;
+  stopReason: string;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+/** A MODEL_ERROR that says whether trying again could help (429, 5xx, overload, network). */
+export class ModelError extends AppError {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super('MODEL_ERROR', message);
+    this.name = 'ModelError';
+  }
+}
+
+export type ModelStreamEvent = Anthropic.RawMessageStreamEvent;
+
+/**
+ * The one model client (runs and chat): the Anthropic SDK with ANTHROPIC_API_KEY and
+ * ANTHROPIC_BASE_URL. Without a key the service still starts, and every model call answers
+ * MODEL_ERROR saying so. Retries are the caller's (Temporal's, for runs): the SDK makes one attempt.
+ */
+@Injectable()
+export class ModelClient {
+  private readonly client: Anthropic | undefined;
+
+  constructor(@Inject(SETTINGS) private readonly settings: Settings) {
+    this.client =
+      settings.anthropicApiKey === undefined
+        ? undefined
+        : new Anthropic({
+            apiKey: settings.anthropicApiKey,
+            baseURL: settings.anthropicBaseUrl,
+            maxRetries: 0,
+            timeout: MODEL_TIMEOUT_MS,
+          });
+  }
+
+  get defaultModel(): string {
+    return this.settings.defaultModel;
+  }
+
+  private sdk(): Anthropic {
+    if (this.client === undefined) {
+      throw new ModelError(
+        'No model provider is configured: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible endpoint)',
+        false,
+      );
+    }
+    return this.client;
+  }
+
+  private params(request: ModelRequest) {
+    return {
+      model: request.model,
+      max_tokens: MAX_OUTPUT_TOKENS,
+      system: request.system,
+      messages: request.messages as Anthropic.MessageParam[],
+      ...(request.tools.length > 0 ? { tools: request.tools as Anthropic.Tool[] } : {}),
+    };
+  }
+
+  async create(request: ModelRequest, signal?: AbortSignal): Promise<ModelAnswer> {
+    const sdk = this.sdk();
+    try {
+      const message = await sdk.messages.create(this.params(request), { signal });
+      return answerOf(message);
+    } catch (err) {
+      throw modelFailure(err);
+    }
+  }
+
+  /** Streams a turn: `onEvent` sees every event as it arrives; resolves with the whole message. */
+  async stream(
+    request: ModelRequest,
+    onEvent: (event: ModelStreamEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<ModelAnswer> {
+    const sdk = this.sdk();
+    try {
+      const stream = sdk.messages.stream(this.params(request), { signal });
+      stream.on('streamEvent', onEvent);
+      return answerOf(await stream.finalMessage());
+    } catch (err) {
+      throw modelFailure(err);
+    }
+  }
+}
+
+function answerOf(message: Anthropic.Message): ModelAnswer {
+  const content: ModelContentBlock[] = [];
+  for (const block of message.content) {
+    if (block.type === 'text') {
+      content.push({ type: 'text', text: block.text });
+    } else if (block.type === 'tool_use') {
+      content.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input });
+    }
+  }
+  return {
+    content,
+    text: content
+      .filter((b): b is { type: 'text'; text: string } => b.type === 'text')
+      .map((b) => b.text)
+      .join(''),
+    stopReason: message.stop_reason ?? 'end_turn',
+    usage: { inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens },
+  };
+}
+
+/** Whether an error is the caller's own abort (client gone, timeout of the turn). */
+export function isAbort(err: unknown): boolean {
+  return err instanceof Anthropic.APIUserAbortError || (err instanceof Error && err.name === 'AbortError');
+}
+
+function modelFailure(err: unknown): unknown {
+  if (err instanceof ModelError || isAbort(err)) {
+    return err;
+  }
+  if (err instanceof Anthropic.APIConnectionError) {
+    return new ModelError(`The model provider could not be reached: ${err.message}`, true);
+  }
+  if (err instanceof Anthropic.APIError) {
+    const status = err.status ?? 0;
+    const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
+    return new ModelError(`The model provider answered ${status}: ${err.message}`, retryable);
+  }
+  return new ModelError(`The model call failed: ${(err as Error).message}`, false);
+}

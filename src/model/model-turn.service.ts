@@ -1,0 +1,33 @@
+import { Injectable } from '@nestjs/common';
+import { CreditsService, creditsFor } from '../credits/credits.service.js';
+import type { ModelTurnInput, ModelTurnOutput } from '../../workflows/contracts.js';
+import { ModelClient } from './model-client.js';
+
+/** A run's model turn: credits checked before, usage charged after (idempotently), usage added to the run. */
+@Injectable()
+export class ModelTurnService {
+  constructor(
+    private readonly model: ModelClient,
+    private readonly credits: CreditsService,
+  ) {}
+
+  async turn(input: ModelTurnInput, reference: string, signal: AbortSignal): Promise<ModelTurnOutput> {
+    await this.credits.assertCredits(input.userId);
+    const answer = await this.model.create(
+      { model: input.model, system: input.system, messages: input.messages, tools: input.tools },
+      signal,
+    );
+    const cost = creditsFor(answer.usage);
+    const charge = await this.credits.charge(input.userId, cost, 'model_turn', reference, (em, charged) =>
+      em.query(
+        `UPDATE runs SET usage = jsonb_build_object(
+            'inputTokens', (usage->>'inputTokens')::bigint + $2,
+            'outputTokens', (usage->>'outputTokens')::bigint + $3,
+            'credits', (usage->>'credits')::bigint + $4)
+          WHERE id = $1`,
+        [input.runId, answer.usage.inputTokens, answer.usage.outputTokens, charged],
+      ),
+    );
+    return { ...answer, credits: charge.charged };
+  }
+}

@@ -1,0 +1,48 @@
+import type { RunTool } from '../../workflows/contracts.js';
+import type { SiteEntity } from '../vault/site.entity.js';
+
+const MAX_TOOL_NAME = 64;
+
+function slug(value: string): string {
+  return (
+    value
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .slice(0, 24) || 'site'
+  );
+}
+
+/**
+ * The tools of an agent's sites as the model sees them: `<site>__<tool>`, unique across sites
+ * (a numeric suffix separates sites of the same name), within the model's name limit.
+ */
+export function buildRunTools(sites: SiteEntity[]): RunTool[] {
+  const used = new Set<string>();
+  const tools: RunTool[] = [];
+  for (const site of sites) {
+    const prefix = slug(site.manifest.name);
+    for (const tool of site.manifest.tools) {
+      const base = `${prefix}__${tool.name}`.slice(0, MAX_TOOL_NAME);
+      let name = base;
+      for (let n = 2; used.has(name); n += 1) {
+        const suffix = `_${n}`;
+        name = `${base.slice(0, MAX_TOOL_NAME - suffix.length)}${suffix}`;
+      }
+      used.add(name);
+      tools.push({
+        name,
+        description: `${tool.description} (site: ${site.manifest.name})`,
+        input_schema: {
+          type: 'object',
+          properties: tool.input_schema.properties,
+          required: tool.input_schema.required ?? [],
+        },
+        siteId: site.id,
+        siteName: site.manifest.name,
+        tool: tool.name,
+      });
+    }
+  }
+  return tools;
+}

@@ -1,0 +1,401 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import {
+  type Client,
+  type Workflow,
+  WithStartWorkflowOperation,
+  WorkflowIdConflictPolicy,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { In, type DataSource } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import { AgentEntity } from '../agents/agent.entity.js';
+import { AppError } from '../common/app-error.js';
+import { type Page, type PageQuery, keysetWhere, pageOf } from '../common/pagination.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { CreditsService } from '../credits/credits.service.js';
+import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
+import { SiteEntity } from '../vault/site.entity.js';
+import {
+  AGENT_HANDLERS,
+  type AgentQueueState,
+  type EnqueueMode,
+  type EnqueueResult,
+  FAILURE,
+  type FinishRunInput,
+  type RunContext,
+  type RunRequest,
+  type RunTrigger,
+  type ScheduledTriggerResult,
+  SEARCH_ATTRIBUTES,
+  workflowIds,
+} from '../../workflows/contracts.js';
+import { buildRunTools } from './run-tools.js';
+import { RunEntity, type RunStatus } from './run.entity.js';
+import { type TimelineEntry, timelineFromHistory } from './timeline.js';
+
+export interface RunResponse {
+  id: string;
+  agentId: string;
+  status: RunStatus;
+  triggeredBy: RunTrigger;
+  payload: unknown;
+  input: string | null;
+  systemPromptSource: 'agent' | 'webhook_action';
+  queuedAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+  error: { error: string; code: string } | null;
+  usage: { inputTokens: number; outputTokens: number; credits: number };
+  temporal: { workflowId: string; runId: string | null };
+  timeline?: TimelineEntry[];
+}
+
+export interface EnqueueOptions {
+  triggeredBy: RunTrigger;
+  mode: EnqueueMode;
+  input?: string | null;
+  payload?: unknown;
+  actionOverride?: string | null;
+  deliveryId?: string | null;
+  notifyWorkflowId?: string;
+}
+
+export interface Enqueued {
+  run: RunResponse;
+  queuePosition: number;
+  duplicate: boolean;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const FINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
+const CANCEL_WAIT_MS = 10_000;
+
+export function toRunResponse(run: RunEntity): RunResponse {
+  return {
+    id: run.id,
+    agentId: run.agentId,
+    status: run.status,
+    triggeredBy: run.triggeredBy,
+    payload: run.payload ?? null,
+    input: run.input,
+    systemPromptSource: run.systemPromptSource,
+    queuedAt: run.queuedAt.toISOString(),
+    startedAt: run.startedAt?.toISOString() ?? null,
+    endedAt: run.endedAt?.toISOString() ?? null,
+    error: run.error,
+    usage: run.usage,
+    temporal: { workflowId: run.workflowId, runId: run.temporalRunId },
+  };
+}
+
+/** The cause of a refused Update: the ApplicationFailure our validator threw. */
+function updateFailureType(err: unknown): string | undefined {
+  if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
+    return err.cause.type ?? undefined;
+  }
+  return undefined;
+}
+
+/** Runs: handing them to the agent's queue workflow, their index rows, and their timelines. */
+@Injectable()
+export class RunsService {
+  private readonly logger = new Logger('Runs');
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(TEMPORAL_CLIENT) private readonly client: Client,
+    @Inject(SETTINGS) private readonly settings: Settings,
+    private readonly credits: CreditsService,
+  ) {}
+
+  private get runs() {
+    return this.dataSource.getRepository(RunEntity);
+  }
+
+  /**
+   * Hands a run to the agent's queue workflow with update-with-start: once this returns, the run is
+   * in Temporal's history (durable), whatever happens to this process next.
+   */
+  async enqueue(agent: AgentEntity, options: EnqueueOptions): Promise<Enqueued> {
+    if (options.deliveryId) {
+      const existing = await this.runs.findOneBy({ agentId: agent.id, deliveryId: options.deliveryId });
+      if (existing !== null) {
+        return { run: toRunResponse(existing), queuePosition: 0, duplicate: true };
+      }
+    }
+    const request: RunRequest = {
+      runId: randomUUID(),
+      agentId: agent.id,
+      userId: agent.userId,
+      agentName: agent.name,
+      triggeredBy: options.triggeredBy,
+      input: options.input ?? null,
+      payload: options.payload ?? null,
+      actionOverride: options.actionOverride ?? null,
+      deliveryId: options.deliveryId ?? null,
+      mode: options.mode,
+      notifyWorkflowId: options.notifyWorkflowId,
+      requestedAt: new Date().toISOString(),
+    };
+    let result: EnqueueResult;
+    try {
+      result = await this.client.workflow.executeUpdateWithStart<Workflow, EnqueueResult, [RunRequest]>(
+        AGENT_HANDLERS.enqueueRun,
+        {
+          args: [request],
+          updateId: request.deliveryId ? `delivery-${request.deliveryId}` : `run-${request.runId}`,
+          startWorkflowOperation: new WithStartWorkflowOperation('agentWorkflow', {
+            workflowId: workflowIds.agent(agent.id),
+            taskQueue: this.settings.temporalTaskQueue,
+            args: [{ agentId: agent.id }],
+            workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+            typedSearchAttributes: [
+              { key: SEARCH_ATTRIBUTES.agentId, value: agent.id },
+              { key: SEARCH_ATTRIBUTES.userId, value: agent.userId },
+            ],
+            memo: { agentName: agent.name },
+            staticSummary: `Run queue of agent ${agent.name}`,
+          }),
+        },
+      );
+    } catch (err) {
+      switch (updateFailureType(err)) {
+        case FAILURE.agentAlreadyRunning:
+          throw new AppError('AGENT_ALREADY_RUNNING', 'The agent already has a queued or active run');
+        case FAILURE.runSkipped:
+          throw new RunSkipped();
+        default:
+          throw err;
+      }
+    }
+    if (result.duplicate) {
+      const existing = await this.runs.findOneBy({ id: result.runId });
+      if (existing !== null) {
+        return { run: toRunResponse(existing), queuePosition: result.queuePosition, duplicate: true };
+      }
+      request.runId = result.runId;
+    }
+    const row = this.runs.create({
+      id: request.runId,
+      agentId: agent.id,
+      userId: agent.userId,
+      status: 'queued',
+      triggeredBy: request.triggeredBy,
+      payload: request.payload,
+      input: request.input,
+      systemPromptSource: request.actionOverride ? 'webhook_action' : 'agent',
+      deliveryId: request.deliveryId,
+      workflowId: workflowIds.run(request.runId),
+      temporalRunId: null,
+      error: null,
+      usage: { inputTokens: 0, outputTokens: 0, credits: 0 },
+      queuedAt: new Date(request.requestedAt),
+    });
+    // The run may already have started (and written its row): never overwrite that.
+    await this.runs
+      .createQueryBuilder()
+      .insert()
+      .values(row as QueryDeepPartialEntity<RunEntity>)
+      .orIgnore()
+      .execute();
+    const stored = (await this.runs.findOneBy({ id: request.runId })) ?? row;
+    return { run: toRunResponse(stored), queuePosition: result.queuePosition, duplicate: result.duplicate };
+  }
+
+  // ---- the ports of the activities ----
+
+  /** Marks the run active (writing its row if the API never did) and prepares what the model needs. */
+  async startRun(request: RunRequest, temporalRunId: string): Promise<RunContext> {
+    await this.dataSource.query(
+      `INSERT INTO runs (id, agent_id, user_id, status, triggered_by, payload, input, system_prompt_source, delivery_id,
+                         workflow_id, temporal_run_id, queued_at, started_at)
+       VALUES ($1, $2, $3, 'active', $4, $5, $6, $7, $8, $9, $10, $11, now())
+       ON CONFLICT (id) DO UPDATE SET status = 'active', temporal_run_id = $10, started_at = COALESCE(runs.started_at, now())
+       WHERE runs.status IN ('queued', 'active')`,
+      [
+        request.runId,
+        request.agentId,
+        request.userId,
+        request.triggeredBy,
+        JSON.stringify(request.payload ?? null),
+        request.input,
+        request.actionOverride ? 'webhook_action' : 'agent',
+        request.deliveryId,
+        workflowIds.run(request.runId),
+        temporalRunId,
+        request.requestedAt,
+      ],
+    );
+    const agent = await this.dataSource.getRepository(AgentEntity).findOneBy({ id: request.agentId });
+    if (agent === null) {
+      throw new AppError('AGENT_NOT_FOUND', 'The agent was deleted');
+    }
+    await this.credits.assertCredits(agent.userId);
+    const sites = agent.siteIds.length
+      ? await this.dataSource.getRepository(SiteEntity).findBy({ id: In(agent.siteIds), userId: agent.userId })
+      : [];
+    return {
+      system: request.actionOverride ?? agent.systemPrompt,
+      model: agent.model ?? this.settings.defaultModel,
+      tools: buildRunTools(
+        agent.siteIds.map((id) => sites.find((s) => s.id === id)).filter((s): s is SiteEntity => s !== undefined),
+      ),
+    };
+  }
+
+  async finishRun(input: FinishRunInput): Promise<void> {
+    await this.runs.update(
+      { id: input.runId },
+      { status: input.status, endedAt: new Date(), error: input.error ?? null },
+    );
+  }
+
+  async enqueueScheduledRun(agentId: string, notifyWorkflowId: string): Promise<ScheduledTriggerResult> {
+    const agent = await this.dataSource.getRepository(AgentEntity).findOneBy({ id: agentId });
+    if (agent === null || agent.triggerType !== 'scheduled') {
+      return { skipped: 'the agent no longer exists or is no longer scheduled' };
+    }
+    if ((await this.credits.balance(agent.userId)) <= 0) {
+      return { skipped: 'no credits' };
+    }
+    try {
+      const { run } = await this.enqueue(agent, { triggeredBy: 'schedule', mode: 'skip_if_busy', notifyWorkflowId });
+      return { runId: run.id };
+    } catch (err) {
+      if (err instanceof RunSkipped) {
+        return { skipped: 'the agent had a queued or active run' };
+      }
+      throw err;
+    }
+  }
+
+  // ---- reading and cancelling ----
+
+  async findOwnedOrFail(userId: string, runId: string): Promise<RunEntity> {
+    const run = UUID.test(runId) ? await this.runs.findOneBy({ id: runId, userId }) : null;
+    if (run === null) {
+      throw new AppError('RUN_NOT_FOUND', 'No run with this id');
+    }
+    return run;
+  }
+
+  async describe(run: RunEntity): Promise<RunResponse> {
+    return { ...toRunResponse(run), timeline: await this.timeline(run) };
+  }
+
+  /** The timeline from the run's workflow history; a run still in the queue has only `triggered`. */
+  async timeline(run: RunEntity): Promise<TimelineEntry[]> {
+    try {
+      const history = await this.client.workflow.getHandle(run.workflowId).fetchHistory();
+      return timelineFromHistory(history.events ?? []);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) {
+        return [
+          {
+            at: run.queuedAt.toISOString(),
+            type: 'triggered',
+            triggeredBy: run.triggeredBy,
+            ...(run.triggeredBy === 'webhook' ? { payload: run.payload } : {}),
+          },
+          ...(run.status === 'cancelled' && run.endedAt ? [{ at: run.endedAt.toISOString(), type: 'cancelled' }] : []),
+        ];
+      }
+      throw err;
+    }
+  }
+
+  async listForAgent(agentId: string, query: PageQuery): Promise<Page<RunResponse>> {
+    const qb = this.runs
+      .createQueryBuilder('r')
+      .where('r.agent_id = :agentId', { agentId })
+      .orderBy('r.created_at', 'DESC')
+      .addOrderBy('r.id', 'DESC');
+    keysetWhere(qb, 'r', query.cursor, 'DESC');
+    return pageOf(await qb.take(query.limit + 1).getMany(), query.limit, toRunResponse);
+  }
+
+  /** Cancels a queued run (taken out of the queue) or an active one (Temporal cancellation). */
+  async cancel(run: RunEntity): Promise<RunResponse> {
+    if (FINAL.has(run.status)) {
+      throw new AppError('RUN_NOT_CANCELLABLE', `The run is already ${run.status}`);
+    }
+    const agentHandle = this.client.workflow.getHandle(workflowIds.agent(run.agentId));
+    const removed = await agentHandle
+      .executeUpdate<boolean, [string]>(AGENT_HANDLERS.cancelQueuedRun, { args: [run.id] })
+      .catch((err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) {
+          return false;
+        }
+        throw err;
+      });
+    if (removed) {
+      await this.runs.update(
+        { id: run.id, status: In(['queued', 'active']) },
+        { status: 'cancelled', endedAt: new Date() },
+      );
+    } else {
+      const handle = this.client.workflow.getHandle(run.workflowId);
+      try {
+        await handle.cancel();
+        // The run records `cancelled` itself; wait briefly so the answer shows it.
+        await Promise.race([
+          handle.result().catch(() => undefined),
+          new Promise((resolve) => setTimeout(resolve, CANCEL_WAIT_MS)),
+        ]);
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) {
+          throw err;
+        }
+      }
+    }
+    const after = await this.runs.findOneByOrFail({ id: run.id });
+    if (after.status !== 'cancelled' && FINAL.has(after.status)) {
+      throw new AppError('RUN_NOT_CANCELLABLE', `The run ended as ${after.status} before it could be cancelled`);
+    }
+    return toRunResponse(after);
+  }
+
+  async queueState(agentId: string): Promise<AgentQueueState | null> {
+    try {
+      return await this.client.workflow
+        .getHandle(workflowIds.agent(agentId))
+        .query<AgentQueueState>(AGENT_HANDLERS.agentState);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) {
+        return null;
+      }
+      throw err;
+    }
+  }
+
+  /** Before an agent is deleted: its queue is dropped and its active run cancelled. */
+  async stopAgent(agentId: string): Promise<void> {
+    const state = await this.queueState(agentId);
+    if (state === null) {
+      return;
+    }
+    const handle = this.client.workflow.getHandle(workflowIds.agent(agentId));
+    // Terminating the queue workflow cancels its active child (parent close policy REQUEST_CANCEL).
+    await handle.terminate('agent deleted').catch((err: unknown) => {
+      if (!(err instanceof WorkflowNotFoundError)) {
+        throw err;
+      }
+    });
+    await this.runs.update({ agentId, status: 'queued' }, { status: 'cancelled', endedAt: new Date() });
+    this.logger.log(
+      `agent ${agentId}: queue stopped (active ${state.activeRunId ?? 'none'}, ${state.queuedRunIds.length} queued)`,
+    );
+  }
+}
+
+/** A scheduled firing found the agent busy: skipped, not an error. */
+export class RunSkipped extends Error {
+  constructor() {
+    super('skipped: the agent has a queued or active run');
+  }
+}

@@ -1,0 +1,181 @@
+import { defaultPayloadConverter } from '@temporalio/common';
+import proto, { type temporal } from '@temporalio/proto';
+import {
+  RATE_LIMIT_TIMER_SUMMARY,
+  type CallToolInput,
+  type CallToolOutput,
+  type ModelTurnOutput,
+  type RunRequest,
+} from '../../workflows/contracts.js';
+
+// @temporalio/proto is CommonJS: its runtime namespace comes through the default export.
+const EventType = proto.temporal.api.enums.v1.EventType;
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
+
+export type TimelineEntry = { at: string; type: string } & Record<string, unknown>;
+
+function toMs(ts: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  if (!ts) {
+    return 0;
+  }
+  return Number(String(ts.seconds ?? 0)) * 1000 + Math.floor((ts.nanos ?? 0) / 1e6);
+}
+
+function first<T>(payloads: Payloads): T | undefined {
+  const payload = payloads?.payloads?.[0];
+  return payload ? defaultPayloadConverter.fromPayload<T>(payload) : undefined;
+}
+
+function failureOf(failure: temporal.api.failure.v1.IFailure | null | undefined): { error: string; code: string } {
+  let current = failure;
+  // An activity failure wraps the application failure that carries our code.
+  while (current?.cause && !current.applicationFailureInfo) {
+    current = current.cause;
+  }
+  return {
+    error: current?.message ?? failure?.message ?? 'failed',
+    code: current?.applicationFailureInfo?.type ?? 'MODEL_ERROR',
+  };
+}
+
+/**
+ * Builds a run's timeline from its workflow history: what the user reads is what an operator sees
+ * in the Temporal UI. Activity inputs and results are the entries' data.
+ */
+export function timelineFromHistory(events: HistoryEvent[]): TimelineEntry[] {
+  const timeline: TimelineEntry[] = [];
+  const scheduled = new Map<string, { type: string; input: unknown }>();
+  const attempts = new Map<string, number>();
+  for (const event of events) {
+    const at = new Date(toMs(event.eventTime)).toISOString();
+    switch (event.eventType) {
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: {
+        const request = first<RunRequest>(event.workflowExecutionStartedEventAttributes?.input);
+        timeline.push({
+          at,
+          type: 'triggered',
+          triggeredBy: request?.triggeredBy,
+          ...(request?.triggeredBy === 'webhook' ? { payload: request.payload } : {}),
+          ...(request?.input ? { input: request.input } : {}),
+          ...(request?.actionOverride ? { systemPromptSource: 'webhook_action' } : {}),
+        });
+        break;
+      }
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
+        const attrs = event.activityTaskScheduledEventAttributes;
+        const type = attrs?.activityType?.name ?? '';
+        const input = first<unknown>(attrs?.input);
+        scheduled.set(String(event.eventId), { type, input });
+        if (type === 'callTool') {
+          const call = input as CallToolInput;
+          timeline.push({
+            at,
+            type: 'tool_call',
+            site: call.siteName,
+            siteId: call.siteId,
+            tool: call.tool,
+            input: call.input,
+          });
+        }
+        break;
+      }
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED: {
+        const attrs = event.activityTaskStartedEventAttributes;
+        attempts.set(String(attrs?.scheduledEventId), attrs?.attempt ?? 1);
+        break;
+      }
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: {
+        const attrs = event.activityTaskCompletedEventAttributes;
+        const key = String(attrs?.scheduledEventId);
+        const activity = scheduled.get(key);
+        if (activity?.type === 'modelTurn') {
+          const turn = first<ModelTurnOutput>(attrs?.result);
+          timeline.push({
+            at,
+            type: 'model_turn',
+            text: turn?.text ?? '',
+            stopReason: turn?.stopReason,
+            usage: { ...turn?.usage, credits: turn?.credits },
+            toolUses: (turn?.content ?? []).filter((b) => b.type === 'tool_use').length,
+          });
+        } else if (activity?.type === 'callTool') {
+          const call = activity.input as CallToolInput;
+          const result = first<CallToolOutput>(attrs?.result);
+          if (result?.refreshed) {
+            timeline.push({ at, type: 'token_refreshed', site: call.siteName });
+          }
+          timeline.push({
+            at,
+            type: 'tool_result',
+            site: call.siteName,
+            tool: call.tool,
+            ok: true,
+            result: result?.result,
+            durationMs: result?.durationMs,
+            attempt: attempts.get(key) ?? 1,
+          });
+        }
+        break;
+      }
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: {
+        const attrs = event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes;
+        const key = String(attrs?.scheduledEventId);
+        const activity = scheduled.get(key);
+        if (activity?.type === 'callTool') {
+          const call = activity.input as CallToolInput;
+          const { error, code } = failureOf(attrs?.failure);
+          timeline.push({
+            at,
+            type: 'tool_result',
+            site: call.siteName,
+            tool: call.tool,
+            ok: false,
+            error,
+            code,
+            attempt: attempts.get(key) ?? 1,
+          });
+        }
+        break;
+      }
+      case EventType.EVENT_TYPE_TIMER_STARTED: {
+        const timeoutMs = toMs(event.timerStartedEventAttributes?.startToFireTimeout);
+        const summaryPayload = event.userMetadata?.summary;
+        const summary = summaryPayload ? defaultPayloadConverter.fromPayload<string>(summaryPayload) : undefined;
+        timeline.push({
+          at,
+          type: 'waiting',
+          reason: summary === RATE_LIMIT_TIMER_SUMMARY ? 'rate_limited' : (summary ?? 'timer'),
+          until: new Date(toMs(event.eventTime) + timeoutMs).toISOString(),
+        });
+        break;
+      }
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED: {
+        const result = first<{ output: string }>(event.workflowExecutionCompletedEventAttributes?.result);
+        timeline.push({ at, type: 'completed', output: result?.output ?? '' });
+        break;
+      }
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
+        timeline.push({ at, type: 'failed', ...failureOf(event.workflowExecutionFailedEventAttributes?.failure) });
+        break;
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
+        timeline.push({ at, type: 'cancelled' });
+        break;
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
+        timeline.push({
+          at,
+          type: 'failed',
+          error: event.workflowExecutionTerminatedEventAttributes?.reason ?? 'terminated',
+          code: 'TERMINATED',
+        });
+        break;
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
+        timeline.push({ at, type: 'failed', error: 'The run timed out', code: 'TIMED_OUT' });
+        break;
+      default:
+        break;
+    }
+  }
+  return timeline;
+}

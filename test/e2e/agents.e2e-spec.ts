@@ -1,0 +1,354 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { Client, Connection } from '@temporalio/client';
+import type { ReferenceSite } from '../../examples/site/site.js';
+import { stopChild } from '../../scripts/runtime/processes.js';
+import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
+import { testEnv } from '../setup/shared-runtime.js';
+import { expectError, Http } from '../utils/http.js';
+import { eventually, waitForRun } from '../utils/runs.js';
+import { siteEnv, testSites, type TestSites } from '../utils/site.js';
+import { Stack } from '../utils/stack.js';
+import { registerUser, type TestUser, uniqueEmail } from '../utils/users.js';
+
+describe('agents and runs on Temporal (e2e)', () => {
+  let sites: TestSites;
+  let site: ReferenceSite;
+  let model: FakeModel;
+  let stack: Stack;
+  let http: Http;
+  let admin: TestUser;
+  let temporal: Client;
+  let connection: Connection;
+  const adminEmail = uniqueEmail('admin');
+
+  beforeAll(async () => {
+    sites = await testSites();
+    site = await sites.start();
+    model = await FakeModel.start();
+    stack = await Stack.start({
+      env: {
+        ...siteEnv(sites, [site]),
+        ANTHROPIC_API_KEY: 'test-key',
+        ANTHROPIC_BASE_URL: model.url,
+        ADMIN_EMAILS: adminEmail,
+        OUTGOING_CALLS_PER_MINUTE: '1000',
+      },
+    });
+    http = new Http(stack.baseUrl);
+    admin = await registerUser(http, { email: adminEmail });
+    connection = await Connection.connect({ address: testEnv('temporalAddress') });
+    temporal = new Client({ connection });
+  });
+
+  beforeEach(() => {
+    // Scripts a test did not use (a run that failed early) must not leak into the next test.
+    model.reset();
+  });
+
+  afterAll(async () => {
+    await connection?.close();
+    await stack?.stop();
+    await model?.stop();
+    await sites?.stopAll();
+  });
+
+  /** A user of the given tier with the reference site in the vault, connected with a bearer token. */
+  async function userWithSite(tier = 'harness'): Promise<{ user: TestUser; siteId: string }> {
+    const user = await registerUser(http);
+    await http.patch(`/api/admin/users/${user.id}`, { tier }, { token: admin.token });
+    const added = await http.post('/api/vault/sites', { url: site.url }, { token: user.token });
+    await http.post(
+      `/api/vault/sites/${added.body.id}/token`,
+      { token: site.issueApiToken('alice').token },
+      { token: user.token },
+    );
+    return { user, siteId: added.body.id };
+  }
+
+  async function createAgent(user: TestUser, body: Record<string, unknown>) {
+    return http.post(
+      '/api/agents',
+      { name: 'Note taker', systemPrompt: 'You keep notes.', siteIds: [], trigger: { type: 'manual' }, ...body },
+      { token: user.token },
+    );
+  }
+
+  it('validates agents: cron, time zone, sites, tiers, limits; webhook agents get a URL and a one-time secret', async () => {
+    const { user, siteId } = await userWithSite('free');
+    const badCron = await createAgent(user, { trigger: { type: 'scheduled', cron: '61 * * * *' } });
+    expectError(badCron, 'TIER_REQUIRED', 403); // free has no scheduled agents: tier is checked first
+    await http.patch(`/api/admin/users/${user.id}`, { tier: 'pro' }, { token: admin.token });
+    const invalid = await createAgent(user, {
+      trigger: { type: 'scheduled', cron: '61 * * * *', timezone: 'Mars/Olympus' },
+    });
+    expectError(invalid, 'VALIDATION_ERROR', 400);
+    expect(invalid.body.details.map((d: { field: string }) => d.field).sort()).toEqual([
+      'trigger.cron',
+      'trigger.timezone',
+    ]);
+    expectError(await createAgent(user, { trigger: { type: 'scheduled', cron: '* * * *' } }), 'VALIDATION_ERROR', 400);
+    expectError(await createAgent(user, { trigger: { type: 'scheduled' } }), 'VALIDATION_ERROR', 400);
+    const foreign = await createAgent(user, { siteIds: ['00000000-0000-4000-8000-000000000000'] });
+    expectError(foreign, 'VALIDATION_ERROR', 400);
+    expect(foreign.body.details[0].field).toBe('siteIds');
+    expectError(await createAgent(user, { trigger: { type: 'webhook', schema: [] } }), 'TIER_REQUIRED', 403);
+    expectError(await createAgent(user, { trigger: { type: 'sometimes' } }), 'VALIDATION_ERROR', 400);
+
+    const scheduled = await createAgent(user, {
+      siteIds: [siteId],
+      trigger: { type: 'scheduled', cron: '0 9 * * 1-5', timezone: 'Europe/Berlin' },
+    });
+    expect(scheduled.status).toBe(201);
+    expect(scheduled.body.trigger).toEqual({ type: 'scheduled', cron: '0 9 * * 1-5', timezone: 'Europe/Berlin' });
+    const described = await http.get(`/api/agents/${scheduled.body.id}`, { token: user.token });
+    expect(Date.parse(described.body.schedule.nextRunAt)).toBeGreaterThan(Date.now());
+    const schedule = await temporal.schedule.getHandle(`schedule-${scheduled.body.id}`).describe();
+    expect(schedule.spec.timezone).toBe('Europe/Berlin');
+    expect(schedule.policies.overlap).toBe('SKIP');
+
+    await http.patch(`/api/admin/users/${user.id}`, { tier: 'harness' }, { token: admin.token });
+    const hook = await createAgent(user, {
+      trigger: {
+        type: 'webhook',
+        allowActionOverride: true,
+        schema: [{ name: 'email', type: 'string', required: true }],
+      },
+    });
+    expect(hook.status).toBe(201);
+    expect(hook.body.webhookUrl).toBe(`${stack.baseUrl}/api/webhooks/agent/${hook.body.id}`);
+    expect(hook.body.webhookSecret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    const fetched = await http.get(`/api/agents/${hook.body.id}`, { token: user.token });
+    expect(fetched.body.webhookSecret).toBeUndefined();
+    expect(fetched.body.webhookUrl).toBe(hook.body.webhookUrl);
+    const rotated = await http.post(`/api/agents/${hook.body.id}/webhook-secret/rotate`, undefined, {
+      token: user.token,
+    });
+    expect(rotated.body.webhookSecret).not.toBe(hook.body.webhookSecret);
+    const oldSecret = await http.post(
+      `/api/webhooks/agent/${hook.body.id}`,
+      { email: 'a@b.c' },
+      { headers: { 'x-webhook-secret': hook.body.webhookSecret } },
+    );
+    expectError(oldSecret, 'WEBHOOK_SECRET_INVALID', 401);
+
+    // Switching a manual agent to webhook generates its URL and secret; moving off a schedule deletes it.
+    const switched = await http.patch(
+      `/api/agents/${scheduled.body.id}`,
+      { trigger: { type: 'webhook', schema: [] } },
+      { token: user.token },
+    );
+    expect(switched.body.webhookSecret).toMatch(/^whsec_/);
+    await expect(temporal.schedule.getHandle(`schedule-${scheduled.body.id}`).describe()).rejects.toThrow();
+
+    const limit = await registerUser(http);
+    for (let i = 0; i < 3; i += 1) {
+      expect((await createAgent(limit, {})).status).toBe(201);
+    }
+    expectError(await createAgent(limit, {}), 'AGENT_LIMIT_REACHED', 403);
+    expectError(
+      await http.get('/api/agents/00000000-0000-4000-8000-000000000000', { token: user.token }),
+      'AGENT_NOT_FOUND',
+      404,
+    );
+    expectError(await http.get(`/api/agents/${hook.body.id}`, { token: limit.token }), 'AGENT_NOT_FOUND', 404);
+  });
+
+  it('a manual run with one model turn and one tool call completes with the expected timeline', async () => {
+    const { user, siteId } = await userWithSite();
+    const agent = (await createAgent(user, { siteIds: [siteId], systemPrompt: 'Take notes for the user.' })).body;
+    model.script(
+      (req) => ({
+        text: 'Creating the note.',
+        toolUses: [{ name: toolNamed(req, 'create_note'), input: { title: 'Standup', body: 'at 10' } }],
+      }),
+      { text: 'The note is created.', usage: { input_tokens: 1500, output_tokens: 600 } },
+    );
+    const before = (await http.get('/api/me', { token: user.token })).body.credits;
+    const started = await http.post(
+      `/api/agents/${agent.id}/runs`,
+      { input: 'Note the standup at 10' },
+      { token: user.token },
+    );
+    expect(started.status).toBe(201);
+    expect(started.body).toMatchObject({
+      agentId: agent.id,
+      triggeredBy: 'manual',
+      temporal: { workflowId: `run-${started.body.id}` },
+    });
+    const run = await waitForRun(http, user.token, started.body.id);
+    expect(run.status).toBe('completed');
+    expect(run.timeline.map((e) => e.type)).toEqual([
+      'triggered',
+      'model_turn',
+      'tool_call',
+      'tool_result',
+      'model_turn',
+      'completed',
+    ]);
+    expect(run.timeline[2]).toMatchObject({
+      site: 'Reference Notebook',
+      tool: 'create_note',
+      input: { title: 'Standup', body: 'at 10' },
+    });
+    expect(run.timeline[3]).toMatchObject({ ok: true, attempt: 1, result: { title: 'Standup' } });
+    expect(run.timeline[5]).toMatchObject({ output: 'The note is created.' });
+    expect(run.usage).toEqual({ inputTokens: 1600, outputTokens: 620, credits: 4 });
+    expect((await http.get('/api/me', { token: user.token })).body.credits).toBe(before - 4);
+    // The model saw the agent's prompt and the tool's result; the site saw an idempotency key.
+    const second = model.requests[model.requests.length - 1]!;
+    expect(second.body.system).toBe('Take notes for the user.');
+    expect(JSON.stringify(second.body.messages)).toContain('tool_result');
+    expect(site.lastToolRequest?.headers['idempotency-key']).toMatch(/.+-\d+$/);
+    // The same run, found by its agent id in Temporal (what an operator filters on in the UI).
+    const found = [];
+    for await (const wf of temporal.workflow.list({
+      query: `AgentId = "${agent.id}" AND WorkflowType = "agentRunWorkflow"`,
+    })) {
+      found.push(wf);
+    }
+    expect(found.map((w) => w.workflowId)).toEqual([`run-${run.id}`]);
+    expect(found[0]!.memo).toMatchObject({ agentName: 'Note taker' });
+    expect((await http.get(`/api/agents/${agent.id}/runs`, { token: user.token })).body.items[0].id).toBe(run.id);
+  });
+
+  it('refuses a second manual start while a run is active (409), and cancels an active run', async () => {
+    const { user, siteId } = await userWithSite();
+    const agent = (await createAgent(user, { siteIds: [siteId] })).body;
+    model.script({ text: 'thinking…', delayMs: 20_000 });
+    const first = await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token });
+    expect(first.status).toBe(201);
+    expectError(
+      await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token }),
+      'AGENT_ALREADY_RUNNING',
+      409,
+    );
+    await waitForRun(http, user.token, first.body.id, ['active']);
+    const cancelled = await http.post(`/api/runs/${first.body.id}/cancel`, undefined, { token: user.token });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.status).toBe('cancelled');
+    const run = await waitForRun(http, user.token, first.body.id);
+    expect(run.timeline[run.timeline.length - 1]!.type).toBe('cancelled');
+    expectError(
+      await http.post(`/api/runs/${first.body.id}/cancel`, undefined, { token: user.token }),
+      'RUN_NOT_CANCELLABLE',
+      400,
+    );
+    // The agent is free again.
+    model.script({ text: 'ok' });
+    const next = await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token });
+    expect(next.status).toBe(201);
+    const done = await waitForRun(http, user.token, next.body.id);
+    expect(done.status).toBe('completed');
+    expectError(
+      await http.post(`/api/runs/${done.id}/cancel`, undefined, { token: user.token }),
+      'RUN_NOT_CANCELLABLE',
+      400,
+    );
+    expectError(
+      await http.get('/api/runs/00000000-0000-4000-8000-000000000000', { token: user.token }),
+      'RUN_NOT_FOUND',
+      404,
+    );
+    expectError(await http.get(`/api/runs/${done.id}`, { token: admin.token }), 'RUN_NOT_FOUND', 404);
+  });
+
+  it('a schedule triggered now starts a run', async () => {
+    const { user, siteId } = await userWithSite('pro');
+    const agent = (await createAgent(user, { siteIds: [siteId], trigger: { type: 'scheduled', cron: '0 3 1 1 *' } }))
+      .body;
+    model.script({ text: 'Scheduled work done.' });
+    await temporal.schedule.getHandle(`schedule-${agent.id}`).trigger();
+    const runs = await eventually('a scheduled run', async () => {
+      const list = await http.get(`/api/agents/${agent.id}/runs`, { token: user.token });
+      return list.body.items.length > 0 ? list.body.items : undefined;
+    });
+    expect(runs[0].triggeredBy).toBe('schedule');
+    const run = await waitForRun(http, user.token, runs[0].id);
+    expect(run.status).toBe('completed');
+    expect(run.timeline[0]).toMatchObject({ type: 'triggered', triggeredBy: 'schedule' });
+  });
+
+  it('a site 429 with Retry-After: 2 makes the run wait durably, then complete', async () => {
+    const { user, siteId } = await userWithSite();
+    const agent = (await createAgent(user, { siteIds: [siteId] })).body;
+    site.failures.push({ tool: 'list_notes', status: 429, retryAfterSeconds: 2 });
+    model.script((req) => ({ toolUses: [{ name: toolNamed(req, 'list_notes'), input: {} }] }), { text: 'Listed.' });
+    const started = Date.now();
+    const run = await waitForRun(
+      http,
+      user.token,
+      (await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token })).body.id,
+    );
+    expect(run.status).toBe('completed');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+    const types = run.timeline.map((e) => e.type);
+    expect(types).toEqual([
+      'triggered',
+      'model_turn',
+      'tool_call',
+      'tool_result',
+      'waiting',
+      'tool_call',
+      'tool_result',
+      'model_turn',
+      'completed',
+    ]);
+    const waiting = run.timeline[4]!;
+    expect(waiting.reason).toBe('rate_limited');
+    expect(Date.parse(waiting.until) - Date.parse(waiting.at)).toBe(2000);
+    expect(run.timeline[3]).toMatchObject({ ok: false, code: 'OUTGOING_RATE_LIMITED' });
+  });
+
+  it('NO_CREDITS refuses new runs, and a run that runs out mid-way fails with that code', async () => {
+    const { user, siteId } = await userWithSite();
+    const agent = (await createAgent(user, { siteIds: [siteId] })).body;
+    await http.patch(`/api/admin/users/${user.id}`, { credits: 0 }, { token: admin.token });
+    expectError(await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token }), 'NO_CREDITS', 402);
+    await http.patch(`/api/admin/users/${user.id}`, { credits: 2 }, { token: admin.token });
+    model.script(
+      (req) => ({
+        toolUses: [{ name: toolNamed(req, 'list_notes'), input: {} }],
+        usage: { input_tokens: 4000, output_tokens: 100 },
+      }),
+      { text: 'never reached' },
+    );
+    const run = await waitForRun(
+      http,
+      user.token,
+      (await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token })).body.id,
+    );
+    expect(run.status).toBe('failed');
+    expect(run.error?.code).toBe('NO_CREDITS');
+    expect(run.timeline[run.timeline.length - 1]).toMatchObject({ type: 'failed', code: 'NO_CREDITS' });
+    expect((await http.get('/api/me', { token: user.token })).body.credits).toBe(0);
+  });
+
+  it('a worker killed (SIGKILL) during a tool call: the run completes on a new worker, the site saw one effect', async () => {
+    const { user, siteId } = await userWithSite();
+    const agent = (await createAgent(user, { siteIds: [siteId] })).body;
+    const effects = site.stats.effects;
+    site.toolDelayMs = 2000;
+    model.script((req) => ({ toolUses: [{ name: toolNamed(req, 'create_note'), input: { title: 'Exactly once' } }] }), {
+      text: 'Created once.',
+    });
+    const calls = site.stats.toolCalls;
+    const runId = (await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token })).body.id;
+    try {
+      await eventually('the tool call to reach the site', async () =>
+        site.stats.toolCalls > calls ? true : undefined,
+      );
+      stack.worker!.child.kill('SIGKILL');
+      await stopChild(stack.worker!.child);
+      stack.worker = stack.spawn('worker', 'src/worker.js');
+      const run = await waitForRun(http, user.token, runId, undefined, 90_000);
+      expect(run.status).toBe('completed');
+      expect(site.stats.effects - effects).toBe(1);
+      expect(site.notesOf('alice').filter((n) => n.title === 'Exactly once')).toHaveLength(1);
+      const results = run.timeline.filter((e) => e.type === 'tool_result');
+      expect(results[results.length - 1]).toMatchObject({ ok: true });
+      expect(results[results.length - 1]!.attempt).toBeGreaterThanOrEqual(2);
+    } finally {
+      site.toolDelayMs = 0;
+    }
+  });
+});

@@ -1,0 +1,178 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
+  isCancellation,
+  proxyActivities,
+  sleep,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import {
+  FAILURE,
+  MAX_MODEL_TURNS,
+  MAX_RATE_LIMIT_WAITS,
+  type ModelContentBlock,
+  type ModelMessage,
+  RATE_LIMIT_TIMER_SUMMARY,
+  type RunContext,
+  type RunError,
+  type RunRequest,
+  type ToolResultBlock,
+} from './contracts.js';
+
+/** Bookkeeping in PostgreSQL: quick, retried for a long time (the database may be restarting). */
+const records = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+});
+
+/** One model turn: retried on provider errors that can pass (429, 5xx, overload, network). */
+const model = proxyActivities<Activities>({
+  startToCloseTimeout: '3 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumAttempts: 4,
+    nonRetryableErrorTypes: [FAILURE.noCredits, FAILURE.validationError],
+  },
+});
+
+/** One tool call: heartbeats, so a worker that dies mid-call is noticed within seconds. */
+const tools = proxyActivities<Activities>({
+  startToCloseTimeout: '45 seconds',
+  heartbeatTimeout: '5 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: [FAILURE.outgoingRateLimited, FAILURE.validationError, FAILURE.noCredits],
+  },
+});
+
+/**
+ * One run of an agent (`run-<runId>`): model turn → tool calls → model turn … until the model stops,
+ * the turn limit, cancellation, or the credits end it. Its history is the run's timeline.
+ */
+export async function agentRunWorkflow(request: RunRequest): Promise<{ output: string }> {
+  let failure: RunError | undefined;
+  let cancelled = false;
+  let output = '';
+  try {
+    const context = await records.startRun(request);
+    output = await loop(request, context);
+  } catch (err) {
+    if (isCancellation(err)) {
+      cancelled = true;
+    } else {
+      failure = runErrorOf(err);
+    }
+  }
+  await CancellationScope.nonCancellable(() =>
+    records.finishRun({
+      runId: request.runId,
+      status: cancelled ? 'cancelled' : failure ? 'failed' : 'completed',
+      output,
+      error: failure,
+    }),
+  );
+  if (cancelled) {
+    // Ends the workflow as Canceled, which is what the Temporal UI should show.
+    throw new CancelledFailure('The run was cancelled');
+  }
+  if (failure !== undefined) {
+    throw ApplicationFailure.nonRetryable(failure.error, failure.code);
+  }
+  return { output };
+}
+
+function firstMessage(request: RunRequest): string {
+  switch (request.triggeredBy) {
+    case 'manual':
+      return request.input ?? 'Run now.';
+    case 'webhook':
+      return `Triggered by: Webhook. Payload received:\n${JSON.stringify(request.payload, null, 2)}`;
+    case 'schedule':
+      return `Triggered by: Schedule at ${request.requestedAt}.`;
+  }
+}
+
+async function loop(request: RunRequest, context: RunContext): Promise<string> {
+  const messages: ModelMessage[] = [{ role: 'user', content: firstMessage(request) }];
+  const modelTools = context.tools.map(({ name, description, input_schema }) => ({ name, description, input_schema }));
+  let output = '';
+  for (let turn = 1; turn <= MAX_MODEL_TURNS; turn += 1) {
+    const answer = await model.modelTurn({
+      runId: request.runId,
+      userId: request.userId,
+      model: context.model,
+      system: context.system,
+      messages,
+      tools: modelTools,
+    });
+    messages.push({ role: 'assistant', content: answer.content });
+    if (answer.text !== '') {
+      output = answer.text;
+    }
+    const uses = answer.content.filter(
+      (b): b is Extract<ModelContentBlock, { type: 'tool_use' }> => b.type === 'tool_use',
+    );
+    if (answer.stopReason !== 'tool_use' || uses.length === 0) {
+      return output;
+    }
+    const results: ToolResultBlock[] = [];
+    for (const use of uses) {
+      results.push(await callTool(request, context, use));
+    }
+    messages.push({ role: 'user', content: results });
+  }
+  return output;
+}
+
+/** A tool call; a rate limit (the site's 429 or our outgoing limit) waits on a durable timer, then retries. */
+async function callTool(
+  request: RunRequest,
+  context: RunContext,
+  use: Extract<ModelContentBlock, { type: 'tool_use' }>,
+): Promise<ToolResultBlock> {
+  const tool = context.tools.find((t) => t.name === use.name);
+  if (tool === undefined) {
+    return { type: 'tool_result', tool_use_id: use.id, content: `No tool named ${use.name}`, is_error: true };
+  }
+  for (let waits = 0; ; waits += 1) {
+    try {
+      const result = await tools.callTool({
+        runId: request.runId,
+        userId: request.userId,
+        siteId: tool.siteId,
+        siteName: tool.siteName,
+        tool: tool.tool,
+        input: use.input,
+      });
+      return { type: 'tool_result', tool_use_id: use.id, content: JSON.stringify(result.result) };
+    } catch (err) {
+      const cause = err instanceof ActivityFailure ? err.cause : undefined;
+      if (!(cause instanceof ApplicationFailure)) {
+        throw err;
+      }
+      if (cause.type === FAILURE.outgoingRateLimited && waits < MAX_RATE_LIMIT_WAITS) {
+        const details = cause.details?.[0] as { retryAfterSeconds?: number } | undefined;
+        await sleep(Math.max(1, details?.retryAfterSeconds ?? 60) * 1000, { summary: RATE_LIMIT_TIMER_SUMMARY });
+        continue;
+      }
+      if (cause.type === FAILURE.noCredits) {
+        throw cause;
+      }
+      return { type: 'tool_result', tool_use_id: use.id, content: cause.message, is_error: true };
+    }
+  }
+}
+
+function runErrorOf(err: unknown): RunError {
+  const cause = err instanceof ActivityFailure && err.cause ? err.cause : err;
+  if (cause instanceof ApplicationFailure) {
+    return { error: cause.message, code: cause.type ?? 'MODEL_ERROR' };
+  }
+  return { error: cause instanceof Error ? cause.message : String(cause), code: FAILURE.modelError };
+}

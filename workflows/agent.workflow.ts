@@ -1,0 +1,151 @@
+import {
+  ApplicationFailure,
+  ChildWorkflowCancellationType,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  executeChild,
+  getExternalWorkflowHandle,
+  allHandlersFinished,
+  ParentClosePolicy,
+  setHandler,
+  workflowInfo,
+  WorkflowIdReusePolicy,
+} from '@temporalio/workflow';
+import {
+  AGENT_HANDLERS,
+  type AgentQueueState,
+  type EnqueueResult,
+  FAILURE,
+  type RunRequest,
+  SEARCH_ATTRIBUTES,
+  workflowIds,
+} from './contracts.js';
+import { agentRunWorkflow } from './agent-run.workflow.js';
+
+export const enqueueRunUpdate = defineUpdate<EnqueueResult, [RunRequest]>(AGENT_HANDLERS.enqueueRun);
+export const cancelQueuedRunUpdate = defineUpdate<boolean, [string]>(AGENT_HANDLERS.cancelQueuedRun);
+export const agentStateQuery = defineQuery<AgentQueueState>(AGENT_HANDLERS.agentState);
+export const runEndedSignal = defineSignal<[string]>(AGENT_HANDLERS.runEnded);
+
+/** Delivery ids remembered for de-duplication (carried over continue-as-new). */
+const MAX_REMEMBERED_DELIVERIES = 1000;
+
+export interface AgentWorkflowInput {
+  agentId: string;
+  queue?: RunRequest[];
+  deliveries?: Array<[string, string]>;
+}
+
+/**
+ * One per agent (`agent-<agentId>`): the agent's run queue. Requests arrive as Updates (with
+ * update-with-start), so an accepted request is durable in this history before the API answers.
+ * Runs execute one at a time, in arrival order, each as a child workflow `run-<runId>`.
+ */
+export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
+  const queue: RunRequest[] = input.queue ?? [];
+  const deliveries = new Map<string, string>(input.deliveries ?? []);
+  let active: RunRequest | undefined;
+
+  const busy = (): boolean => active !== undefined || queue.length > 0;
+
+  setHandler(
+    enqueueRunUpdate,
+    (request: RunRequest): EnqueueResult => {
+      if (request.deliveryId !== null) {
+        const first = deliveries.get(request.deliveryId);
+        if (first !== undefined) {
+          const position = queue.findIndex((r) => r.runId === first);
+          return { runId: first, queuePosition: position < 0 ? 0 : position + (active ? 1 : 0), duplicate: true };
+        }
+        deliveries.set(request.deliveryId, request.runId);
+        if (deliveries.size > MAX_REMEMBERED_DELIVERIES) {
+          deliveries.delete(deliveries.keys().next().value!);
+        }
+      }
+      queue.push(request);
+      return { runId: request.runId, queuePosition: queue.length - 1 + (active ? 1 : 0), duplicate: false };
+    },
+    {
+      // Validators run before anything is written to history: a refused request leaves no trace.
+      validator: (request: RunRequest): void => {
+        if (request.agentId !== input.agentId) {
+          throw ApplicationFailure.nonRetryable('request for another agent', FAILURE.agentNotFound);
+        }
+        if (request.deliveryId !== null && deliveries.has(request.deliveryId)) {
+          return;
+        }
+        if (request.mode === 'reject_if_busy' && busy()) {
+          throw ApplicationFailure.nonRetryable(
+            'The agent already has a queued or active run',
+            FAILURE.agentAlreadyRunning,
+          );
+        }
+        if (request.mode === 'skip_if_busy' && busy()) {
+          throw ApplicationFailure.nonRetryable('Skipped: the agent has a queued or active run', FAILURE.runSkipped);
+        }
+      },
+    },
+  );
+
+  setHandler(cancelQueuedRunUpdate, (runId: string): boolean => {
+    const index = queue.findIndex((r) => r.runId === runId);
+    if (index < 0) {
+      return false;
+    }
+    const [removed] = queue.splice(index, 1);
+    if (removed?.notifyWorkflowId !== undefined) {
+      void notify(removed);
+    }
+    return true;
+  });
+
+  setHandler(agentStateQuery, (): AgentQueueState => ({
+    activeRunId: active?.runId ?? null,
+    queuedRunIds: queue.map((r) => r.runId),
+  }));
+
+  for (;;) {
+    await condition(() => queue.length > 0 || workflowInfo().continueAsNewSuggested);
+    if (queue.length === 0 || workflowInfo().continueAsNewSuggested) {
+      // Keep the history short: hand the queue to a fresh run of this workflow once handlers are done.
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof agentWorkflow>({ agentId: input.agentId, queue, deliveries: [...deliveries] });
+    }
+    active = queue.shift()!;
+    try {
+      await executeChild(agentRunWorkflow, {
+        workflowId: workflowIds.run(active.runId),
+        args: [active],
+        cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        typedSearchAttributes: [
+          { key: SEARCH_ATTRIBUTES.agentId, value: active.agentId },
+          { key: SEARCH_ATTRIBUTES.userId, value: active.userId },
+          { key: SEARCH_ATTRIBUTES.triggeredBy, value: active.triggeredBy },
+        ],
+        memo: { agentName: active.agentName, runId: active.runId },
+        staticSummary: `${active.agentName}: ${active.triggeredBy} run`,
+      });
+    } catch {
+      // A failed or cancelled run has recorded its own outcome; the queue goes on.
+    }
+    const ended = active;
+    active = undefined;
+    await notify(ended);
+  }
+}
+
+async function notify(request: RunRequest): Promise<void> {
+  if (request.notifyWorkflowId === undefined) {
+    return;
+  }
+  try {
+    await getExternalWorkflowHandle(request.notifyWorkflowId).signal(runEndedSignal, request.runId);
+  } catch {
+    // The waiting trigger is gone (terminated or timed out): nothing to tell.
+  }
+}
