@@ -1,0 +1,235 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { Client, Connection } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import type { ReferenceSite } from '../../examples/site/site.js';
+import { WORKFLOW_BUNDLE_PATH } from '../../src/temporal/worker-factory.js';
+import { FakeModel } from '../fixtures/fake-model.js';
+import { testEnv } from '../setup/shared-runtime.js';
+import { expectError, Http } from '../utils/http.js';
+import { waitForRun, type RunView } from '../utils/runs.js';
+import { siteEnv, testSites, type TestSites } from '../utils/site.js';
+import { Stack } from '../utils/stack.js';
+import { registerUser, type TestUser, uniqueEmail } from '../utils/users.js';
+
+describe('webhook triggers (e2e)', () => {
+  let sites: TestSites;
+  let site: ReferenceSite;
+  let model: FakeModel;
+  let stack: Stack;
+  let http: Http;
+  let admin: TestUser;
+  const adminEmail = uniqueEmail('admin');
+
+  beforeAll(async () => {
+    sites = await testSites();
+    site = await sites.start();
+    model = await FakeModel.start();
+    stack = await Stack.start({
+      env: {
+        ...siteEnv(sites, [site]),
+        ANTHROPIC_API_KEY: 'test-key',
+        ANTHROPIC_BASE_URL: model.url,
+        ADMIN_EMAILS: adminEmail,
+      },
+    });
+    http = new Http(stack.baseUrl);
+    admin = await registerUser(http, { email: adminEmail });
+  });
+
+  beforeEach(() => model.reset());
+
+  afterAll(async () => {
+    await stack?.stop();
+    await model?.stop();
+    await sites?.stopAll();
+  });
+
+  async function webhookAgent(trigger: Record<string, unknown> = {}) {
+    const user = await registerUser(http);
+    await http.patch(`/api/admin/users/${user.id}`, { tier: 'harness', credits: 10_000 }, { token: admin.token });
+    const agent = await http.post(
+      '/api/agents',
+      {
+        name: 'Inbox triage',
+        systemPrompt: 'Triage incoming tickets.',
+        siteIds: [],
+        trigger: {
+          type: 'webhook',
+          schema: [
+            { name: 'ticket', type: 'string', required: true },
+            { name: 'priority', type: 'integer' },
+          ],
+          ...trigger,
+        },
+      },
+      { token: user.token },
+    );
+    expect(agent.status).toBe(201);
+    return { user, agent: agent.body as { id: string; webhookUrl: string; webhookSecret: string } };
+  }
+
+  function fire(agent: { id: string; webhookSecret: string }, body: unknown, headers: Record<string, string> = {}) {
+    return http.post(`/api/webhooks/agent/${agent.id}`, body, {
+      headers: { 'x-webhook-secret': agent.webhookSecret, ...headers },
+    });
+  }
+
+  async function runCount(user: TestUser, agentId: string): Promise<number> {
+    return (await http.get(`/api/agents/${agentId}/runs`, { token: user.token })).body.items.length;
+  }
+
+  it('a webhook run is queued (202), runs with the whole payload, and shows "triggered by webhook"', async () => {
+    const { user, agent } = await webhookAgent();
+    model.script({ text: 'Triaged.' });
+    const accepted = await fire(agent, { ticket: 'Printer on fire', priority: 1, event: 'ticket.created' });
+    expect(accepted.status).toBe(202);
+    expect(accepted.body).toEqual({ runId: expect.any(String), status: 'queued', queuePosition: 0 });
+    const run = await waitForRun(http, user.token, accepted.body.runId);
+    expect(run).toMatchObject({
+      status: 'completed',
+      triggeredBy: 'webhook',
+      payload: { ticket: 'Printer on fire', priority: 1, event: 'ticket.created' },
+    });
+    expect(run.timeline[0]).toMatchObject({
+      type: 'triggered',
+      triggeredBy: 'webhook',
+      payload: { ticket: 'Printer on fire', priority: 1, event: 'ticket.created' },
+    });
+    expect(JSON.stringify(model.requests[0]!.body.messages[0])).toContain('Printer on fire');
+  });
+
+  it('refuses a missing, wrong or wrong-length secret (401) and a payload off the schema (422), starting nothing', async () => {
+    const { user, agent } = await webhookAgent();
+    for (const secret of [
+      undefined,
+      agent.webhookSecret.slice(0, -1) + (agent.webhookSecret.endsWith('A') ? 'B' : 'A'),
+      'short',
+      `${agent.webhookSecret}x`,
+      '',
+    ]) {
+      const res = await http.post(
+        `/api/webhooks/agent/${agent.id}`,
+        { ticket: 't' },
+        { headers: secret === undefined ? {} : { 'x-webhook-secret': secret } },
+      );
+      expectError(res, 'WEBHOOK_SECRET_INVALID', 401);
+    }
+    const invalid = await fire(agent, { priority: 'high', extra: true });
+    expectError(invalid, 'WEBHOOK_PAYLOAD_INVALID', 422);
+    expect(invalid.body.details.map((d: { field: string }) => d.field).sort()).toEqual(['priority', 'ticket']);
+    expectError(await fire(agent, [1, 2]), 'WEBHOOK_PAYLOAD_INVALID', 422);
+    expectError(
+      await http.request('POST', `/api/webhooks/agent/${agent.id}`, {
+        rawBody: 'ticket=x',
+        headers: { 'x-webhook-secret': agent.webhookSecret, 'content-type': 'text/plain' },
+      }),
+      'WEBHOOK_PAYLOAD_INVALID',
+      422,
+    );
+    expectError(
+      await http.post(
+        '/api/webhooks/agent/00000000-0000-4000-8000-000000000000',
+        { ticket: 't' },
+        { headers: { 'x-webhook-secret': 'x' } },
+      ),
+      'AGENT_NOT_FOUND',
+      404,
+    );
+    expect(await runCount(user, agent.id)).toBe(0);
+    expect(model.requests).toHaveLength(0);
+  });
+
+  it('action override: on, a string action replaces the system prompt; off, it is an ordinary field', async () => {
+    const on = await webhookAgent({ allowActionOverride: true });
+    const off = await webhookAgent({ allowActionOverride: false });
+    model.script({ text: 'a' }, { text: 'b' });
+    const withOverride = await waitForRun(
+      http,
+      on.user.token,
+      (await fire(on.agent, { ticket: 'x', action: 'Only summarise.' })).body.runId,
+    );
+    expect(model.requests[0]!.body.system).toBe('Only summarise.');
+    expect((await http.get(`/api/runs/${withOverride.id}`, { token: on.user.token })).body.systemPromptSource).toBe(
+      'webhook_action',
+    );
+    const without = await waitForRun(
+      http,
+      off.user.token,
+      (await fire(off.agent, { ticket: 'x', action: 'Only summarise.' })).body.runId,
+    );
+    expect(model.requests[1]!.body.system).toBe('Triage incoming tickets.');
+    expect(JSON.stringify(model.requests[1]!.body.messages)).toContain('Only summarise.');
+    expect(without.payload).toMatchObject({ action: 'Only summarise.' });
+  });
+
+  it('a repeated X-Webhook-Delivery-Id returns the first delivery run', async () => {
+    const { user, agent } = await webhookAgent();
+    model.script({ text: 'once' });
+    const first = await fire(agent, { ticket: 'dup' }, { 'x-webhook-delivery-id': 'evt_123' });
+    const second = await fire(agent, { ticket: 'dup' }, { 'x-webhook-delivery-id': 'evt_123' });
+    expect(second.status).toBe(202);
+    expect(second.body.runId).toBe(first.body.runId);
+    await waitForRun(http, user.token, first.body.runId);
+    const third = await fire(agent, { ticket: 'dup' }, { 'x-webhook-delivery-id': 'evt_123' });
+    expect(third.body.runId).toBe(first.body.runId);
+    expect(await runCount(user, agent.id)).toBe(1);
+  });
+
+  it('20 concurrent webhooks to one agent: 20 runs, one at a time, in arrival order', async () => {
+    const { user, agent } = await webhookAgent();
+    model.fallback = { text: 'handled', delayMs: 50 };
+    try {
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => fire(agent, { ticket: `t${i}` })));
+      expect(answers.map((a) => a.status)).toEqual(Array(20).fill(202));
+      const positions = answers.map((a) => a.body.queuePosition as number);
+      expect([...positions].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+      const runs: RunView[] = [];
+      for (const answer of answers) {
+        runs.push(await waitForRun(http, user.token, answer.body.runId, undefined, 120_000));
+      }
+      expect(runs.every((r) => r.status === 'completed')).toBe(true);
+      // Arrival order is the order the queue accepted them (their positions); execution follows it.
+      const byArrival = runs
+        .map((run, i) => ({ run, position: positions[i]! }))
+        .sort((a, b) => a.position - b.position);
+      for (let i = 1; i < byArrival.length; i += 1) {
+        const previous = byArrival[i - 1]!.run;
+        const current = byArrival[i]!.run;
+        expect(Date.parse(current.startedAt!)).toBeGreaterThanOrEqual(Date.parse(previous.endedAt!));
+      }
+      // The model saw the tickets in arrival order too.
+      const order = model.requests.map(
+        (r) => /"ticket": "(t\d+)"/.exec(JSON.stringify(r.body.messages[0]!.content).replace(/\\"/g, '"'))?.[1],
+      );
+      expect(order).toEqual(byArrival.map(({ run }) => (run.payload as { ticket: string }).ticket));
+    } finally {
+      model.fallback = { text: 'Done.', stopReason: 'end_turn' };
+    }
+  });
+
+  it('replays the recorded histories of these runs with the current workflow code (determinism)', async () => {
+    const connection = await Connection.connect({ address: testEnv('temporalAddress') });
+    try {
+      const client = new Client({ connection });
+      const histories = [];
+      for await (const wf of client.workflow.list({
+        query: `TaskQueue = "${stack.env.TEMPORAL_TASK_QUEUE}" AND ExecutionStatus != "Running"`,
+      })) {
+        histories.push({
+          workflowId: wf.workflowId,
+          history: await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory(),
+        });
+      }
+      expect(histories.length).toBeGreaterThan(10);
+      const results = Worker.runReplayHistories({ workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }, histories);
+      let replayed = 0;
+      for await (const result of results) {
+        expect(result.error).toBeUndefined();
+        replayed += 1;
+      }
+      expect(replayed).toBe(histories.length);
+    } finally {
+      await connection.close();
+    }
+  });
+});
