@@ -74,6 +74,8 @@ export interface Enqueued {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const FINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
 const CANCEL_WAIT_MS = 10_000;
+const CLOSE_WAIT_MS = 5_000;
+const TERMINAL_ENTRIES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 
 export function toRunResponse(run: RunEntity): RunResponse {
   return {
@@ -285,7 +287,18 @@ export class RunsService {
   }
 
   async describe(run: RunEntity): Promise<RunResponse> {
-    return { ...toRunResponse(run), timeline: await this.timeline(run) };
+    let timeline = await this.timeline(run);
+    if (FINAL.has(run.status) && !timeline.some((e) => TERMINAL_ENTRIES.has(e.type)) && run.startedAt !== null) {
+      // The row is written by the run's last activity, a moment before its workflow closes:
+      // wait for the close so status and timeline agree.
+      const handle = this.client.workflow.getHandle(run.workflowId);
+      await Promise.race([
+        handle.result().catch(() => undefined),
+        new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS)),
+      ]);
+      timeline = await this.timeline(run);
+    }
+    return { ...toRunResponse(run), timeline };
   }
 
   /** The timeline from the run's workflow history; a run still in the queue has only `triggered`. */
@@ -353,11 +366,24 @@ export class RunsService {
         }
       }
     }
+    await this.waitUntilReleased(run);
     const after = await this.runs.findOneByOrFail({ id: run.id });
     if (after.status !== 'cancelled' && FINAL.has(after.status)) {
       throw new AppError('RUN_NOT_CANCELLABLE', `The run ended as ${after.status} before it could be cancelled`);
     }
     return toRunResponse(after);
+  }
+
+  /** After a cancel, until the agent's queue has let go of the run (so the agent can be started again). */
+  private async waitUntilReleased(run: RunEntity): Promise<void> {
+    const deadline = Date.now() + CANCEL_WAIT_MS;
+    while (Date.now() < deadline) {
+      const state = await this.queueState(run.agentId);
+      if (state === null || (state.activeRunId !== run.id && !state.queuedRunIds.includes(run.id))) {
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   async queueState(agentId: string): Promise<AgentQueueState | null> {

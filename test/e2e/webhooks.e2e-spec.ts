@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Client, Connection } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { WORKFLOW_BUNDLE_PATH } from '../../src/temporal/worker-factory.js';
@@ -206,6 +207,20 @@ describe('webhook triggers (e2e)', () => {
       model.fallback = { text: 'Done.', stopReason: 'end_turn' };
     }
   });
+
+  /** Run ids in the order the queue workflow accepted them, from its Temporal history. */
+  async function acceptedRunIds(workflowId: string): Promise<string[]> {
+    const connection = await Connection.connect({ address: testEnv('temporalAddress') });
+    try {
+      const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
+      return (history.events ?? [])
+        .map((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads?.[0])
+        .filter((p) => p !== undefined && p !== null)
+        .map((p) => defaultPayloadConverter.fromPayload<{ runId: string }>(p!).runId);
+    } finally {
+      await connection.close();
+    }
+  }
 
   it('replays the recorded histories of these runs with the current workflow code (determinism)', async () => {
     const connection = await Connection.connect({ address: testEnv('temporalAddress') });
