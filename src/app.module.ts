@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AgentsModule } from './agents/agents.module.js';
 import { AuthModule } from './auth/auth.module.js';
+import { ChatModule } from './chat/chat.module.js';
 import { BillingModule } from './billing/billing.module.js';
 import { AdminGuard, JwtAuthGuard, TermsGuard } from './auth/guards.js';
 import { AppErrorFilter } from './common/error-filter.js';
@@ -24,6 +25,7 @@ import { VaultModule } from './vault/vault.module.js';
     BillingModule,
     VaultModule,
     AgentsModule,
+    ChatModule,
   ],
   controllers: [HealthController],
   providers: [

@@ -10,6 +10,8 @@ import { OAuthStateEntity } from '../vault/oauth-state.entity.js';
 import { AgentsRuns1763942400000 } from './migrations/1763942400000-agents-runs.js';
 import { AgentEntity } from '../agents/agent.entity.js';
 import { RunEntity } from '../runs/run.entity.js';
+import { Chat1764028800000 } from './migrations/1764028800000-chat.js';
+import { ChatMessageEntity, ChatSessionEntity } from '../chat/chat.entities.js';
 
 /** Every entity of the service, listed explicitly (no globs: the build is ESM). */
 export const ENTITIES = [
@@ -20,10 +22,12 @@ export const ENTITIES = [
   OAuthStateEntity,
   AgentEntity,
   RunEntity,
+  ChatSessionEntity,
+  ChatMessageEntity,
 ];
 
 /** Every migration, oldest first. */
-export const MIGRATIONS = [Initial1763769600000, Vault1763856000000, AgentsRuns1763942400000];
+export const MIGRATIONS = [Initial1763769600000, Vault1763856000000, AgentsRuns1763942400000, Chat1764028800000];
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */
 const MIGRATION_LOCK_KEY = 4_242_001;

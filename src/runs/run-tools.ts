@@ -17,12 +17,15 @@ function slug(value: string): string {
  * The tools of an agent's sites as the model sees them: `<site>__<tool>`, unique across sites
  * (a numeric suffix separates sites of the same name), within the model's name limit.
  */
-export function buildRunTools(sites: SiteEntity[]): RunTool[] {
+export function buildRunTools(sites: SiteEntity[], chosen?: (site: SiteEntity, tool: string) => boolean): RunTool[] {
   const used = new Set<string>();
   const tools: RunTool[] = [];
   for (const site of sites) {
     const prefix = slug(site.manifest.name);
     for (const tool of site.manifest.tools) {
+      if (chosen !== undefined && !chosen(site, tool.name)) {
+        continue;
+      }
       const base = `${prefix}__${tool.name}`.slice(0, MAX_TOOL_NAME);
       let name = base;
       for (let n = 2; used.has(name); n += 1) {

@@ -1,0 +1,77 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import type { ModelMessage } from '../../workflows/contracts.js';
+
+export interface SessionSite {
+  siteId: string;
+  /** Chosen tools; null = all of the site's tools. */
+  tools: string[] | null;
+}
+
+@Entity({ name: 'chat_sessions' })
+export class ChatSessionEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'user_id', type: 'uuid' })
+  userId: string;
+
+  @Column({ name: 'workspace_id', type: 'uuid', nullable: true })
+  workspaceId: string | null;
+
+  /** SHA-256 of the session token (the token itself is only in the creator's hands). */
+  @Column({ name: 'token_hash', type: 'text' })
+  tokenHash: string;
+
+  @Column({ type: 'text', nullable: true })
+  title: string | null;
+
+  @Column({ type: 'jsonb' })
+  sites: SessionSite[];
+
+  @Column({ name: 'expires_at', type: 'timestamptz', precision: 3 })
+  expiresAt: Date;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+}
+
+export interface ToolCallRecord {
+  id: string;
+  site: string;
+  tool: string;
+  input: unknown;
+  ok: boolean;
+  result?: unknown;
+  error?: string;
+}
+
+@Entity({ name: 'chat_messages' })
+export class ChatMessageEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'session_id', type: 'uuid' })
+  sessionId: string;
+
+  @Column({ type: 'bigint', insert: false, select: false })
+  seq: string;
+
+  @Column({ type: 'text' })
+  role: 'user' | 'assistant';
+
+  @Column({ type: 'text' })
+  content: string;
+
+  @Column({ name: 'tool_calls', type: 'jsonb', nullable: true })
+  toolCalls: ToolCallRecord[] | null;
+
+  /** The model-format messages of an assistant reply (tool uses and results), to replay the conversation. */
+  @Column({ name: 'model_messages', type: 'jsonb', nullable: true })
+  modelMessages: ModelMessage[] | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  usage: { inputTokens: number; outputTokens: number; credits: number } | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+}

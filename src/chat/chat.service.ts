@@ -1,0 +1,352 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { In, type DataSource } from 'typeorm';
+import { AppError, type FieldProblem } from '../common/app-error.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { CreditsService, creditsFor } from '../credits/credits.service.js';
+import { type ModelAnswer, ModelClient, type ModelStreamEvent } from '../model/model-client.js';
+import { buildRunTools } from '../runs/run-tools.js';
+import { scopesFor, type SiteScope, SITE_SCOPES } from '../sites/scopes.js';
+import { ToolCaller } from '../tools/tool-caller.js';
+import { CredentialEntity } from '../vault/credential.entity.js';
+import { SiteEntity } from '../vault/site.entity.js';
+import type { ModelContentBlock, ModelMessage, RunTool, ToolResultBlock } from '../../workflows/contracts.js';
+import { ChatMessageEntity, ChatSessionEntity, type SessionSite, type ToolCallRecord } from './chat.entities.js';
+
+/** Session tokens: recognisable prefix, 256 random bits. */
+export const SESSION_TOKEN = /^ses_[A-Za-z0-9_-]{43}$/;
+/** Model turns one chat message may take (tool use loops) before the reply is cut. */
+export const MAX_CHAT_MODEL_TURNS = 10;
+
+export interface SessionSiteResponse {
+  siteId: string;
+  name: string;
+  tools: string[];
+  /** The least scopes the chosen tools need. */
+  scopes: SiteScope[];
+  /** OAuth sites connected with fewer scopes than needed: what is missing and where to reconnect. */
+  missingScopes?: SiteScope[];
+  connectPath?: string;
+}
+
+export interface SessionResponse {
+  id: string;
+  title: string | null;
+  sites: SessionSiteResponse[];
+  scopes: SiteScope[];
+  expiresAt: string;
+  createdAt: string;
+}
+
+export interface MessageResponse {
+  id: string;
+  role: 'user' | 'assistant';
+  content: string;
+  toolCalls?: ToolCallRecord[];
+  usage?: { inputTokens: number; outputTokens: number; credits: number };
+  createdAt: string;
+}
+
+/** Where a turn's events go as they happen (the SSE stream, or nowhere for a JSON answer). */
+export interface TurnSink {
+  text(delta: string): void;
+  toolCall(call: { id: string; site: string; tool: string; input: unknown }): void;
+  toolResult(result: { id: string; ok: boolean; result?: unknown; error?: string }): void;
+}
+
+function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+@Injectable()
+export class ChatService {
+  private readonly logger = new Logger('Chat');
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly model: ModelClient,
+    private readonly tools: ToolCaller,
+    private readonly credits: CreditsService,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
+
+  private async sitesOf(userId: string, chosen: SessionSite[]): Promise<SiteEntity[]> {
+    const ids = chosen.map((s) => s.siteId);
+    const found = ids.length ? await this.dataSource.getRepository(SiteEntity).findBy({ id: In(ids), userId }) : [];
+    return chosen.map((s) => found.find((f) => f.id === s.siteId)).filter((s): s is SiteEntity => s !== undefined);
+  }
+
+  async create(
+    userId: string,
+    input: { sites: Array<{ siteId: string; tools?: string[] }>; title?: string },
+  ): Promise<SessionResponse & { token: string }> {
+    const chosen: SessionSite[] = input.sites.map((s) => ({ siteId: s.siteId, tools: s.tools ?? null }));
+    const sites = await this.sitesOf(userId, chosen);
+    const problems: FieldProblem[] = [];
+    chosen.forEach((c, i) => {
+      const site = sites.find((s) => s.id === c.siteId);
+      if (site === undefined) {
+        problems.push({ field: `sites[${i}].siteId`, message: 'is not a site in your vault' });
+      } else {
+        for (const tool of c.tools ?? []) {
+          if (!site.manifest.tools.some((t) => t.name === tool)) {
+            problems.push({ field: `sites[${i}].tools`, message: `the site has no tool "${tool}"` });
+          }
+        }
+      }
+      if (chosen.findIndex((o) => o.siteId === c.siteId) !== i) {
+        problems.push({ field: `sites[${i}].siteId`, message: 'lists a site twice' });
+      }
+    });
+    if (problems.length > 0) {
+      throw AppError.validation(problems);
+    }
+    const token = `ses_${randomBytes(32).toString('base64url')}`;
+    const session = await this.dataSource.getRepository(ChatSessionEntity).save({
+      userId,
+      workspaceId: null,
+      tokenHash: hashToken(token),
+      title: input.title ?? null,
+      sites: chosen,
+      expiresAt: new Date(Date.now() + this.settings.sessionTtlSeconds * 1000),
+    });
+    return { ...(await this.describeSession(session)), token };
+  }
+
+  /** INVALID_SESSION (malformed), SESSION_NOT_FOUND (unknown, or another user's), SESSION_EXPIRED. */
+  async findByToken(userId: string, token: string): Promise<ChatSessionEntity> {
+    if (!SESSION_TOKEN.test(token)) {
+      throw new AppError('INVALID_SESSION', 'The session token is malformed');
+    }
+    const session = await this.dataSource
+      .getRepository(ChatSessionEntity)
+      .findOneBy({ tokenHash: hashToken(token), userId });
+    if (session === null) {
+      throw new AppError('SESSION_NOT_FOUND', 'No session for this token');
+    }
+    if (session.expiresAt.getTime() <= Date.now()) {
+      throw new AppError('SESSION_EXPIRED', 'The session has expired; create a new one');
+    }
+    return session;
+  }
+
+  async describeSession(session: ChatSessionEntity): Promise<SessionResponse> {
+    const sites = await this.sitesOf(session.userId, session.sites);
+    const credentials = sites.length
+      ? await this.dataSource.getRepository(CredentialEntity).findBy({ siteId: In(sites.map((s) => s.id)) })
+      : [];
+    const described: SessionSiteResponse[] = sites.map((site) => {
+      const chosen = session.sites.find((s) => s.siteId === site.id)?.tools ?? null;
+      const tools = site.manifest.tools.filter((t) => chosen === null || chosen.includes(t.name));
+      const scopes = scopesFor(tools);
+      const credential = credentials.find((c) => c.siteId === site.id);
+      const entry: SessionSiteResponse = {
+        siteId: site.id,
+        name: site.manifest.name,
+        tools: tools.map((t) => t.name),
+        scopes,
+      };
+      if (site.manifest.auth.type === 'oauth2' && credential?.kind === 'oauth2') {
+        const granted = new Set(credential.scopes ?? []);
+        const missing = scopes.filter((s) => !granted.has(s));
+        if (missing.length > 0 || credential.status === 'reauth_required') {
+          entry.missingScopes = missing;
+          entry.connectPath = `/api/vault/sites/${site.id}/oauth/start`;
+        }
+      }
+      return entry;
+    });
+    const all = new Set(described.flatMap((s) => s.scopes));
+    return {
+      id: session.id,
+      title: session.title,
+      sites: described,
+      scopes: SITE_SCOPES.filter((s) => all.has(s)),
+      expiresAt: session.expiresAt.toISOString(),
+      createdAt: session.createdAt.toISOString(),
+    };
+  }
+
+  async messages(session: ChatSessionEntity): Promise<MessageResponse[]> {
+    const rows = await this.dataSource
+      .getRepository(ChatMessageEntity)
+      .createQueryBuilder('m')
+      .where('m.session_id = :id', { id: session.id })
+      .orderBy('m.seq', 'ASC')
+      .getMany();
+    return rows.map(toMessageResponse);
+  }
+
+  async remove(session: ChatSessionEntity): Promise<void> {
+    await this.dataSource.getRepository(ChatSessionEntity).delete({ id: session.id });
+  }
+
+  /**
+   * One chat turn: the conversation so far and the new message go to the model with the session's
+   * tools; tool calls go through the ToolCaller; the loop goes on until the model stops. Nothing is
+   * saved unless the turn completes (an aborted or timed-out turn leaves no partial reply).
+   */
+  async turn(
+    session: ChatSessionEntity,
+    content: string,
+    sink: TurnSink | undefined,
+    signal: AbortSignal,
+  ): Promise<MessageResponse> {
+    await this.credits.assertCredits(session.userId);
+    const sites = await this.sitesOf(session.userId, session.sites);
+    const tools = buildRunTools(sites, (site, tool) => {
+      const chosen = session.sites.find((s) => s.siteId === site.id)?.tools ?? null;
+      return chosen === null || chosen.includes(tool);
+    });
+    const history = await this.dataSource
+      .getRepository(ChatMessageEntity)
+      .createQueryBuilder('m')
+      .where('m.session_id = :id', { id: session.id })
+      .orderBy('m.seq', 'ASC')
+      .getMany();
+    const messages: ModelMessage[] = [];
+    for (const row of history) {
+      if (row.role === 'user') {
+        messages.push({ role: 'user', content: row.content });
+      } else {
+        messages.push(...(row.modelMessages ?? [{ role: 'assistant', content: row.content }]));
+      }
+    }
+    const turnMessages: ModelMessage[] = [];
+    messages.push({ role: 'user', content });
+    const usage = { inputTokens: 0, outputTokens: 0, credits: 0 };
+    const toolCalls: ToolCallRecord[] = [];
+    const replyId = (await this.dataSource.query('SELECT gen_random_uuid() AS id'))[0].id as string;
+    let text = '';
+    for (let turn = 1; turn <= MAX_CHAT_MODEL_TURNS; turn += 1) {
+      const answer = await this.modelTurn(tools, messages, sink, signal);
+      const charge = await this.credits.charge(
+        session.userId,
+        creditsFor(answer.usage),
+        'chat_turn',
+        `chat:${replyId}:${turn}`,
+      );
+      usage.inputTokens += answer.usage.inputTokens;
+      usage.outputTokens += answer.usage.outputTokens;
+      usage.credits += charge.charged;
+      const assistant: ModelMessage = { role: 'assistant', content: answer.content };
+      messages.push(assistant);
+      turnMessages.push(assistant);
+      text += answer.text;
+      const uses = answer.content.filter(
+        (b): b is Extract<ModelContentBlock, { type: 'tool_use' }> => b.type === 'tool_use',
+      );
+      if (answer.stopReason !== 'tool_use' || uses.length === 0) {
+        break;
+      }
+      const results: ToolResultBlock[] = [];
+      for (const use of uses) {
+        results.push(await this.callTool(tools, use, sink, signal, toolCalls));
+      }
+      const toolMessage: ModelMessage = { role: 'user', content: results };
+      messages.push(toolMessage);
+      turnMessages.push(toolMessage);
+    }
+    signal.throwIfAborted();
+    const saved = await this.dataSource.transaction(async (em) => {
+      const repo = em.getRepository(ChatMessageEntity);
+      await repo.save({
+        sessionId: session.id,
+        role: 'user',
+        content,
+        toolCalls: null,
+        modelMessages: null,
+        usage: null,
+      });
+      return repo.save({
+        id: replyId,
+        sessionId: session.id,
+        role: 'assistant',
+        content: text,
+        toolCalls,
+        modelMessages: turnMessages,
+        usage,
+      });
+    });
+    return toMessageResponse(saved);
+  }
+
+  private async modelTurn(
+    tools: RunTool[],
+    messages: ModelMessage[],
+    sink: TurnSink | undefined,
+    signal: AbortSignal,
+  ): Promise<ModelAnswer> {
+    const request = {
+      model: this.settings.defaultModel,
+      system: 'You are the assistant of agentsite. Use the tools of the sites the user connected when they help.',
+      messages,
+      tools: tools.map(({ name, description, input_schema }) => ({ name, description, input_schema })),
+    };
+    if (sink === undefined) {
+      return this.model.create(request, signal);
+    }
+    return this.model.stream(
+      request,
+      (event: ModelStreamEvent) => {
+        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') {
+          sink.text(event.delta.text);
+        }
+      },
+      signal,
+    );
+  }
+
+  private async callTool(
+    tools: RunTool[],
+    use: Extract<ModelContentBlock, { type: 'tool_use' }>,
+    sink: TurnSink | undefined,
+    signal: AbortSignal,
+    records: ToolCallRecord[],
+  ): Promise<ToolResultBlock> {
+    const tool = tools.find((t) => t.name === use.name);
+    sink?.toolCall({ id: use.id, site: tool?.siteName ?? 'unknown', tool: tool?.tool ?? use.name, input: use.input });
+    let result: ToolResultBlock;
+    const record: ToolCallRecord = {
+      id: use.id,
+      site: tool?.siteName ?? 'unknown',
+      tool: tool?.tool ?? use.name,
+      input: use.input,
+      ok: false,
+    };
+    try {
+      if (tool === undefined) {
+        throw new AppError('NOT_FOUND', `No tool named ${use.name}`);
+      }
+      const site = await this.dataSource.getRepository(SiteEntity).findOneByOrFail({ id: tool.siteId });
+      const called = await this.tools.call({ site, tool: tool.tool, input: use.input, signal });
+      record.ok = true;
+      record.result = called.result;
+      result = { type: 'tool_result', tool_use_id: use.id, content: JSON.stringify(called.result) };
+      sink?.toolResult({ id: use.id, ok: true, result: called.result });
+    } catch (err) {
+      signal.throwIfAborted();
+      if (!(err instanceof AppError)) {
+        throw err;
+      }
+      // A failed tool call is the model's to handle: it gets the error as the tool's result.
+      record.error = `${err.code}: ${err.message}`;
+      result = { type: 'tool_result', tool_use_id: use.id, content: record.error, is_error: true };
+      sink?.toolResult({ id: use.id, ok: false, error: record.error });
+    }
+    records.push(record);
+    return result;
+  }
+}
+
+function toMessageResponse(row: ChatMessageEntity): MessageResponse {
+  return {
+    id: row.id,
+    role: row.role,
+    content: row.content,
+    ...(row.role === 'assistant' ? { toolCalls: row.toolCalls ?? [], usage: row.usage ?? undefined } : {}),
+    createdAt: row.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,325 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import type { ReferenceSite } from '../../examples/site/site.js';
+import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
+import { testEnv } from '../setup/shared-runtime.js';
+import { expectError, Http } from '../utils/http.js';
+import { eventually } from '../utils/runs.js';
+import { approveAtSite, siteEnv, testSites, type TestSites } from '../utils/site.js';
+import { Stack } from '../utils/stack.js';
+import { registerUser, type TestUser, uniqueEmail } from '../utils/users.js';
+
+interface SseEvent {
+  event: string;
+  data: any;
+  receivedAt: number;
+}
+
+/** Reads an SSE answer event by event; `onEvent` may return 'stop' to disconnect like a closed tab. */
+async function streamTurn(
+  baseUrl: string,
+  token: string,
+  sessionToken: string,
+  content: string,
+  onEvent?: (e: SseEvent) => 'stop' | void,
+): Promise<{ status: number; events: SseEvent[] }> {
+  const controller = new AbortController();
+  const res = await fetch(`${baseUrl}/api/sessions/${sessionToken}/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify({ content }),
+    signal: controller.signal,
+  });
+  const events: SseEvent[] = [];
+  if (!res.body) {
+    return { status: res.status, events };
+  }
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) {
+        break;
+      }
+      buffer += decoder.decode(value, { stream: true });
+      let split: number;
+      while ((split = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, split);
+        buffer = buffer.slice(split + 2);
+        const event = /^event: (.+)$/m.exec(block)?.[1] ?? 'message';
+        const data = JSON.parse(/^data: (.+)$/m.exec(block)?.[1] ?? 'null');
+        const parsed = { event, data, receivedAt: Date.now() };
+        events.push(parsed);
+        if (onEvent?.(parsed) === 'stop') {
+          controller.abort();
+          return { status: res.status, events };
+        }
+      }
+    }
+  } catch (err) {
+    if (!controller.signal.aborted) {
+      throw err;
+    }
+  }
+  return { status: res.status, events };
+}
+
+describe('chat sessions (e2e)', () => {
+  let sites: TestSites;
+  let site: ReferenceSite;
+  let model: FakeModel;
+  let stack: Stack;
+  let http: Http;
+  let admin: TestUser;
+  const adminEmail = uniqueEmail('admin');
+
+  beforeAll(async () => {
+    sites = await testSites();
+    site = await sites.start();
+    model = await FakeModel.start();
+    stack = await Stack.start({
+      worker: false,
+      env: {
+        ...siteEnv(sites, [site]),
+        ANTHROPIC_API_KEY: 'test-key',
+        ANTHROPIC_BASE_URL: model.url,
+        ADMIN_EMAILS: adminEmail,
+        OUTGOING_CALLS_PER_MINUTE: '1000',
+      },
+    });
+    http = new Http(stack.baseUrl);
+    admin = await registerUser(http, { email: adminEmail });
+  });
+
+  beforeEach(() => model.reset());
+
+  afterAll(async () => {
+    await stack?.stop();
+    await model?.stop();
+    await sites?.stopAll();
+  });
+
+  async function session(
+    tools?: string[],
+    bearer = true,
+  ): Promise<{ user: TestUser; token: string; siteId: string; body: any }> {
+    const user = await registerUser(http);
+    const siteId = (await http.post('/api/vault/sites', { url: site.url }, { token: user.token })).body.id;
+    if (bearer) {
+      await http.post(
+        `/api/vault/sites/${siteId}/token`,
+        { token: site.issueApiToken('alice').token },
+        { token: user.token },
+      );
+    }
+    const created = await http.post(
+      '/api/sessions',
+      { sites: [{ siteId, ...(tools ? { tools } : {}) }], title: 'Notes' },
+      { token: user.token },
+    );
+    expect(created.status).toBe(201);
+    return { user, token: created.body.token, siteId, body: created.body };
+  }
+
+  it('streams a turn with text and a tool call, in order, with text arriving before the model finished', async () => {
+    const { user, token } = await session();
+    site.createNote('alice', 'Groceries', 'milk');
+    model.script(
+      (req) => ({
+        text: 'Let me look at your notes.',
+        toolUses: [{ name: toolNamed(req, 'list_notes'), input: {} }],
+        chunkDelayMs: 60,
+      }),
+      { text: 'You have a note about groceries.', chunkDelayMs: 60 },
+    );
+    const { status, events } = await streamTurn(stack.baseUrl, user.token, token, 'What notes do I have?');
+    expect(status).toBe(200);
+    const kinds = events.map((e) => e.event).filter((e, i, all) => e !== 'text' || all[i - 1] !== 'text');
+    expect(kinds).toEqual(['text', 'tool_call', 'tool_result', 'text', 'done']);
+    expect(
+      events
+        .filter((e) => e.event === 'text')
+        .map((e) => e.data.delta)
+        .join(''),
+    ).toBe('Let me look at your notes.You have a note about groceries.');
+    const call = events.find((e) => e.event === 'tool_call')!;
+    expect(call.data).toMatchObject({ site: 'Reference Notebook', tool: 'list_notes', input: {} });
+    const result = events.find((e) => e.event === 'tool_result')!;
+    expect(result.data).toMatchObject({ id: call.data.id, ok: true });
+    expect(result.data.result.results.map((n: { title: string }) => n.title)).toContain('Groceries');
+    const done = events[events.length - 1]!;
+    expect(done.data.usage).toMatchObject({ inputTokens: 200, outputTokens: 40, credits: 2 });
+    // Deltas are passed on as the model produces them, not at the end.
+    const firstText = events.find((e) => e.event === 'text')!;
+    expect(firstText.receivedAt).toBeLessThan(model.requests[0]!.finishedAt!);
+
+    const stored = await http.get(`/api/sessions/${token}`, { token: user.token });
+    expect(stored.body.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
+    expect(stored.body.messages[1]).toMatchObject({
+      id: done.data.messageId,
+      toolCalls: [{ tool: 'list_notes', ok: true }],
+    });
+    // The next turn carries the conversation so far, tool use and result included.
+    model.script({ text: 'Still the same.' });
+    await http.post(`/api/sessions/${token}/messages`, { content: 'And now?' }, { token: user.token });
+    const roles = model.requests[2]!.body.messages.map((m) => m.role);
+    expect(roles).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+  });
+
+  it('answers once in JSON without Accept: text/event-stream; a model 500 is MODEL_ERROR', async () => {
+    const { user, token } = await session();
+    model.script({ text: 'Hello there.' });
+    const answer = await http.post(`/api/sessions/${token}/messages`, { content: 'Hi' }, { token: user.token });
+    expect(answer.status).toBe(200);
+    expect(answer.body.message).toMatchObject({ role: 'assistant', content: 'Hello there.', toolCalls: [] });
+    model.script({ status: 500 });
+    const failed = await http.post(`/api/sessions/${token}/messages`, { content: 'Again' }, { token: user.token });
+    expectError(failed, 'MODEL_ERROR', 502);
+    model.script({ status: 500 });
+    const streamed = await streamTurn(stack.baseUrl, user.token, token, 'Streamed');
+    expect(streamed.events.map((e) => e.event)).toEqual(['error']);
+    expect(streamed.events[0]!.data).toMatchObject({ code: 'MODEL_ERROR', statusCode: 502 });
+    expect((await http.get(`/api/sessions/${token}`, { token: user.token })).body.messages).toHaveLength(2);
+  });
+
+  it('session token errors: INVALID_SESSION, SESSION_NOT_FOUND, SESSION_EXPIRED', async () => {
+    const { user, token } = await session();
+    expectError(await http.get('/api/sessions/not-a-token', { token: user.token }), 'INVALID_SESSION', 400);
+    expectError(await http.get(`/api/sessions/ses_${'A'.repeat(43)}`, { token: user.token }), 'SESSION_NOT_FOUND', 404);
+    const stranger = await registerUser(http);
+    expectError(await http.get(`/api/sessions/${token}`, { token: stranger.token }), 'SESSION_NOT_FOUND', 404);
+    const db = new pg.Client({ connectionString: testEnv('databaseUrl') });
+    await db.connect();
+    try {
+      await db.query(`UPDATE chat_sessions SET expires_at = now() - interval '1 second' WHERE user_id = $1`, [user.id]);
+    } finally {
+      await db.end();
+    }
+    expectError(await http.get(`/api/sessions/${token}`, { token: user.token }), 'SESSION_EXPIRED', 410);
+    expectError(
+      await http.post(`/api/sessions/${token}/messages`, { content: 'x' }, { token: user.token }),
+      'SESSION_EXPIRED',
+      410,
+    );
+    expect(model.requests).toHaveLength(0);
+  });
+
+  it('a client that disconnects mid-stream aborts the model request and nothing partial is saved', async () => {
+    const { user, token } = await session();
+    model.script({ text: 'This is a long answer that streams slowly and is never finished.', chunkDelayMs: 150 });
+    const { events } = await streamTurn(stack.baseUrl, user.token, token, 'Tell me a story', (e) =>
+      e.event === 'text' ? 'stop' : undefined,
+    );
+    expect(events.map((e) => e.event)).toEqual(['text']);
+    await eventually(
+      'the model request to be aborted',
+      async () => (model.requests[0]?.aborted ? true : undefined),
+      10_000,
+    );
+    await eventually(
+      'STREAM_ABORTED in the log',
+      async () => (stack.logs().includes('STREAM_ABORTED') ? true : undefined),
+      10_000,
+    );
+    expect((await http.get(`/api/sessions/${token}`, { token: user.token })).body.messages).toEqual([]);
+  });
+
+  it('a session over read-only tools asks only for read; an OAuth grant short of the scopes is reported', async () => {
+    const readOnly = await session(['search_notes', 'get_note']);
+    expect(readOnly.body.scopes).toEqual(['read']);
+    expect(readOnly.body.sites[0]).toMatchObject({ tools: ['search_notes', 'get_note'], scopes: ['read'] });
+    expect(readOnly.body.sites[0].missingScopes).toBeUndefined();
+    const all = await session();
+    expect(all.body.scopes).toEqual(['read', 'write', 'delete', 'admin']);
+    expectError(
+      await http.post('/api/sessions', { sites: [{ siteId: all.siteId, tools: ['nope'] }] }, { token: all.user.token }),
+      'VALIDATION_ERROR',
+      400,
+    );
+    expectError(await http.post('/api/sessions', { sites: [] }, { token: all.user.token }), 'VALIDATION_ERROR', 400);
+    expectError(
+      await http.post('/api/sessions', { sites: [{ siteId: readOnly.siteId }] }, { token: all.user.token }),
+      'VALIDATION_ERROR',
+      400,
+    );
+
+    // OAuth-connected with read only, then a session that wants to write.
+    const user = all.user;
+    site.allowRedirect('agentsite', `${stack.baseUrl}/api/oauth/callback`);
+    await http.delete(`/api/vault/sites/${all.siteId}/token`, { token: user.token });
+    const start = await http.post(
+      `/api/vault/sites/${all.siteId}/oauth/start`,
+      { tools: ['search_notes'] },
+      { token: user.token },
+    );
+    const callback = await approveAtSite(sites.ca, start.body.authorizationUrl);
+    expect((await http.get(`${callback.pathname}${callback.search}`)).status).toBe(200);
+    const writer = await http.post(
+      '/api/sessions',
+      { sites: [{ siteId: all.siteId, tools: ['search_notes', 'create_note'] }] },
+      { token: user.token },
+    );
+    expect(writer.body.sites[0]).toMatchObject({
+      scopes: ['read', 'write'],
+      missingScopes: ['write'],
+      connectPath: `/api/vault/sites/${all.siteId}/oauth/start`,
+    });
+  });
+
+  it('NO_CREDITS before the model is called', async () => {
+    const { user, token } = await session();
+    await http.patch(`/api/admin/users/${user.id}`, { credits: 0 }, { token: admin.token });
+    expectError(
+      await http.post(`/api/sessions/${token}/messages`, { content: 'x' }, { token: user.token }),
+      'NO_CREDITS',
+      402,
+    );
+    expect(model.requests).toHaveLength(0);
+  });
+});
+
+describe('chat timeout (e2e)', () => {
+  it('a stalled model ends the turn with CHAT_TIMEOUT at the cap, aborting the model request', async () => {
+    const sites = await testSites();
+    const site = await sites.start();
+    const model = await FakeModel.start();
+    const stack = await Stack.start({
+      worker: false,
+      env: {
+        ...siteEnv(sites, [site]),
+        ANTHROPIC_API_KEY: 'test-key',
+        ANTHROPIC_BASE_URL: model.url,
+        CHAT_TIMEOUT_MS: '2000',
+      },
+    });
+    try {
+      const http = new Http(stack.baseUrl);
+      const user = await registerUser(http);
+      const siteId = (await http.post('/api/vault/sites', { url: site.url }, { token: user.token })).body.id;
+      const token = (await http.post('/api/sessions', { sites: [{ siteId }] }, { token: user.token })).body.token;
+      model.script({ stall: true });
+      const started = Date.now();
+      const answer = await http.post(`/api/sessions/${token}/messages`, { content: 'hello?' }, { token: user.token });
+      const elapsed = Date.now() - started;
+      expectError(answer, 'CHAT_TIMEOUT', 504);
+      expect(elapsed).toBeGreaterThanOrEqual(2000);
+      expect(elapsed).toBeLessThan(3000);
+      await eventually(
+        'the stalled model request to be aborted',
+        async () => (model.requests[0]?.aborted ? true : undefined),
+        5_000,
+      );
+      expect((await http.get(`/api/sessions/${token}`, { token: user.token })).body.messages).toEqual([]);
+      model.script({ stall: true });
+      const streamed = await streamTurn(stack.baseUrl, user.token, token, 'again?');
+      expect(streamed.events.map((e) => e.event)).toEqual(['error']);
+      expect(streamed.events[0]!.data).toMatchObject({ code: 'CHAT_TIMEOUT', statusCode: 504 });
+    } finally {
+      await stack.stop();
+      await model.stop();
+      await sites.stopAll();
+    }
+  });
+});
