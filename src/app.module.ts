@@ -14,6 +14,8 @@ import { HealthController } from './health/health.controller.js';
 import { TemporalModule } from './temporal/temporal.module.js';
 import { UsersModule } from './users/users.module.js';
 import { VaultModule } from './vault/vault.module.js';
+import { WorkspaceScopeGuard } from './workspaces/workspace-scope.guard.js';
+import { WorkspacesModule } from './workspaces/workspaces.module.js';
 
 @Module({
   imports: [
@@ -26,14 +28,16 @@ import { VaultModule } from './vault/vault.module.js';
     VaultModule,
     AgentsModule,
     ChatModule,
+    WorkspacesModule,
   ],
   controllers: [HealthController],
   providers: [
     ApiRateLimits,
-    // Guards run in this order: address limit, authentication, user limit, terms, admin.
+    // Guards run in this order: address limit, authentication, user limit, workspace scope, terms, admin.
     { provide: APP_GUARD, useClass: IpRateLimitGuard },
     { provide: APP_GUARD, useClass: JwtAuthGuard },
     { provide: APP_GUARD, useClass: UserRateLimitGuard },
+    { provide: APP_GUARD, useClass: WorkspaceScopeGuard },
     { provide: APP_GUARD, useClass: TermsGuard },
     { provide: APP_GUARD, useClass: AdminGuard },
     { provide: APP_PIPE, useClass: AppValidationPipe },

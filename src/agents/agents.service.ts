@@ -3,13 +3,14 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { CronExpressionParser } from 'cron-parser';
 import { In, type DataSource } from 'typeorm';
-import { TIER_LIMITS } from '../billing/tiers.js';
+import { requireBelow, requireFeature } from '../billing/tiers.js';
 import { AppError, type FieldProblem } from '../common/app-error.js';
 import { type Page, type PageQuery, keysetWhere, pageOf } from '../common/pagination.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { UserEntity } from '../users/user.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
+import { limitsUser, requireRole, type Scope, scopeSql, scopeWhere } from '../workspaces/scope.js';
 import { AgentEntity, type TriggerType, type WebhookField } from './agent.entity.js';
 import type { CreateAgentDto, TriggerDto, UpdateAgentDto } from './dto/agent.dto.js';
 import { SchedulesService } from './schedules.service.js';
@@ -110,33 +111,57 @@ export class AgentsService {
     };
   }
 
-  /** The caller's agent, or AGENT_NOT_FOUND (also for another user's: its existence is not revealed). */
-  async findOwnedOrFail(userId: string, agentId: string): Promise<AgentEntity> {
-    const agent = UUID.test(agentId) ? await this.agents.findOneBy({ id: agentId, userId }) : null;
+  /** An agent of the scope, or AGENT_NOT_FOUND (also for another user's or workspace's: its existence is not revealed). */
+  async findInScope(scope: Scope, agentId: string): Promise<AgentEntity> {
+    const agent = UUID.test(agentId) ? await this.agents.findOneBy({ id: agentId, ...scopeWhere(scope) }) : null;
     if (agent === null) {
       throw new AppError('AGENT_NOT_FOUND', 'No agent with this id');
     }
     return agent;
   }
 
+  /** Moves one of the caller's personal agents (and so its runs) into the scope's workspace. */
+  async share(scope: Scope, agentId: string): Promise<AgentResponse> {
+    if (scope.workspace === null) {
+      throw new AppError('WORKSPACE_REQUIRED', 'Sharing needs X-Workspace-Id naming a Team workspace');
+    }
+    requireRole(scope, 'member', 'Sharing an agent');
+    const agent = await this.findInScope({ user: scope.user, workspace: null }, agentId);
+    await this.assertSites(scope, agent.siteIds);
+    agent.workspaceId = scope.workspace.id;
+    await this.agents.save(agent);
+    return this.toResponse(agent);
+  }
+
+  async workspaceOwnerId(workspaceId: string): Promise<string> {
+    const rows: Array<{ owner_id: string }> = await this.dataSource.query(
+      'SELECT owner_id FROM workspaces WHERE id = $1',
+      [workspaceId],
+    );
+    return rows[0]?.owner_id ?? '';
+  }
+
   async findById(agentId: string): Promise<AgentEntity | null> {
     return UUID.test(agentId) ? this.agents.findOneBy({ id: agentId }) : null;
   }
 
-  async list(userId: string, query: PageQuery): Promise<Page<AgentResponse>> {
+  async list(scope: Scope, query: PageQuery): Promise<Page<AgentResponse>> {
+    const [where, params] = scopeSql(scope, 'a');
     const qb = this.agents
       .createQueryBuilder('a')
-      .where('a.user_id = :userId', { userId })
+      .where(where, params)
       .orderBy('a.created_at', 'ASC')
       .addOrderBy('a.id', 'ASC');
     keysetWhere(qb, 'a', query.cursor);
     return pageOf(await qb.take(query.limit + 1).getMany(), query.limit, (a) => this.toResponse(a));
   }
 
-  private async assertSites(userId: string, siteIds: string[]): Promise<void> {
+  private async assertSites(scope: Scope, siteIds: string[]): Promise<void> {
     const unique = [...new Set(siteIds)];
     const found =
-      unique.length === 0 ? [] : await this.dataSource.getRepository(SiteEntity).findBy({ id: In(unique), userId });
+      unique.length === 0
+        ? []
+        : await this.dataSource.getRepository(SiteEntity).findBy({ id: In(unique), ...scopeWhere(scope) });
     const missing = unique.filter((id) => !found.some((s) => s.id === id));
     if (missing.length > 0 || unique.length !== siteIds.length) {
       throw AppError.validation(
@@ -152,12 +177,11 @@ export class AgentsService {
     owner: UserEntity,
     trigger: TriggerDto,
   ): Pick<AgentEntity, 'triggerType' | 'cron' | 'timezone' | 'allowActionOverride' | 'webhookSchema'> {
-    const limits = TIER_LIMITS[owner.tier];
-    if (trigger.type === 'webhook' && !limits.webhookAgents) {
-      throw new AppError('TIER_REQUIRED', 'Webhook agents need the harness tier or higher');
+    if (trigger.type === 'webhook') {
+      requireFeature(owner, (l) => l.webhookAgents, 'Webhook agents (harness tier or higher)');
     }
-    if (trigger.type === 'scheduled' && !limits.scheduledAgents) {
-      throw new AppError('TIER_REQUIRED', `Scheduled agents are not part of the ${owner.tier} tier`);
+    if (trigger.type === 'scheduled') {
+      requireFeature(owner, (l) => l.scheduledAgents, 'Scheduled agents');
     }
     const problems: FieldProblem[] = [];
     if (trigger.type === 'scheduled') {
@@ -206,24 +230,23 @@ export class AgentsService {
     return { secret, hash: hashSecret(secret) };
   }
 
-  async create(user: UserEntity, dto: CreateAgentDto): Promise<AgentResponse> {
-    await this.assertSites(user.id, dto.siteIds);
+  async create(scope: Scope, dto: CreateAgentDto): Promise<AgentResponse> {
+    requireRole(scope, 'member', 'Creating an agent');
+    await this.assertSites(scope, dto.siteIds);
     let secret: string | undefined;
     const agent = await this.dataSource.transaction(async (em) => {
       const owner = await em
         .getRepository(UserEntity)
         .createQueryBuilder('u')
         .setLock('pessimistic_write')
-        .where('u.id = :id', { id: user.id })
+        .where('u.id = :id', { id: limitsUser(scope).id })
         .getOneOrFail();
       const trigger = this.checkTrigger(owner, dto.trigger);
-      const limit = TIER_LIMITS[owner.tier].agents;
-      if ((await em.getRepository(AgentEntity).countBy({ userId: user.id })) >= limit) {
-        throw new AppError('AGENT_LIMIT_REACHED', `The ${owner.tier} tier allows ${limit} agents`);
-      }
+      const count = await em.getRepository(AgentEntity).countBy(scopeWhere(scope));
+      requireBelow(owner, count, (l) => l.agents, 'AGENT_LIMIT_REACHED', 'agents');
       const row = em.getRepository(AgentEntity).create({
-        userId: user.id,
-        workspaceId: null,
+        userId: scope.user.id,
+        workspaceId: scope.workspace?.id ?? null,
         name: dto.name,
         systemPrompt: dto.systemPrompt,
         siteIds: dto.siteIds,
@@ -246,14 +269,15 @@ export class AgentsService {
     return this.toResponse(agent, secret);
   }
 
-  async update(user: UserEntity, agent: AgentEntity, dto: UpdateAgentDto): Promise<AgentResponse> {
+  async update(scope: Scope, agent: AgentEntity, dto: UpdateAgentDto): Promise<AgentResponse> {
+    requireRole(scope, 'admin', 'Changing an agent');
     if (dto.siteIds !== undefined) {
-      await this.assertSites(user.id, dto.siteIds);
+      await this.assertSites(scope, dto.siteIds);
     }
     const before: TriggerType = agent.triggerType;
     let secret: string | undefined;
     if (dto.trigger !== undefined) {
-      Object.assign(agent, this.checkTrigger(user, dto.trigger));
+      Object.assign(agent, this.checkTrigger(limitsUser(scope), dto.trigger));
       if (agent.triggerType === 'webhook' && before !== 'webhook') {
         const generated = this.newSecret();
         secret = generated.secret;

@@ -1,32 +1,65 @@
-import { Controller, Get } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { IsIn, IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser } from '../auth/decorators.js';
-import { type SubscriptionStatus, type Tier } from '../users/user.entity.js';
-import { TIER_LIMITS, type TierLimits } from './tiers.js';
+import { TIERS, type Tier } from '../users/user.entity.js';
+import { type BillingResponse, BillingService } from './billing.service.js';
 
-export interface BillingResponse {
+export class PaymentMethodDto {
+  @ApiProperty({
+    example: 'tok_visa',
+    description: "A one-time token from the payment provider's client (test: tok_visa, tok_chargeDeclined)",
+  })
+  @IsString()
+  @MaxLength(200)
+  paymentMethodToken: string;
+}
+
+export class PurchaseCreditsDto {
+  @ApiProperty({ minimum: 1, maximum: 1_000_000, description: 'Credits to buy (1 credit = 1 cent)' })
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  amount: number;
+}
+
+export class SubscriptionDto {
+  @ApiProperty({ enum: TIERS })
+  @IsIn(TIERS)
   tier: Tier;
-  credits: number;
-  subscriptionStatus: SubscriptionStatus;
-  paymentMethod: { brand: string; last4: string } | null;
-  limits: TierLimits;
 }
 
 @ApiTags('billing')
 @ApiBearerAuth()
 @Controller('billing')
 export class BillingController {
+  constructor(private readonly billing: BillingService) {}
+
   @Get()
-  @ApiOperation({ summary: 'Tier, credits, subscription status, payment method and the tier limits' })
-  billing(@CurrentUser() auth: AuthUser): BillingResponse {
-    const { user } = auth;
-    return {
-      tier: user.tier,
-      credits: user.credits,
-      subscriptionStatus: user.subscriptionStatus,
-      paymentMethod: null,
-      limits: TIER_LIMITS[user.tier],
-    };
+  @ApiOperation({ summary: 'Tier, credits, subscription status, payment method and the limits in force' })
+  describe(@CurrentUser() auth: AuthUser): Promise<BillingResponse> {
+    return this.billing.describe(auth.user.id);
+  }
+
+  @Post('payment-method')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Store a payment method' })
+  paymentMethod(@CurrentUser() auth: AuthUser, @Body() body: PaymentMethodDto): Promise<BillingResponse> {
+    return this.billing.setPaymentMethod(auth.user.id, body.paymentMethodToken);
+  }
+
+  @Post('credits/purchase')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Buy credits (NO_PAYMENT_METHOD, PAYMENT_FAILED)' })
+  purchase(@CurrentUser() auth: AuthUser, @Body() body: PurchaseCreditsDto): Promise<{ credits: number }> {
+    return this.billing.purchaseCredits(auth.user.id, body.amount);
+  }
+
+  @Post('subscription')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Change the tier (NO_PAYMENT_METHOD, PAYMENT_FAILED)' })
+  subscription(@CurrentUser() auth: AuthUser, @Body() body: SubscriptionDto): Promise<BillingResponse> {
+    return this.billing.changeSubscription(auth.user.id, body.tier);
   }
 }

@@ -21,6 +21,7 @@ import { correlationIdOf } from '../common/correlation.js';
 import { toAppError, writeAppError } from '../common/error-filter.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
+import { CurrentScope, type Scope } from '../workspaces/scope.js';
 import { ChatService, type MessageResponse, type SessionResponse, type TurnSink } from './chat.service.js';
 import { CreateSessionDto, SendMessageDto } from './dto/chat.dto.js';
 
@@ -41,8 +42,8 @@ export class ChatController {
 
   @Post()
   @ApiOperation({ summary: 'Create a chat session over chosen sites (and tools): answers its token' })
-  create(@CurrentUser() auth: AuthUser, @Body() body: CreateSessionDto): Promise<SessionResponse & { token: string }> {
-    return this.chat.create(auth.user.id, body);
+  create(@CurrentScope() scope: Scope, @Body() body: CreateSessionDto): Promise<SessionResponse & { token: string }> {
+    return this.chat.create(scope, body);
   }
 
   @Get(':token')

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { In, type DataSource } from 'typeorm';
+import { In, IsNull, type DataSource } from 'typeorm';
 import { AppError, type FieldProblem } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
@@ -13,6 +13,7 @@ import { ToolCaller } from '../tools/tool-caller.js';
 import { CredentialEntity } from '../vault/credential.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import type { ModelContentBlock, ModelMessage, RunTool, ToolResultBlock } from '../../workflows/contracts.js';
+import { requireRole, type Scope } from '../workspaces/scope.js';
 import { ChatMessageEntity, ChatSessionEntity, type SessionSite, type ToolCallRecord } from './chat.entities.js';
 
 /** Session tokens: recognisable prefix, 256 random bits. */
@@ -72,18 +73,27 @@ export class ChatService {
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
-  private async sitesOf(userId: string, chosen: SessionSite[]): Promise<SiteEntity[]> {
+  /** The chosen sites, from the vault the session belongs to (its workspace's, or its user's). */
+  private async sitesOf(
+    owner: { userId: string; workspaceId: string | null },
+    chosen: SessionSite[],
+  ): Promise<SiteEntity[]> {
     const ids = chosen.map((s) => s.siteId);
-    const found = ids.length ? await this.dataSource.getRepository(SiteEntity).findBy({ id: In(ids), userId }) : [];
+    const where =
+      owner.workspaceId !== null ? { workspaceId: owner.workspaceId } : { userId: owner.userId, workspaceId: IsNull() };
+    const found = ids.length ? await this.dataSource.getRepository(SiteEntity).findBy({ id: In(ids), ...where }) : [];
     return chosen.map((s) => found.find((f) => f.id === s.siteId)).filter((s): s is SiteEntity => s !== undefined);
   }
 
   async create(
-    userId: string,
+    scope: Scope,
     input: { sites: Array<{ siteId: string; tools?: string[] }>; title?: string },
   ): Promise<SessionResponse & { token: string }> {
+    requireRole(scope, 'member', 'Chatting');
+    const userId = scope.user.id;
+    const workspaceId = scope.workspace?.id ?? null;
     const chosen: SessionSite[] = input.sites.map((s) => ({ siteId: s.siteId, tools: s.tools ?? null }));
-    const sites = await this.sitesOf(userId, chosen);
+    const sites = await this.sitesOf({ userId, workspaceId }, chosen);
     const problems: FieldProblem[] = [];
     chosen.forEach((c, i) => {
       const site = sites.find((s) => s.id === c.siteId);
@@ -106,7 +116,7 @@ export class ChatService {
     const token = `ses_${randomBytes(32).toString('base64url')}`;
     const session = await this.dataSource.getRepository(ChatSessionEntity).save({
       userId,
-      workspaceId: null,
+      workspaceId,
       tokenHash: hashToken(token),
       title: input.title ?? null,
       sites: chosen,
@@ -133,7 +143,7 @@ export class ChatService {
   }
 
   async describeSession(session: ChatSessionEntity): Promise<SessionResponse> {
-    const sites = await this.sitesOf(session.userId, session.sites);
+    const sites = await this.sitesOf(session, session.sites);
     const credentials = sites.length
       ? await this.dataSource.getRepository(CredentialEntity).findBy({ siteId: In(sites.map((s) => s.id)) })
       : [];
@@ -195,7 +205,7 @@ export class ChatService {
     signal: AbortSignal,
   ): Promise<MessageResponse> {
     await this.credits.assertCredits(session.userId);
-    const sites = await this.sitesOf(session.userId, session.sites);
+    const sites = await this.sitesOf(session, session.sites);
     const tools = buildRunTools(sites, (site, tool) => {
       const chosen = session.sites.find((s) => s.siteId === site.id)?.tools ?? null;
       return chosen === null || chosen.includes(tool);

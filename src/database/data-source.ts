@@ -12,6 +12,8 @@ import { AgentEntity } from '../agents/agent.entity.js';
 import { RunEntity } from '../runs/run.entity.js';
 import { Chat1764028800000 } from './migrations/1764028800000-chat.js';
 import { ChatMessageEntity, ChatSessionEntity } from '../chat/chat.entities.js';
+import { Plans1764115200000 } from './migrations/1764115200000-plans.js';
+import { WorkspaceEntity, WorkspaceMemberEntity } from '../workspaces/workspace.entities.js';
 
 /** Every entity of the service, listed explicitly (no globs: the build is ESM). */
 export const ENTITIES = [
@@ -24,10 +26,18 @@ export const ENTITIES = [
   RunEntity,
   ChatSessionEntity,
   ChatMessageEntity,
+  WorkspaceEntity,
+  WorkspaceMemberEntity,
 ];
 
 /** Every migration, oldest first. */
-export const MIGRATIONS = [Initial1763769600000, Vault1763856000000, AgentsRuns1763942400000, Chat1764028800000];
+export const MIGRATIONS = [
+  Initial1763769600000,
+  Vault1763856000000,
+  AgentsRuns1763942400000,
+  Chat1764028800000,
+  Plans1764115200000,
+];
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */
 const MIGRATION_LOCK_KEY = 4_242_001;

@@ -15,7 +15,8 @@ export class RunToolsService {
   ) {}
 
   async call(input: CallToolInput, idempotencyKey: string, signal: AbortSignal): Promise<CallToolOutput> {
-    const site = await this.dataSource.getRepository(SiteEntity).findOneBy({ id: input.siteId, userId: input.userId });
+    // The site id comes from the run's context, built from the agent's own scope at the start of the run.
+    const site = await this.dataSource.getRepository(SiteEntity).findOneBy({ id: input.siteId });
     if (site === null) {
       throw new ToolCallFailure('not_found', `The site ${input.siteName} is no longer in the vault`);
     }

@@ -10,7 +10,7 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { In, type DataSource } from 'typeorm';
+import { In, IsNull, type DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { AgentEntity } from '../agents/agent.entity.js';
 import { AppError } from '../common/app-error.js';
@@ -20,6 +20,7 @@ import { type Settings } from '../config/settings.js';
 import { CreditsService } from '../credits/credits.service.js';
 import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
 import { SiteEntity } from '../vault/site.entity.js';
+import { type Scope, scopeWhere } from '../workspaces/scope.js';
 import {
   AGENT_HANDLERS,
   type AgentQueueState,
@@ -238,8 +239,11 @@ export class RunsService {
       throw new AppError('AGENT_NOT_FOUND', 'The agent was deleted');
     }
     await this.credits.assertCredits(agent.userId);
+    // The agent's sites, in the agent's own scope (its workspace's vault, or its owner's).
+    const siteScope =
+      agent.workspaceId !== null ? { workspaceId: agent.workspaceId } : { userId: agent.userId, workspaceId: IsNull() };
     const sites = agent.siteIds.length
-      ? await this.dataSource.getRepository(SiteEntity).findBy({ id: In(agent.siteIds), userId: agent.userId })
+      ? await this.dataSource.getRepository(SiteEntity).findBy({ id: In(agent.siteIds), ...siteScope })
       : [];
     return {
       system: request.actionOverride ?? agent.systemPrompt,
@@ -278,9 +282,14 @@ export class RunsService {
 
   // ---- reading and cancelling ----
 
-  async findOwnedOrFail(userId: string, runId: string): Promise<RunEntity> {
-    const run = UUID.test(runId) ? await this.runs.findOneBy({ id: runId, userId }) : null;
-    if (run === null) {
+  /** A run of an agent of the scope, or RUN_NOT_FOUND. */
+  async findInScope(scope: Scope, runId: string): Promise<RunEntity> {
+    const run = UUID.test(runId) ? await this.runs.findOneBy({ id: runId }) : null;
+    const agent =
+      run === null
+        ? null
+        : await this.dataSource.getRepository(AgentEntity).findOneBy({ id: run.agentId, ...scopeWhere(scope) });
+    if (run === null || agent === null) {
       throw new AppError('RUN_NOT_FOUND', 'No run with this id');
     }
     return run;

@@ -42,6 +42,10 @@ export class UserEntity {
   @Column({ name: 'accepted_terms_version', type: 'text', nullable: true })
   acceptedTermsVersion: string | null;
 
+  /** The card on file, as the payment provider describes it (never the card number). */
+  @Column({ name: 'payment_method', type: 'jsonb', nullable: true })
+  paymentMethod: { brand: string; last4: string; ref: string } | null;
+
   /** Tokens issued before this instant are revoked (logout-all). */
   @Column({ name: 'tokens_valid_after', type: 'timestamptz', nullable: true })
   tokensValidAfter: Date | null;

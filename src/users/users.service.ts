@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { type Repository } from 'typeorm';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { type DataSource, type Repository } from 'typeorm';
+import { CreditsService } from '../credits/credits.service.js';
 import { AppError } from '../common/app-error.js';
 import { type Page, pageOf, keysetWhere, type PageQuery } from '../common/pagination.js';
 import { SETTINGS } from '../config/settings.module.js';
@@ -31,6 +32,8 @@ export class UsersService {
   constructor(
     @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
     @Inject(SETTINGS) private readonly settings: Settings,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly credits: CreditsService,
   ) {}
 
   /** Admins are the users whose role is admin, and every email listed in ADMIN_EMAILS. */
@@ -67,10 +70,22 @@ export class UsersService {
     return pageOf(rows, query.limit, (u) => this.toResponse(u));
   }
 
+  /** An admin's change; a new credit balance is written through the ledger as an adjustment. */
   async patch(id: string, patch: UserPatch): Promise<UserResponse> {
+    const { credits, ...rest } = patch;
     const user = await this.findOrFail(id);
-    Object.assign(user, Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)));
-    await this.users.save(user);
-    return this.toResponse(user);
+    if (credits !== undefined) {
+      await this.dataSource.transaction(async (em) => {
+        const rows: Array<{ credits: string }> = await em.query('SELECT credits FROM users WHERE id = $1 FOR UPDATE', [
+          id,
+        ]);
+        await this.credits.adjust(id, credits - Number(rows[0]!.credits), 'admin_adjustment', undefined, em);
+      });
+    }
+    const changes = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+    if (Object.keys(changes).length > 0) {
+      await this.users.update({ id }, changes);
+    }
+    return this.toResponse(await this.findOrFail(user.id));
   }
 }

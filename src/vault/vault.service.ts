@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource } from 'typeorm';
-import { TIER_LIMITS } from '../billing/tiers.js';
+import { requireBelow } from '../billing/tiers.js';
 import { AppError } from '../common/app-error.js';
 import { type Page, type PageQuery, keysetWhere, pageOf } from '../common/pagination.js';
 import { ManifestFetcher, normaliseSiteUrl } from '../sites/manifest-fetcher.js';
 import { deriveScope, type SiteScope } from '../sites/scopes.js';
 import { SiteHttpClient } from '../sites/site-http.js';
 import { UserEntity } from '../users/user.entity.js';
+import { limitsUser, requireRole, type Scope, scopeSql, scopeWhere } from '../workspaces/scope.js';
 import { CredentialEntity, type CredentialKind } from './credential.entity.js';
 import { CredentialsService } from './credentials.service.js';
 import { SiteEntity } from './site.entity.js';
@@ -84,49 +85,75 @@ export class VaultService {
     return this.dataSource.getRepository(SiteEntity);
   }
 
-  /** The caller's site, or NOT_FOUND (also for another user's site: its existence is not revealed). */
-  async findOwnedOrFail(userId: string, siteId: string): Promise<SiteEntity> {
-    const site = UUID.test(siteId) ? await this.sites.findOneBy({ id: siteId, userId }) : null;
+  /** A site of the scope, or NOT_FOUND (also for another user's or workspace's: its existence is not revealed). */
+  async findInScope(scope: Scope, siteId: string): Promise<SiteEntity> {
+    const site = UUID.test(siteId) ? await this.sites.findOneBy({ id: siteId, ...scopeWhere(scope) }) : null;
     if (site === null) {
       throw new AppError('NOT_FOUND', 'No site with this id in your vault');
     }
     return site;
   }
 
+  /** Moves one of the caller's personal sites into the scope's workspace (credential included). */
+  async share(scope: Scope, siteId: string): Promise<SiteResponse> {
+    if (scope.workspace === null) {
+      throw new AppError('WORKSPACE_REQUIRED', 'Sharing needs X-Workspace-Id naming a Team workspace');
+    }
+    requireRole(scope, 'admin', 'Sharing a site');
+    const site = await this.findInScope({ user: scope.user, workspace: null }, siteId);
+    if (await this.sites.exists({ where: { workspaceId: scope.workspace.id, url: site.url } })) {
+      throw AppError.validation([{ field: 'url', message: 'the workspace already has this site' }]);
+    }
+    site.workspaceId = scope.workspace.id;
+    await this.sites.save(site);
+    return this.describe(site);
+  }
+
   async describe(site: SiteEntity): Promise<SiteResponse> {
     return toSiteResponse(site, await this.credentials.findForSite(site.id));
   }
 
-  async add(user: UserEntity, rawUrl: string): Promise<SiteResponse> {
+  async add(scope: Scope, rawUrl: string): Promise<SiteResponse> {
+    requireRole(scope, 'admin', 'Adding a site');
     const url = normaliseSiteUrl(this.http.assertSiteUrl(rawUrl));
     const manifest = await this.manifests.fetch(url);
     const site = await this.dataSource.transaction(async (em) => {
-      // Serialise adds per user, so the tier limit holds under concurrent requests.
+      // Serialise adds per limits owner, so the tier limit holds under concurrent requests.
       const owner = await em
         .getRepository(UserEntity)
         .createQueryBuilder('u')
         .setLock('pessimistic_write')
-        .where('u.id = :id', { id: user.id })
+        .where('u.id = :id', { id: limitsUser(scope).id })
         .getOneOrFail();
       const sites = em.getRepository(SiteEntity);
-      if (await sites.exists({ where: { userId: user.id, url } })) {
+      if (await sites.exists({ where: { ...scopeWhere(scope), url } })) {
         throw AppError.validation([{ field: 'url', message: 'this site is already in your vault' }]);
       }
-      const limit = TIER_LIMITS[owner.tier].vaultSites;
-      if ((await sites.countBy({ userId: user.id })) >= limit) {
-        throw new AppError('VAULT_LIMIT_REACHED', `The ${owner.tier} tier allows ${limit} sites in the vault`);
-      }
+      requireBelow(
+        owner,
+        await sites.countBy(scopeWhere(scope)),
+        (l) => l.vaultSites,
+        'VAULT_LIMIT_REACHED',
+        'sites in the vault',
+      );
       return sites.save(
-        sites.create({ userId: user.id, workspaceId: null, url, manifest, manifestFetchedAt: new Date() }),
+        sites.create({
+          userId: scope.user.id,
+          workspaceId: scope.workspace?.id ?? null,
+          url,
+          manifest,
+          manifestFetchedAt: new Date(),
+        }),
       );
     });
     return toSiteResponse(site, null);
   }
 
-  async list(userId: string, query: PageQuery): Promise<Page<SiteResponse>> {
+  async list(scope: Scope, query: PageQuery): Promise<Page<SiteResponse>> {
+    const [where, params] = scopeSql(scope, 's');
     const qb = this.sites
       .createQueryBuilder('s')
-      .where('s.user_id = :userId', { userId })
+      .where(where, params)
       .orderBy('s.created_at', 'ASC')
       .addOrderBy('s.id', 'ASC');
     keysetWhere(qb, 's', query.cursor);

@@ -3,7 +3,7 @@ import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { AgentsService, secretMatches } from '../agents/agents.service.js';
 import { Public } from '../auth/decorators.js';
-import { TIER_LIMITS } from '../billing/tiers.js';
+import { requireFeature } from '../billing/tiers.js';
 import { AppError } from '../common/app-error.js';
 import { CreditsService } from '../credits/credits.service.js';
 import { RunsService } from '../runs/runs.service.js';
@@ -53,13 +53,13 @@ export class WebhooksController {
     if (!secretMatches(secret, agent.webhookSecretHash)) {
       throw new AppError('WEBHOOK_SECRET_INVALID', 'X-Webhook-Secret is missing or does not match');
     }
-    const owner = await this.users.findOrFail(agent.userId);
-    if (!TIER_LIMITS[owner.tier].webhookAgents) {
-      throw new AppError(
-        'TIER_REQUIRED',
-        "The agent owner's tier does not include webhook triggers (harness or higher)",
-      );
-    }
+    // The tier that counts: the workspace owner's for a workspace agent, else the agent owner's.
+    const ownerId = agent.workspaceId !== null ? await this.agents.workspaceOwnerId(agent.workspaceId) : agent.userId;
+    requireFeature(
+      await this.users.findOrFail(ownerId),
+      (l) => l.webhookAgents,
+      'Webhook triggers (harness tier or higher)',
+    );
     if (!req.is('application/json')) {
       throw new AppError('WEBHOOK_PAYLOAD_INVALID', 'Content-Type must be application/json', [
         { field: 'content-type', message: 'must be application/json' },

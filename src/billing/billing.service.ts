@@ -1,0 +1,89 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { type DataSource } from 'typeorm';
+import { AppError } from '../common/app-error.js';
+import { CreditsService } from '../credits/credits.service.js';
+import { type SubscriptionStatus, type Tier, UserEntity } from '../users/user.entity.js';
+import { PAYMENT_PROVIDER, type PaymentProvider } from './payment-provider.js';
+import { CREDIT_PRICE_CENTS, limitsOf, TIER_LIMITS, type TierLimits } from './tiers.js';
+
+export interface BillingResponse {
+  tier: Tier;
+  credits: number;
+  subscriptionStatus: SubscriptionStatus;
+  paymentMethod: { brand: string; last4: string } | null;
+  limits: TierLimits;
+}
+
+/** Payment method, credit purchases and subscriptions, through the payment provider. */
+@Injectable()
+export class BillingService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
+    private readonly credits: CreditsService,
+  ) {}
+
+  private get users() {
+    return this.dataSource.getRepository(UserEntity);
+  }
+
+  async describe(userId: string): Promise<BillingResponse> {
+    const user = await this.users.findOneByOrFail({ id: userId });
+    return {
+      tier: user.tier,
+      credits: user.credits,
+      subscriptionStatus: user.subscriptionStatus,
+      paymentMethod: user.paymentMethod ? { brand: user.paymentMethod.brand, last4: user.paymentMethod.last4 } : null,
+      limits: limitsOf(user),
+    };
+  }
+
+  async setPaymentMethod(userId: string, token: string): Promise<BillingResponse> {
+    const card = await this.provider.attach(token);
+    await this.users.update({ id: userId }, { paymentMethod: card });
+    return this.describe(userId);
+  }
+
+  /**
+   * Buys credits. The charge happens inside the transaction that adds them: a declined card rolls
+   * everything back, so a failed purchase leaves no credits and no rows.
+   */
+  async purchaseCredits(userId: string, amount: number): Promise<{ credits: number }> {
+    return this.dataSource.transaction(async (em) => {
+      const user = await em
+        .getRepository(UserEntity)
+        .createQueryBuilder('u')
+        .setLock('pessimistic_write')
+        .where('u.id = :id', { id: userId })
+        .getOneOrFail();
+      if (user.paymentMethod === null) {
+        throw new AppError('NO_PAYMENT_METHOD', 'Add a payment method first: POST /api/billing/payment-method');
+      }
+      const balance = await this.credits.adjust(userId, amount, 'purchase', undefined, em);
+      await this.provider.charge(user.paymentMethod, amount * CREDIT_PRICE_CENTS, `${amount} credits`);
+      return { credits: balance };
+    });
+  }
+
+  /** Changes the tier: paid tiers are charged now (and a past-due subscription becomes active again). */
+  async changeSubscription(userId: string, tier: Tier): Promise<BillingResponse> {
+    await this.dataSource.transaction(async (em) => {
+      const user = await em
+        .getRepository(UserEntity)
+        .createQueryBuilder('u')
+        .setLock('pessimistic_write')
+        .where('u.id = :id', { id: userId })
+        .getOneOrFail();
+      const price = TIER_LIMITS[tier].priceCents;
+      if (price > 0) {
+        if (user.paymentMethod === null) {
+          throw new AppError('NO_PAYMENT_METHOD', 'Add a payment method first: POST /api/billing/payment-method');
+        }
+        await this.provider.charge(user.paymentMethod, price, `${tier} subscription`);
+      }
+      await em.getRepository(UserEntity).update({ id: userId }, { tier, subscriptionStatus: 'active' });
+    });
+    return this.describe(userId);
+  }
+}

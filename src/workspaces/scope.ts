@@ -1,0 +1,62 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import { IsNull } from 'typeorm';
+import { AppError } from '../common/app-error.js';
+import type { UserEntity } from '../users/user.entity.js';
+import type { WorkspaceRole } from './workspace.entities.js';
+
+/**
+ * Whose resources a request acts on: the caller's own (personal), or a Team workspace's
+ * (`X-Workspace-Id`), with the caller's role there.
+ */
+export interface Scope {
+  user: UserEntity;
+  workspace: { id: string; role: WorkspaceRole; owner: UserEntity } | null;
+}
+
+export const WORKSPACE_HEADER = 'x-workspace-id';
+
+const RANK: Record<WorkspaceRole, number> = { viewer: 0, member: 1, admin: 2, owner: 3 };
+
+/** PERMISSION_DENIED unless the caller's workspace role is at least `minimum` (personal scope: always allowed). */
+export function requireRole(scope: Scope, minimum: WorkspaceRole, action: string): void {
+  if (scope.workspace !== null && RANK[scope.workspace.role] < RANK[minimum]) {
+    throw new AppError(
+      'PERMISSION_DENIED',
+      `${action} needs the ${minimum} role in this workspace (you are ${scope.workspace.role})`,
+    );
+  }
+}
+
+export function roleAtLeast(role: WorkspaceRole, minimum: WorkspaceRole): boolean {
+  return RANK[role] >= RANK[minimum];
+}
+
+/** The user whose tier sets the limits: the caller, or the workspace's owner. */
+export function limitsUser(scope: Scope): UserEntity {
+  return scope.workspace?.owner ?? scope.user;
+}
+
+/** TypeORM `where` for rows of this scope (tables with user_id and workspace_id). */
+export function scopeWhere(
+  scope: Scope,
+): { workspaceId: string } | { userId: string; workspaceId: ReturnType<typeof IsNull> } {
+  return scope.workspace !== null
+    ? { workspaceId: scope.workspace.id }
+    : { userId: scope.user.id, workspaceId: IsNull() };
+}
+
+/** SQL condition for rows of this scope, with parameters, for query builders. */
+export function scopeSql(scope: Scope, alias: string): [string, Record<string, string>] {
+  return scope.workspace !== null
+    ? [`${alias}.workspace_id = :scopeWorkspace`, { scopeWorkspace: scope.workspace.id }]
+    : [`${alias}.user_id = :scopeUser AND ${alias}.workspace_id IS NULL`, { scopeUser: scope.user.id }];
+}
+
+/** The request's scope (set by WorkspaceScopeGuard). */
+export const CurrentScope = createParamDecorator((_data: unknown, ctx: ExecutionContext): Scope => {
+  const req = ctx.switchToHttp().getRequest<{ scope?: Scope }>();
+  if (req.scope === undefined) {
+    throw new Error('CurrentScope used on a route without authentication');
+  }
+  return req.scope;
+});

@@ -1,0 +1,484 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import type { ReferenceSite } from '../../examples/site/site.js';
+import { CreditsService } from '../../src/credits/credits.service.js';
+import { loadSettings } from '../../src/config/settings.js';
+import { openDataSource } from '../../src/database/data-source.js';
+import { testEnv } from '../setup/shared-runtime.js';
+import { expectError, Http } from '../utils/http.js';
+import { siteEnv, testSites, type TestSites } from '../utils/site.js';
+import { Stack } from '../utils/stack.js';
+import { registerUser, type TestUser, uniqueEmail } from '../utils/users.js';
+
+describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
+  let sites: TestSites;
+  let site: ReferenceSite;
+  let stack: Stack;
+  let http: Http;
+  let admin: TestUser;
+  const adminEmail = uniqueEmail('admin');
+
+  beforeAll(async () => {
+    sites = await testSites();
+    site = await sites.start();
+    stack = await Stack.start({ env: { ...siteEnv(sites, [site]), ADMIN_EMAILS: adminEmail } });
+    http = new Http(stack.baseUrl);
+    admin = await registerUser(http, { email: adminEmail });
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await sites?.stopAll();
+  });
+
+  async function userOn(tier: string, extra: Record<string, unknown> = {}): Promise<TestUser> {
+    const user = await registerUser(http);
+    await http.patch(`/api/admin/users/${user.id}`, { tier, ...extra }, { token: admin.token });
+    return user;
+  }
+
+  async function ledgerRows(userId: string): Promise<number> {
+    const db = new pg.Client({ connectionString: testEnv('databaseUrl') });
+    await db.connect();
+    try {
+      return (await db.query('SELECT count(*)::int AS n FROM credit_ledger WHERE user_id = $1', [userId])).rows[0].n;
+    } finally {
+      await db.end();
+    }
+  }
+
+  it('billing: payment method, purchases, subscriptions; NO_PAYMENT_METHOD and PAYMENT_FAILED change nothing', async () => {
+    const user = await registerUser(http);
+    const start = await http.get('/api/billing', { token: user.token });
+    expect(start.body).toMatchObject({
+      tier: 'free',
+      subscriptionStatus: 'active',
+      paymentMethod: null,
+      limits: { vaultSites: 3, agents: 3, webhookAgents: false },
+    });
+    const credits = start.body.credits as number;
+    expectError(
+      await http.post('/api/billing/credits/purchase', { amount: 100 }, { token: user.token }),
+      'NO_PAYMENT_METHOD',
+      402,
+    );
+    expectError(
+      await http.post('/api/billing/subscription', { tier: 'pro' }, { token: user.token }),
+      'NO_PAYMENT_METHOD',
+      402,
+    );
+    expectError(
+      await http.post('/api/billing/payment-method', { paymentMethodToken: 'tok_bogus' }, { token: user.token }),
+      'VALIDATION_ERROR',
+      400,
+    );
+    expectError(
+      await http.post('/api/billing/credits/purchase', { amount: 0 }, { token: user.token }),
+      'VALIDATION_ERROR',
+      400,
+    );
+
+    const declined = await http.post(
+      '/api/billing/payment-method',
+      { paymentMethodToken: 'tok_chargeDeclined' },
+      { token: user.token },
+    );
+    expect(declined.body.paymentMethod).toEqual({ brand: 'visa', last4: '0002' });
+    const rows = await ledgerRows(user.id);
+    expectError(
+      await http.post('/api/billing/credits/purchase', { amount: 250 }, { token: user.token }),
+      'PAYMENT_FAILED',
+      402,
+    );
+    expectError(
+      await http.post('/api/billing/subscription', { tier: 'team' }, { token: user.token }),
+      'PAYMENT_FAILED',
+      402,
+    );
+    const after = (await http.get('/api/billing', { token: user.token })).body;
+    expect(after).toMatchObject({ credits, tier: 'free' });
+    expect(await ledgerRows(user.id)).toBe(rows);
+
+    await http.post('/api/billing/payment-method', { paymentMethodToken: 'tok_visa' }, { token: user.token });
+    const bought = await http.post('/api/billing/credits/purchase', { amount: 250 }, { token: user.token });
+    expect(bought.status).toBe(200);
+    expect(bought.body).toEqual({ credits: credits + 250 });
+    expect(await ledgerRows(user.id)).toBe(rows + 1);
+    const upgraded = await http.post('/api/billing/subscription', { tier: 'team' }, { token: user.token });
+    expect(upgraded.body).toMatchObject({
+      tier: 'team',
+      subscriptionStatus: 'active',
+      paymentMethod: { brand: 'visa', last4: '4242' },
+      limits: { workspaces: 5 },
+    });
+  });
+
+  it('SUBSCRIPTION_PAST_DUE for features above free while overdue; free features keep working; paying restores', async () => {
+    const user = await userOn('harness');
+    const hook = await http.post(
+      '/api/agents',
+      { name: 'h', systemPrompt: 'p', siteIds: [], trigger: { type: 'webhook', schema: [] } },
+      { token: user.token },
+    );
+    expect(hook.status).toBe(201);
+    await http.patch(`/api/admin/users/${user.id}`, { subscriptionStatus: 'past_due' }, { token: admin.token });
+    expectError(
+      await http.post(
+        '/api/agents',
+        { name: 'h2', systemPrompt: 'p', siteIds: [], trigger: { type: 'webhook', schema: [] } },
+        { token: user.token },
+      ),
+      'SUBSCRIPTION_PAST_DUE',
+      402,
+    );
+    expectError(
+      await http.post(
+        `/api/webhooks/agent/${hook.body.id}`,
+        {},
+        { headers: { 'x-webhook-secret': hook.body.webhookSecret } },
+      ),
+      'SUBSCRIPTION_PAST_DUE',
+      402,
+    );
+    expect(
+      (
+        await http.post(
+          '/api/agents',
+          { name: 'm', systemPrompt: 'p', siteIds: [], trigger: { type: 'manual' } },
+          { token: user.token },
+        )
+      ).status,
+    ).toBe(201);
+    expect((await http.get('/api/billing', { token: user.token })).body.limits).toMatchObject({
+      webhookAgents: false,
+      agents: 3,
+    });
+    await http.post('/api/billing/payment-method', { paymentMethodToken: 'tok_visa' }, { token: user.token });
+    await http.post('/api/billing/subscription', { tier: 'harness' }, { token: user.token });
+    expect(
+      (
+        await http.post(
+          `/api/webhooks/agent/${hook.body.id}`,
+          {},
+          { headers: { 'x-webhook-secret': hook.body.webhookSecret } },
+        )
+      ).status,
+    ).toBe(202);
+  });
+
+  it('50 concurrent charges against a balance of 10: 10 succeed, the balance ends at 0, never below', async () => {
+    const user = await userOn('free', { credits: 10 });
+    const dataSource = await openDataSource({
+      ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
+      databaseUrl: testEnv('databaseUrl'),
+    });
+    try {
+      const credits = new CreditsService(dataSource);
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 50 }, (_, i) => credits.adjust(user.id, -1, 'test_charge', `race-${user.id}-${i}`)),
+      );
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(10);
+      const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+      expect(refused).toHaveLength(40);
+      expect(refused.every((o) => (o.reason as { code?: string }).code === 'NO_CREDITS')).toBe(true);
+      expect(await credits.balance(user.id)).toBe(0);
+      const ledger = await dataSource.query(
+        'SELECT min(balance_after)::int AS low, sum(delta)::int AS spent FROM credit_ledger WHERE user_id = $1 AND reason = $2',
+        [user.id, 'test_charge'],
+      );
+      expect(ledger[0]).toEqual({ low: 0, spent: -10 });
+    } finally {
+      await dataSource.destroy();
+    }
+  });
+
+  it('workspaces: TIER_REQUIRED below team, FEATURE_LIMIT_REACHED past 5, members, roles, ownership', async () => {
+    expectError(
+      await http.post('/api/workspaces', { name: 'W' }, { token: (await userOn('harness')).token }),
+      'TIER_REQUIRED',
+      403,
+    );
+    const owner = await userOn('team');
+    const created = [];
+    for (let i = 0; i < 5; i += 1) {
+      const res = await http.post('/api/workspaces', { name: `W${i}` }, { token: owner.token });
+      expect(res.status).toBe(201);
+      created.push(res.body);
+    }
+    expect(created[0]).toMatchObject({ name: 'W0', ownerId: owner.id, role: 'owner' });
+    expectError(
+      await http.post('/api/workspaces', { name: 'W5' }, { token: owner.token }),
+      'FEATURE_LIMIT_REACHED',
+      403,
+    );
+    const ws = created[0].id as string;
+    const [adminUser, member, viewer, outsider] = [
+      await registerUser(http),
+      await registerUser(http),
+      await registerUser(http),
+      await userOn('team'),
+    ];
+    expect(
+      (
+        await http.post(
+          `/api/workspaces/${ws}/members`,
+          { email: adminUser.email, role: 'admin' },
+          { token: owner.token },
+        )
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await http.post(
+          `/api/workspaces/${ws}/members`,
+          { email: member.email, role: 'member' },
+          { token: adminUser.token },
+        )
+      ).status,
+    ).toBe(201);
+    expectError(
+      await http.post(
+        `/api/workspaces/${ws}/members`,
+        { email: viewer.email, role: 'viewer' },
+        { token: member.token },
+      ),
+      'PERMISSION_DENIED',
+      403,
+    );
+    expect(
+      (
+        await http.post(
+          `/api/workspaces/${ws}/members`,
+          { email: viewer.email, role: 'viewer' },
+          { token: owner.token },
+        )
+      ).status,
+    ).toBe(201);
+    expectError(
+      await http.post(`/api/workspaces/${ws}/members`, { email: viewer.email, role: 'viewer' }, { token: owner.token }),
+      'VALIDATION_ERROR',
+      400,
+    );
+    expectError(
+      await http.post(
+        `/api/workspaces/${ws}/members`,
+        { email: 'nobody@example.test', role: 'viewer' },
+        { token: owner.token },
+      ),
+      'VALIDATION_ERROR',
+      400,
+    );
+    expectError(
+      await http.post(`/api/workspaces/${ws}/members`, { email: viewer.email, role: 'owner' }, { token: owner.token }),
+      'VALIDATION_ERROR',
+      400,
+    );
+
+    expectError(await http.get(`/api/workspaces/${ws}`, { token: outsider.token }), 'WORKSPACE_NOT_FOUND', 404);
+    expectError(
+      await http.get('/api/workspaces/00000000-0000-4000-8000-000000000000', { token: owner.token }),
+      'WORKSPACE_NOT_FOUND',
+      404,
+    );
+    expect((await http.get(`/api/workspaces/${ws}`, { token: viewer.token })).body.role).toBe('viewer');
+    expect(
+      (await http.get('/api/workspaces', { token: member.token })).body.items.map((w: { id: string }) => w.id),
+    ).toEqual([ws]);
+    const roster = (await http.get(`/api/workspaces/${ws}/members`, { token: viewer.token })).body.items;
+    expect(Object.fromEntries(roster.map((m: { email: string; role: string }) => [m.email, m.role]))).toEqual({
+      [owner.email]: 'owner',
+      [adminUser.email]: 'admin',
+      [member.email]: 'member',
+      [viewer.email]: 'viewer',
+    });
+
+    expectError(
+      await http.patch(`/api/workspaces/${ws}/members/${owner.id}`, { role: 'member' }, { token: adminUser.token }),
+      'ROLE_CHANGE_FORBIDDEN',
+      403,
+    );
+    expectError(
+      await http.delete(`/api/workspaces/${ws}/members/${owner.id}`, { token: adminUser.token }),
+      'ROLE_CHANGE_FORBIDDEN',
+      403,
+    );
+    expectError(
+      await http.patch(`/api/workspaces/${ws}/members/${outsider.id}`, { role: 'member' }, { token: owner.token }),
+      'MEMBER_NOT_FOUND',
+      404,
+    );
+    expectError(
+      await http.delete(`/api/workspaces/${ws}/members/${outsider.id}`, { token: owner.token }),
+      'MEMBER_NOT_FOUND',
+      404,
+    );
+    expectError(
+      await http.patch(`/api/workspaces/${ws}/members/${viewer.id}`, { role: 'admin' }, { token: member.token }),
+      'PERMISSION_DENIED',
+      403,
+    );
+    expect(
+      (await http.patch(`/api/workspaces/${ws}/members/${viewer.id}`, { role: 'member' }, { token: adminUser.token }))
+        .body.role,
+    ).toBe('member');
+
+    expectError(
+      await http.post(`/api/workspaces/${ws}/transfer-ownership`, { userId: adminUser.id }, { token: adminUser.token }),
+      'PERMISSION_DENIED',
+      403,
+    );
+    expectError(
+      await http.post(`/api/workspaces/${ws}/transfer-ownership`, { userId: outsider.id }, { token: owner.token }),
+      'MEMBER_NOT_FOUND',
+      404,
+    );
+    expectError(
+      await http.post(`/api/workspaces/${ws}/transfer-ownership`, { userId: adminUser.id }, { token: owner.token }),
+      'WORKSPACE_REQUIRED',
+      403,
+    );
+    await http.patch(`/api/admin/users/${adminUser.id}`, { tier: 'team' }, { token: admin.token });
+    const transferred = await http.post(
+      `/api/workspaces/${ws}/transfer-ownership`,
+      { userId: adminUser.id },
+      { token: owner.token },
+    );
+    expect(transferred.body).toMatchObject({ ownerId: adminUser.id, role: 'admin' });
+    expect((await http.delete(`/api/workspaces/${ws}/members/${owner.id}`, { token: adminUser.token })).status).toBe(
+      204,
+    );
+    expectError(await http.get(`/api/workspaces/${ws}`, { token: owner.token }), 'WORKSPACE_NOT_FOUND', 404);
+  });
+
+  it('role matrix over the workspace vault, agents and runs; sharing needs X-Workspace-Id', async () => {
+    const owner = await userOn('team');
+    const ws = (await http.post('/api/workspaces', { name: 'Matrix' }, { token: owner.token })).body.id as string;
+    const people: Record<string, TestUser> = { owner };
+    for (const role of ['admin', 'member', 'viewer']) {
+      people[role] = await registerUser(http);
+      await http.post(`/api/workspaces/${ws}/members`, { email: people[role]!.email, role }, { token: owner.token });
+    }
+    const inWs = (token: string) => ({ token, headers: { 'x-workspace-id': ws } });
+    const siteId = (await http.post('/api/vault/sites', { url: site.url }, inWs(owner.token))).body.id as string;
+    const agentId = (
+      await http.post(
+        '/api/agents',
+        { name: 'shared', systemPrompt: 'p', siteIds: [siteId], trigger: { type: 'manual' } },
+        inWs(owner.token),
+      )
+    ).body.id as string;
+    const allowed: Record<string, string[]> = {
+      owner: ['readSites', 'addSite', 'readAgents', 'createAgent', 'deleteAgent', 'readRuns'],
+      admin: ['readSites', 'addSite', 'readAgents', 'createAgent', 'deleteAgent', 'readRuns'],
+      member: ['readSites', 'readAgents', 'createAgent', 'readRuns'],
+      viewer: ['readSites', 'readAgents', 'readRuns'],
+    };
+    for (const [role, user] of Object.entries(people)) {
+      const auth = inWs(user.token);
+      const scratch = (
+        await http.post(
+          '/api/agents',
+          { name: `tmp-${role}`, systemPrompt: 'p', siteIds: [], trigger: { type: 'manual' } },
+          inWs(owner.token),
+        )
+      ).body.id;
+      const actions: Record<string, () => Promise<{ status: number; body: any; text: string; headers: Headers }>> = {
+        readSites: () => http.get(`/api/vault/sites/${siteId}`, auth),
+        addSite: () => http.post('/api/vault/sites', { url: `${site.url}/${role}` }, auth),
+        readAgents: () => http.get(`/api/agents/${agentId}`, auth),
+        createAgent: () =>
+          http.post(
+            '/api/agents',
+            { name: `by-${role}`, systemPrompt: 'p', siteIds: [siteId], trigger: { type: 'manual' } },
+            auth,
+          ),
+        deleteAgent: () => http.delete(`/api/agents/${scratch}`, auth),
+        readRuns: () => http.get(`/api/agents/${agentId}/runs`, auth),
+      };
+      for (const [action, call] of Object.entries(actions)) {
+        const res = await call();
+        if (allowed[role]!.includes(action)) {
+          expect([role, action, res.status < 300]).toEqual([role, action, true]);
+        } else {
+          expect([role, action, res.status, res.body.code]).toEqual([role, action, 403, 'PERMISSION_DENIED']);
+        }
+      }
+    }
+    // Sharing a personal site into the workspace needs the header naming a Team workspace.
+    const personal = (await http.post('/api/vault/sites', { url: `${site.url}/mine` }, { token: owner.token })).body.id;
+    expectError(
+      await http.post(`/api/vault/sites/${personal}/share`, undefined, { token: owner.token }),
+      'WORKSPACE_REQUIRED',
+      403,
+    );
+    expect((await http.post(`/api/vault/sites/${personal}/share`, undefined, inWs(owner.token))).status).toBe(200);
+    expect((await http.get(`/api/vault/sites/${personal}`, inWs(people.viewer!.token))).status).toBe(200);
+  });
+
+  it('isolation: users and workspaces never see each other’s sites, agents or runs', async () => {
+    const a = await userOn('team');
+    const b = await userOn('team');
+    const w1 = (await http.post('/api/workspaces', { name: 'A' }, { token: a.token })).body.id as string;
+    const w2 = (await http.post('/api/workspaces', { name: 'B' }, { token: b.token })).body.id as string;
+    await http.post(`/api/workspaces/${w2}/members`, { email: a.email, role: 'admin' }, { token: b.token });
+    const personalSite = (await http.post('/api/vault/sites', { url: site.url }, { token: a.token })).body.id as string;
+    const w1Site = (
+      await http.post('/api/vault/sites', { url: site.url }, { token: a.token, headers: { 'x-workspace-id': w1 } })
+    ).body.id as string;
+    const w1Agent = (
+      await http.post(
+        '/api/agents',
+        { name: 'w1', systemPrompt: 'p', siteIds: [w1Site], trigger: { type: 'manual' } },
+        { token: a.token, headers: { 'x-workspace-id': w1 } },
+      )
+    ).body.id as string;
+    const run = (
+      await http.post(`/api/agents/${w1Agent}/runs`, {}, { token: a.token, headers: { 'x-workspace-id': w1 } })
+    ).body.id as string;
+
+    // Another user: nothing of A's, personal or W1's.
+    expectError(await http.get(`/api/vault/sites/${personalSite}`, { token: b.token }), 'NOT_FOUND', 404);
+    expectError(await http.get(`/api/vault/sites/${w1Site}`, { token: b.token }), 'NOT_FOUND', 404);
+    expectError(await http.get(`/api/agents/${w1Agent}`, { token: b.token }), 'AGENT_NOT_FOUND', 404);
+    expectError(await http.get(`/api/runs/${run}`, { token: b.token }), 'RUN_NOT_FOUND', 404);
+    expectError(
+      await http.get(`/api/agents/${w1Agent}`, { token: b.token, headers: { 'x-workspace-id': w1 } }),
+      'WORKSPACE_NOT_FOUND',
+      404,
+    );
+    // Another workspace (W2, where A is admin) does not show W1's resources, nor A's personal ones.
+    const inW2 = { token: a.token, headers: { 'x-workspace-id': w2 } };
+    expectError(await http.get(`/api/vault/sites/${w1Site}`, inW2), 'NOT_FOUND', 404);
+    expectError(await http.get(`/api/vault/sites/${personalSite}`, inW2), 'NOT_FOUND', 404);
+    expectError(await http.get(`/api/agents/${w1Agent}`, inW2), 'AGENT_NOT_FOUND', 404);
+    expectError(await http.get(`/api/runs/${run}`, inW2), 'RUN_NOT_FOUND', 404);
+    expect((await http.get('/api/vault/sites', inW2)).body.items).toEqual([]);
+    // A's personal scope does not show W1's resources either; W1's scope shows them.
+    expectError(await http.get(`/api/agents/${w1Agent}`, { token: a.token }), 'AGENT_NOT_FOUND', 404);
+    expect(
+      (await http.get('/api/vault/sites', { token: a.token })).body.items.map((s: { id: string }) => s.id),
+    ).toEqual([personalSite]);
+    expect((await http.get(`/api/runs/${run}`, { token: a.token, headers: { 'x-workspace-id': w1 } })).status).toBe(
+      200,
+    );
+    // Chat sessions: a W1 session may use W1's sites; a personal one may not.
+    const inW1 = { token: a.token, headers: { 'x-workspace-id': w1 } };
+    expect((await http.post('/api/sessions', { sites: [{ siteId: w1Site }] }, inW1)).status).toBe(201);
+    expectError(
+      await http.post('/api/sessions', { sites: [{ siteId: w1Site }] }, { token: a.token }),
+      'VALIDATION_ERROR',
+      400,
+    );
+    expectError(await http.post('/api/sessions', { sites: [{ siteId: personalSite }] }, inW1), 'VALIDATION_ERROR', 400);
+    // An agent of W1 cannot use a site from elsewhere.
+    expectError(
+      await http.post(
+        '/api/agents',
+        { name: 'x', systemPrompt: 'p', siteIds: [personalSite], trigger: { type: 'manual' } },
+        { token: a.token, headers: { 'x-workspace-id': w1 } },
+      ),
+      'VALIDATION_ERROR',
+      400,
+    );
+  });
+});
