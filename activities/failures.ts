@@ -3,12 +3,21 @@ import { ApplicationFailure } from '@temporalio/common';
 /** What the ports throw: an error with one of the specification's codes (AppError and its kin). */
 interface CodedError extends Error {
   code: string;
+  statusCode: number;
   retryable?: boolean;
   retryAfterSeconds?: number;
 }
 
+/**
+ * Our own errors carry a spec code and its HTTP status. Others (a database or network error, whose
+ * `code` is a driver's code such as ECONNREFUSED) stay as they are: retryable.
+ */
 function isCoded(err: unknown): err is CodedError {
-  return err instanceof Error && typeof (err as Partial<CodedError>).code === 'string';
+  return (
+    err instanceof Error &&
+    typeof (err as Partial<CodedError>).code === 'string' &&
+    typeof (err as Partial<CodedError>).statusCode === 'number'
+  );
 }
 
 /**

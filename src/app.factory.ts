@@ -2,6 +2,7 @@ import { ConsoleLogger, type INestApplication, type LogLevel as NestLogLevel } f
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppModule } from './app.module.js';
 import { AppError } from './common/app-error.js';
@@ -33,16 +34,24 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   app.set('trust proxy', settings.trustProxy);
   app.disable('x-powered-by');
   app.use(correlationMiddleware);
-  app.use(express.json({ limit: MAX_BODY_BYTES, strict: true, type: ['application/json', 'application/*+json'] }));
-  app.use(express.urlencoded({ extended: false, limit: MAX_BODY_BYTES }));
-  // Body parser failures never reach Nest's filters: answer them here with the same error body.
-  app.use((err: unknown, _req: Request, res: Response, next: NextFunction) => {
+  // Bodies must be valid UTF-8: a decoder would otherwise replace bad bytes silently.
+  const verify = (_req: unknown, _res: unknown, buf: Buffer): void => {
+    if (!isUtf8(buf)) {
+      throw Object.assign(new Error('Request body is not valid UTF-8'), { type: 'entity.verify.failed' });
+    }
+  };
+  app.use(express.json({ limit: MAX_BODY_BYTES, strict: true, type: ['application/json', 'application/*+json'], verify }));
+  app.use(express.urlencoded({ extended: false, limit: MAX_BODY_BYTES, verify }));
+  // Body parser failures never reach Nest's filters: answer them here with the same error body
+  // (on the webhook route, with the webhook's own code).
+  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     const problem = bodyParserProblem(err);
     if (problem === undefined) {
       next(err);
       return;
     }
-    writeAppError(res, problem);
+    const webhook = req.path.startsWith('/api/webhooks/');
+    writeAppError(res, webhook ? new AppError('WEBHOOK_PAYLOAD_INVALID', problem.message, problem.details) : problem);
   });
   app.setGlobalPrefix('api');
   app.enableShutdownHooks();

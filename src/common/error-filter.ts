@@ -52,7 +52,7 @@ export function bodyParserProblem(exception: unknown): AppError | undefined {
     'charset.unsupported': 'Request body charset is not supported',
     'request.aborted': 'Request body was aborted',
     'request.size.invalid': 'Request body size does not match Content-Length',
-    'entity.verify.failed': 'Request body is invalid',
+    'entity.verify.failed': 'Request body is not valid UTF-8',
     'stream.encoding.set': 'Request body could not be read',
     'parameters.too.many': 'Request body has too many parameters',
   };

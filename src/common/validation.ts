@@ -6,6 +6,10 @@ import {
   type ValidationError,
 } from '@nestjs/common';
 import { AppError, type FieldProblem } from './app-error.js';
+import { jsonDepth } from './json-depth.js';
+
+/** Deepest nesting a request body may have. */
+export const MAX_BODY_DEPTH = 64;
 
 /** Flattens class-validator's tree into `{field, message}` entries with dotted paths. */
 export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldProblem[] {
@@ -46,6 +50,9 @@ export class AppValidationPipe implements PipeTransform {
     if (metadata.type === 'body' && isDto) {
       if (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value)) {
         throw AppError.validation([{ field: 'body', message: 'must be a JSON object' }]);
+      }
+      if (jsonDepth(value, MAX_BODY_DEPTH + 1) > MAX_BODY_DEPTH) {
+        throw AppError.validation([{ field: 'body', message: `is nested deeper than ${MAX_BODY_DEPTH} levels` }]);
       }
     }
     return classValidation.transform(value, metadata);

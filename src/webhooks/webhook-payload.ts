@@ -1,6 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { AppError } from '../common/app-error.js';
 import { ajvProblems } from '../sites/manifest.js';
+import { jsonDepth } from '../common/json-depth.js';
 import type { WebhookField } from '../agents/agent.entity.js';
 
 const ajv = new Ajv({ allErrors: true, strict: false });
@@ -17,11 +18,19 @@ export function payloadSchema(fields: WebhookField[]): Record<string, unknown> {
   };
 }
 
+/** Deepest nesting a payload may have (deeper ones are refused before anything walks them recursively). */
+export const MAX_PAYLOAD_DEPTH = 32;
+
 /** WEBHOOK_PAYLOAD_INVALID naming each field that does not fit the schema. */
 export function validatePayload(fields: WebhookField[], payload: unknown): Record<string, unknown> {
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
     throw new AppError('WEBHOOK_PAYLOAD_INVALID', 'The payload must be a JSON object', [
       { field: 'body', message: 'must be a JSON object' },
+    ]);
+  }
+  if (jsonDepth(payload, MAX_PAYLOAD_DEPTH + 1) > MAX_PAYLOAD_DEPTH) {
+    throw new AppError('WEBHOOK_PAYLOAD_INVALID', `The payload is nested deeper than ${MAX_PAYLOAD_DEPTH} levels`, [
+      { field: 'body', message: `nested deeper than ${MAX_PAYLOAD_DEPTH} levels` },
     ]);
   }
   const schema = payloadSchema(fields);
