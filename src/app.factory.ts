@@ -40,7 +40,9 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
       throw Object.assign(new Error('Request body is not valid UTF-8'), { type: 'entity.verify.failed' });
     }
   };
-  app.use(express.json({ limit: MAX_BODY_BYTES, strict: true, type: ['application/json', 'application/*+json'], verify }));
+  app.use(
+    express.json({ limit: MAX_BODY_BYTES, strict: true, type: ['application/json', 'application/*+json'], verify }),
+  );
   app.use(express.urlencoded({ extended: false, limit: MAX_BODY_BYTES, verify }));
   // Body parser failures never reach Nest's filters: answer them here with the same error body
   // (on the webhook route, with the webhook's own code).

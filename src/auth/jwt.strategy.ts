@@ -41,11 +41,15 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     ) {
       throw new AppError('INVALID_TOKEN', 'Token claims are malformed');
     }
-    const rows: Array<{ revoked: boolean }> = await this.dataSource.query(
-      'SELECT EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $1) AS revoked',
-      [claims.jti],
-    );
-    const user = await this.dataSource.getRepository(UserEntity).findOneBy({ id: claims.sub });
+    // One round trip: the user, and whether this token was revoked.
+    const found = await this.dataSource
+      .getRepository(UserEntity)
+      .createQueryBuilder('u')
+      .addSelect('EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = :jti)', 'revoked')
+      .where('u.id = :id', { id: claims.sub, jti: claims.jti })
+      .getRawAndEntities();
+    const user = found.entities[0] ?? null;
+    const rows = found.raw as Array<{ revoked: boolean }>;
     if (user === null) {
       throw new AppError('INVALID_TOKEN', 'The token belongs to no user');
     }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { In, IsNull, type DataSource } from 'typeorm';
@@ -228,7 +228,7 @@ export class ChatService {
     messages.push({ role: 'user', content });
     const usage = { inputTokens: 0, outputTokens: 0, credits: 0 };
     const toolCalls: ToolCallRecord[] = [];
-    const replyId = (await this.dataSource.query('SELECT gen_random_uuid() AS id'))[0].id as string;
+    const replyId = randomUUID();
     let text = '';
     for (let turn = 1; turn <= MAX_CHAT_MODEL_TURNS; turn += 1) {
       const answer = await this.modelTurn(tools, messages, sink, signal);

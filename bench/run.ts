@@ -1,0 +1,310 @@
+/**
+ * `npm run bench`: each figure against a baseline measured in the same run on the same machine.
+ * Starts its own PostgreSQL, Temporal dev server, reference site, fake model, API and worker.
+ */
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
+import { freePort } from '../scripts/runtime/processes.js';
+import { ensureTemporalCli, startTemporalDevServer } from '../scripts/runtime/temporal.js';
+import { FakeModel } from '../test/fixtures/fake-model.js';
+import { TEST_ENV } from '../test/setup/shared-runtime.js';
+import { Http } from '../test/utils/http.js';
+import { siteEnv, testSites } from '../test/utils/site.js';
+import { Stack } from '../test/utils/stack.js';
+import { registerUser, uniqueEmail } from '../test/utils/users.js';
+import { fmt, line, load, percentile } from './stats.js';
+
+const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+function get(url: string, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { agent: keepAlive, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+  });
+}
+
+function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent: keepAlive,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), ...headers },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+async function main(): Promise<void> {
+  const workDir = mkdtempSync(path.join(tmpdir(), 'agentsite-bench-'));
+  chmodSync(workDir, 0o755);
+  const cliPath = await ensureTemporalCli((l) => console.log(`[bench] ${l}`));
+  const postgres = await startEmbeddedPostgres({
+    dir: path.join(workDir, 'postgres'),
+    port: await freePort(),
+    fast: true,
+  });
+  const temporal = await startTemporalDevServer({
+    cliPath,
+    port: await freePort(),
+    namespace: 'default',
+    logFile: path.join(workDir, 'temporal.log'),
+  });
+  process.env[TEST_ENV.databaseUrl] = postgres.url;
+  process.env[TEST_ENV.temporalAddress] = temporal.address;
+  process.env[TEST_ENV.workDir] = workDir;
+  const sites = await testSites();
+  const site = await sites.start({ limitPerToken: 1_000_000, limitPerIp: 1_000_000 });
+  const model = await FakeModel.start();
+  const adminEmail = uniqueEmail('admin');
+  const stack = await Stack.start({
+    env: {
+      ...siteEnv(sites, [site]),
+      ADMIN_EMAILS: adminEmail,
+      ANTHROPIC_API_KEY: 'bench',
+      ANTHROPIC_BASE_URL: model.url,
+      OUTGOING_CALLS_PER_MINUTE: '1000000',
+      LOG_LEVEL: 'warn',
+    },
+  });
+  const api = new Http(stack.baseUrl);
+  const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection });
+  try {
+    const admin = await registerUser(api, { email: adminEmail });
+    const user = await registerUser(api);
+    await api.patch(`/api/admin/users/${user.id}`, { tier: 'harness', credits: 100_000_000 }, { token: admin.token });
+    const siteId = (await api.post('/api/vault/sites', { url: site.url }, { token: user.token })).body.id as string;
+    const apiToken = site.issueApiToken('alice').token;
+    await api.post(`/api/vault/sites/${siteId}/token`, { token: apiToken }, { token: user.token });
+    const auth = { authorization: `Bearer ${user.token}` };
+    console.log('agentsite benchmarks (2 cores; figures are ratios against baselines measured in this run)\n');
+
+    // 6. HTTP layer: an authenticated trivial route vs a bare Node http server.
+    const bare = http.createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"x"}'),
+    );
+    await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
+    const barePort = (bare.address() as { port: number }).port;
+    const N6 = 3000;
+    await load(300, 16, async () => void (await get(`${stack.baseUrl}/api/me`, auth)));
+    const service6 = await load(N6, 16, async () => void (await get(`${stack.baseUrl}/api/me`, auth)));
+    const base6 = await load(N6, 16, async () => void (await get(`http://127.0.0.1:${barePort}/`)));
+    bare.close();
+    line('6. HTTP layer (GET /api/me, authenticated) vs bare node:http', {
+      service_rps: Math.round((N6 / service6.wallMs) * 1000),
+      bare_rps: Math.round((N6 / base6.wallMs) * 1000),
+      ratio: (N6 / service6.wallMs / (N6 / base6.wallMs)).toFixed(3),
+      service_p50: fmt(percentile(service6.latencies, 50)),
+      bare_p50: fmt(percentile(base6.latencies, 50)),
+    });
+
+    // 3. A tool call through the API vs the same HTTPS call made directly to the site.
+    const N3 = 300;
+    const direct = new https.Agent({ keepAlive: true, ca: sites.ca.cert });
+    const directCall = (): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const body = JSON.stringify({ query: 'x' });
+        const req = https.request(
+          `${site.url}/api/tools/search_notes`,
+          {
+            method: 'POST',
+            agent: direct,
+            headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve());
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    const viaApi = async (): Promise<void> => {
+      const res = await post(
+        `${stack.baseUrl}/api/vault/sites/${siteId}/tools/search_notes/call`,
+        { input: { query: 'x' } },
+        auth,
+      );
+      if (res.status !== 200) {
+        throw new Error(`tool call answered ${res.status} ${res.text}`);
+      }
+    };
+    await load(50, 1, viaApi);
+    const service3 = await load(N3, 1, viaApi);
+    const base3 = await load(N3, 1, directCall);
+    line('3. tool call via POST …/tools/:tool/call vs direct HTTPS to the site', {
+      service_p50: fmt(percentile(service3.latencies, 50)),
+      direct_p50: fmt(percentile(base3.latencies, 50)),
+      added_p50: fmt(percentile(service3.latencies, 50) - percentile(base3.latencies, 50)),
+      ratio_p50: (percentile(service3.latencies, 50) / percentile(base3.latencies, 50)).toFixed(2),
+    });
+
+    // 4. Chat SSE time to first byte vs the fake model directly.
+    const N4 = 40;
+    model.fallback = { text: 'Hello from the model, streamed in pieces.' };
+    const session = (
+      await api.post('/api/sessions', { sites: [{ siteId, tools: ['search_notes'] }] }, { token: user.token })
+    ).body.token as string;
+    const firstByte = (url: string, body: unknown, headers: Record<string, string>): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const started = performance.now();
+        const data = JSON.stringify(body);
+        const req = http.request(
+          url,
+          {
+            method: 'POST',
+            agent: keepAlive,
+            headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+          },
+          (res) => {
+            let seen = false;
+            res.on('data', (chunk: Buffer) => {
+              if (!seen && /event: (text|content_block_delta)/.test(chunk.toString())) {
+                seen = true;
+                resolve(performance.now() - started);
+              }
+            });
+            res.on('end', () => (seen ? undefined : reject(new Error(`no text event from ${url}`))));
+          },
+        );
+        req.on('error', reject);
+        req.end(data);
+      });
+    const viaChat: number[] = [];
+    const viaModel: number[] = [];
+    for (let i = 0; i < N4; i += 1) {
+      viaChat.push(await firstByte(`${stack.baseUrl}/api/sessions/${session}/messages`, { content: `hi ${i}` }, auth));
+      viaModel.push(
+        await firstByte(
+          `${model.url}/v1/messages`,
+          { model: 'x', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+          {},
+        ),
+      );
+    }
+    line('4. chat SSE time to first text event vs the fake model directly', {
+      chat_p50: fmt(percentile(viaChat, 50)),
+      model_p50: fmt(percentile(viaModel, 50)),
+      added_p50: fmt(percentile(viaChat, 50) - percentile(viaModel, 50)),
+    });
+
+    // 1. Webhooks accepted (durably queued) vs raw Temporal workflow starts.
+    const agents: Array<{ id: string; webhookSecret: string }> = [];
+    for (let i = 0; i < 8; i += 1) {
+      agents.push(
+        (
+          await api.post(
+            '/api/agents',
+            { name: `hook ${i}`, systemPrompt: 'p', siteIds: [], trigger: { type: 'webhook', schema: [] } },
+            { token: user.token },
+          )
+        ).body as {
+          id: string;
+          webhookSecret: string;
+        },
+      );
+    }
+    model.fallback = { text: 'ok' };
+    const N1 = 400;
+    const fire = async (i: number): Promise<void> => {
+      const agent = agents[i % agents.length]!;
+      const res = await post(
+        `${stack.baseUrl}/api/webhooks/agent/${agent.id}`,
+        { i },
+        { 'x-webhook-secret': agent.webhookSecret },
+      );
+      if (res.status !== 202) {
+        throw new Error(`webhook answered ${res.status} ${res.text}`);
+      }
+    };
+    await load(40, 8, fire);
+    const service1 = await load(N1, 16, fire);
+    const base1 = await load(N1, 16, async (i) => {
+      await client.workflow.start('echoWorkflow', {
+        taskQueue: 'bench-unpolled',
+        workflowId: `bench-raw-${Date.now()}-${i}`,
+        args: [{ message: 'x' }],
+      });
+    });
+    line('1. webhooks accepted and durably queued vs raw Temporal workflow starts', {
+      service_rps: Math.round((N1 / service1.wallMs) * 1000),
+      raw_rps: Math.round((N1 / base1.wallMs) * 1000),
+      ratio: (N1 / service1.wallMs / (N1 / base1.wallMs)).toFixed(3),
+      service_p99: fmt(percentile(service1.latencies, 99)),
+      raw_p99: fmt(percentile(base1.latencies, 99)),
+    });
+
+    // 5. Worker memory per 1,000 cached workflows (idle agent queues held in the worker's cache).
+    const workerPid = stack.worker!.child.pid!;
+    const before = rssMb(workerPid);
+    const N5 = 1000;
+    const startedIds: string[] = [];
+    await load(N5, 16, async (i) => {
+      startedIds[i] = `bench-cache-${Date.now()}-${i}`;
+      await client.workflow.start('agentWorkflow', {
+        taskQueue: stack.env.TEMPORAL_TASK_QUEUE!,
+        workflowId: startedIds[i]!,
+        args: [{ agentId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` }],
+      });
+    });
+    // A query makes the worker load each workflow (then it stays in the worker's cache).
+    let answered = 0;
+    await load(N5, 16, async (i) => {
+      const handle = client.workflow.getHandle(startedIds[i]!);
+      await handle.query('agentState');
+      answered += 1;
+    });
+    const pending = N5 - answered;
+    const after = rssMb(workerPid);
+    line('5. worker RSS for 1,000 cached workflows', {
+      rss_before: `${before.toFixed(1)} MB`,
+      rss_after: `${after.toFixed(1)} MB`,
+      per_1000: `${(after - before).toFixed(1)} MB`,
+      per_workflow: `${(((after - before) * 1024) / N5).toFixed(1)} KB`,
+      not_yet_cached: pending,
+    });
+  } finally {
+    await connection.close();
+    await stack.stop();
+    await model.stop();
+    await sites.stopAll();
+    await temporal.stop();
+    await postgres.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,45 @@
+/** Small helpers for the benchmarks: percentiles, timing, bounded concurrency. */
+export function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+}
+
+export async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
+  const started = performance.now();
+  const value = await work();
+  return [value, performance.now() - started];
+}
+
+/** Runs `count` jobs with at most `concurrency` at once; returns each job's latency (ms) and the wall time. */
+export async function load(
+  count: number,
+  concurrency: number,
+  job: (i: number) => Promise<void>,
+): Promise<{ latencies: number[]; wallMs: number }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const i = next++;
+        const t = performance.now();
+        await job(i);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return { latencies, wallMs: performance.now() - started };
+}
+
+export function fmt(ms: number): string {
+  return `${ms.toFixed(2)} ms`;
+}
+
+export function line(name: string, figures: Record<string, string | number>): void {
+  console.log(
+    `${name}: ${Object.entries(figures)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('  ')}`,
+  );
+}
