@@ -115,7 +115,9 @@ async function main(): Promise<void> {
       ['api', 'src/main.js'],
       ['worker', 'src/worker.js'],
     ] as const) {
-      const child = spawn(process.execPath, ['--enable-source-maps', path.join(distRoot, entry)], {
+      // AGENTSITE_NODE_ARGS: extra node flags for the API and worker (profiling: "--prof").
+      const nodeArgs = (process.env.AGENTSITE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+      const child = spawn(process.execPath, [...nodeArgs, '--enable-source-maps', path.join(distRoot, entry)], {
         env,
         stdio: 'inherit',
       });

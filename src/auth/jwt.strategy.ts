@@ -1,3 +1,4 @@
+import { createSecretKey } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -23,7 +24,9 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   ) {
     super({
       jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
-      secretOrKey: settings.jwtSecret,
+      // A KeyObject: given a string, jsonwebtoken first tries (and fails) to parse it as a public
+      // key on every verification, which the profile showed as the costliest step of a request.
+      secretOrKey: createSecretKey(Buffer.from(settings.jwtSecret, 'utf8')) as unknown as string,
       algorithms: ['HS256'],
       ignoreExpiration: false,
       passReqToCallback: false,
