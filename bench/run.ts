@@ -7,11 +7,14 @@ import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createBareActivities } from './bare.activities.js';
 import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
 import { freePort } from '../scripts/runtime/processes.js';
 import { ensureTemporalCli, startTemporalDevServer } from '../scripts/runtime/temporal.js';
-import { FakeModel } from '../test/fixtures/fake-model.js';
+import { FakeModel, toolNamed } from '../test/fixtures/fake-model.js';
 import { TEST_ENV } from '../test/setup/shared-runtime.js';
 import { Http } from '../test/utils/http.js';
 import { siteEnv, testSites } from '../test/utils/site.js';
@@ -259,6 +262,86 @@ async function main(): Promise<void> {
       ratio: (N1 / service1.wallMs / (N1 / base1.wallMs)).toFixed(3),
       service_p99: fmt(percentile(service1.latencies, 99)),
       raw_p99: fmt(percentile(base1.latencies, 99)),
+    });
+
+    // 2. Webhook → run completed (a tool call and two model turns) vs a bare workflow making the same calls.
+    const runAgent = (
+      await api.post(
+        '/api/agents',
+        { name: 'e2e', systemPrompt: 'p', siteIds: [siteId], trigger: { type: 'webhook', schema: [] } },
+        { token: user.token },
+      )
+    ).body as { id: string; webhookSecret: string };
+    // Let the runs queued by benchmark 1 finish first: they would compete for the two cores.
+    const drainBy = Date.now() + 300_000;
+    while (
+      Date.now() < drainBy &&
+      (await client.workflow.count('WorkflowType = "agentRunWorkflow" AND ExecutionStatus = "Running"')).count > 0
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    model.fallback = (req) =>
+      req.body.messages.length === 1 && (req.body.tools ?? []).length > 0
+        ? { toolUses: [{ name: toolNamed(req, 'search_notes'), input: { query: 'x' } }] }
+        : { text: 'done' };
+    const bareConnection = await NativeConnection.connect({ address: temporal.address });
+    const bareWorker = await Worker.create({
+      connection: bareConnection,
+      taskQueue: 'bench-bare',
+      workflowsPath: fileURLToPath(new URL('./bare.workflow.js', import.meta.url)),
+      activities: createBareActivities({
+        modelUrl: model.url,
+        toolUrl: `${site.url}/api/tools/search_notes`,
+        token: apiToken,
+        ca: sites.ca.cert,
+      }),
+    });
+    const bareRunning = bareWorker.run();
+    const N2 = 30;
+    const service2: number[] = [];
+    const base2: number[] = [];
+    for (let i = 0; i < N2 + 3; i += 1) {
+      const t = performance.now();
+      const res = await post(
+        `${stack.baseUrl}/api/webhooks/agent/${runAgent.id}`,
+        { i },
+        { 'x-webhook-secret': runAgent.webhookSecret },
+      );
+      const runId = (JSON.parse(res.text) as { runId: string }).runId;
+      // The run's workflow starts a moment after the 202 (the agent's queue starts it): wait for it to exist.
+      for (;;) {
+        try {
+          await client.workflow.getHandle(`run-${runId}`).result();
+          break;
+        } catch (err) {
+          if (!(err instanceof WorkflowNotFoundError)) {
+            throw err;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      }
+      const s = performance.now() - t;
+      const b0 = performance.now();
+      await client.workflow.execute('bareRunWorkflow', {
+        taskQueue: 'bench-bare',
+        workflowId: `bench-bare-${Date.now()}-${i}`,
+      });
+      const b = performance.now() - b0;
+      if (i >= 3) {
+        service2.push(s);
+        base2.push(b);
+      }
+    }
+    bareWorker.shutdown();
+    await bareRunning;
+    await bareConnection.close();
+    line('2. webhook → run completed (tool call + 2 model turns) vs a bare workflow with the same calls', {
+      service_p50: fmt(percentile(service2, 50)),
+      bare_p50: fmt(percentile(base2, 50)),
+      ratio_p50: (percentile(service2, 50) / percentile(base2, 50)).toFixed(2),
+      service_p99: fmt(percentile(service2, 99)),
+      bare_p99: fmt(percentile(base2, 99)),
+      ratio_p99: (percentile(service2, 99) / percentile(base2, 99)).toFixed(2),
     });
 
     // 5. Worker memory per 1,000 cached workflows (idle agent queues held in the worker's cache).

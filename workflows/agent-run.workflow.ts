@@ -5,6 +5,7 @@ import {
   CancelledFailure,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
   sleep,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
@@ -21,8 +22,11 @@ import {
   type ToolResultBlock,
 } from './contracts.js';
 
-/** Bookkeeping in PostgreSQL: quick, retried for a long time (the database may be restarting). */
-const records = proxyActivities<Activities>({
+/**
+ * Bookkeeping in PostgreSQL: quick, so local activities (run in the worker without a round trip
+ * through the server), retried for a long time (the database may be restarting).
+ */
+const records = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
 });
