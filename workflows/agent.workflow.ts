@@ -26,6 +26,7 @@ import {
 import { agentRunWorkflow } from './agent-run.workflow.js';
 
 export const enqueueRunUpdate = defineUpdate<EnqueueResult, [RunRequest]>(AGENT_HANDLERS.enqueueRun);
+export const enqueueRunSignal = defineSignal<[RunRequest]>(AGENT_HANDLERS.enqueueRunSignal);
 export const cancelQueuedRunUpdate = defineUpdate<boolean, [string]>(AGENT_HANDLERS.cancelQueuedRun);
 export const agentStateQuery = defineQuery<AgentQueueState>(AGENT_HANDLERS.agentState);
 export const runEndedSignal = defineSignal<[string]>(AGENT_HANDLERS.runEnded);
@@ -40,8 +41,9 @@ export interface AgentWorkflowInput {
 }
 
 /**
- * One per agent (`agent-<agentId>`): the agent's run queue. Requests arrive as Updates (with
- * update-with-start), so an accepted request is durable in this history before the API answers.
+ * One per agent (`agent-<agentId>`): the agent's run queue. Manual and scheduled requests arrive
+ * as Updates (update-with-start; a validator refuses them while the agent is busy), webhooks as
+ * signals (signal-with-start); either way a request is durable in this history before the API answers.
  * Runs execute one at a time, in arrival order, each as a child workflow `run-<runId>`.
  */
 export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
@@ -51,44 +53,52 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
 
   const busy = (): boolean => active !== undefined || queue.length > 0;
 
-  setHandler(
-    enqueueRunUpdate,
-    (request: RunRequest): EnqueueResult => {
-      if (request.deliveryId !== null) {
-        const first = deliveries.get(request.deliveryId);
-        if (first !== undefined) {
-          const position = queue.findIndex((r) => r.runId === first);
-          return { runId: first, queuePosition: position < 0 ? 0 : position + (active ? 1 : 0), duplicate: true };
-        }
-        deliveries.set(request.deliveryId, request.runId);
-        if (deliveries.size > MAX_REMEMBERED_DELIVERIES) {
-          deliveries.delete(deliveries.keys().next().value!);
-        }
+  /** Adds a request to the queue, once per delivery id and once per run id. */
+  const enqueue = (request: RunRequest): EnqueueResult => {
+    if (queue.some((r) => r.runId === request.runId) || active?.runId === request.runId) {
+      return { runId: request.runId, queuePosition: 0, duplicate: true };
+    }
+    if (request.deliveryId !== null) {
+      const first = deliveries.get(request.deliveryId);
+      if (first !== undefined) {
+        const position = queue.findIndex((r) => r.runId === first);
+        return { runId: first, queuePosition: position < 0 ? 0 : position + (active ? 1 : 0), duplicate: true };
       }
-      queue.push(request);
-      return { runId: request.runId, queuePosition: queue.length - 1 + (active ? 1 : 0), duplicate: false };
+      deliveries.set(request.deliveryId, request.runId);
+      if (deliveries.size > MAX_REMEMBERED_DELIVERIES) {
+        deliveries.delete(deliveries.keys().next().value!);
+      }
+    }
+    queue.push(request);
+    return { runId: request.runId, queuePosition: queue.length - 1 + (active ? 1 : 0), duplicate: false };
+  };
+
+  setHandler(enqueueRunSignal, (request: RunRequest): void => {
+    if (request.agentId === input.agentId && request.mode === 'queue') {
+      enqueue(request);
+    }
+  });
+
+  setHandler(enqueueRunUpdate, enqueue, {
+    // Validators run before anything is written to history: a refused request leaves no trace.
+    validator: (request: RunRequest): void => {
+      if (request.agentId !== input.agentId) {
+        throw ApplicationFailure.nonRetryable('request for another agent', FAILURE.agentNotFound);
+      }
+      if (request.deliveryId !== null && deliveries.has(request.deliveryId)) {
+        return;
+      }
+      if (request.mode === 'reject_if_busy' && busy()) {
+        throw ApplicationFailure.nonRetryable(
+          'The agent already has a queued or active run',
+          FAILURE.agentAlreadyRunning,
+        );
+      }
+      if (request.mode === 'skip_if_busy' && busy()) {
+        throw ApplicationFailure.nonRetryable('Skipped: the agent has a queued or active run', FAILURE.runSkipped);
+      }
     },
-    {
-      // Validators run before anything is written to history: a refused request leaves no trace.
-      validator: (request: RunRequest): void => {
-        if (request.agentId !== input.agentId) {
-          throw ApplicationFailure.nonRetryable('request for another agent', FAILURE.agentNotFound);
-        }
-        if (request.deliveryId !== null && deliveries.has(request.deliveryId)) {
-          return;
-        }
-        if (request.mode === 'reject_if_busy' && busy()) {
-          throw ApplicationFailure.nonRetryable(
-            'The agent already has a queued or active run',
-            FAILURE.agentAlreadyRunning,
-          );
-        }
-        if (request.mode === 'skip_if_busy' && busy()) {
-          throw ApplicationFailure.nonRetryable('Skipped: the agent has a queued or active run', FAILURE.runSkipped);
-        }
-      },
-    },
-  );
+  });
 
   setHandler(cancelQueuedRunUpdate, (runId: string): boolean => {
     const index = queue.findIndex((r) => r.runId === runId);

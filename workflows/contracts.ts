@@ -29,6 +29,8 @@ export const workflowIds = {
 /** Names of the agent workflow's handlers (the API calls them by name; the workflow defines them). */
 export const AGENT_HANDLERS = {
   enqueueRun: 'enqueueRun',
+  /** Webhooks: a signal is durable once the server accepts it, without a round trip through a worker. */
+  enqueueRunSignal: 'enqueueRunSignal',
   cancelQueuedRun: 'cancelQueuedRun',
   agentState: 'agentState',
   runEnded: 'runEnded',

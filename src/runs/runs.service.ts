@@ -183,10 +183,87 @@ export class RunsService {
       }
       request.runId = result.runId;
     }
-    const row = this.runs.create({
-      id: request.runId,
+    const row = this.queuedRow(request);
+    // The run may already have started (and written its row): never overwrite that.
+    await this.runs
+      .createQueryBuilder()
+      .insert()
+      .values(row as QueryDeepPartialEntity<RunEntity>)
+      .orIgnore()
+      .execute();
+    const stored = (await this.runs.findOneBy({ id: request.runId })) ?? row;
+    return { run: toRunResponse(stored), queuePosition: result.queuePosition, duplicate: result.duplicate };
+  }
+
+  /**
+   * A webhook's run: its row first (the unique delivery id settles concurrent duplicates), then a
+   * signal-with-start to the agent's queue workflow. A signal is durable once the server accepts it,
+   * so the 202 needs no round trip through a worker. A repeated delivery re-sends the first run's
+   * request (the workflow ignores it if it has it), so a first attempt that died half-way still runs.
+   */
+  async enqueueWebhook(agent: AgentEntity, options: Omit<EnqueueOptions, 'mode' | 'triggeredBy'>): Promise<Enqueued> {
+    const request: RunRequest = {
+      runId: randomUUID(),
       agentId: agent.id,
       userId: agent.userId,
+      agentName: agent.name,
+      triggeredBy: 'webhook',
+      input: null,
+      payload: options.payload ?? null,
+      actionOverride: options.actionOverride ?? null,
+      deliveryId: options.deliveryId ?? null,
+      mode: 'queue',
+      requestedAt: new Date().toISOString(),
+    };
+    const inserted = await this.runs
+      .createQueryBuilder()
+      .insert()
+      .values(this.queuedRow(request) as QueryDeepPartialEntity<RunEntity>)
+      .orIgnore()
+      .returning('id')
+      .execute();
+    let duplicate = false;
+    if ((inserted.raw as unknown[]).length === 0) {
+      const first = await this.runs.findOneByOrFail({ agentId: agent.id, deliveryId: request.deliveryId! });
+      request.runId = first.id;
+      request.requestedAt = first.queuedAt.toISOString();
+      request.payload = first.payload;
+      duplicate = true;
+    }
+    try {
+      await this.client.workflow.signalWithStart('agentWorkflow', {
+        workflowId: workflowIds.agent(agent.id),
+        taskQueue: this.settings.temporalTaskQueue,
+        args: [{ agentId: agent.id }],
+        signal: AGENT_HANDLERS.enqueueRunSignal,
+        signalArgs: [request],
+        typedSearchAttributes: [
+          { key: SEARCH_ATTRIBUTES.agentId, value: agent.id },
+          { key: SEARCH_ATTRIBUTES.userId, value: agent.userId },
+        ],
+        memo: { agentName: agent.name },
+        staticSummary: `Run queue of agent ${agent.name}`,
+      });
+    } catch (err) {
+      if (!duplicate) {
+        // Not queued: leave no row that would look queued forever (a retried delivery starts afresh).
+        await this.runs.delete({ id: request.runId, status: 'queued' }).catch(() => undefined);
+      }
+      throw err;
+    }
+    const run = await this.runs.findOneByOrFail({ id: request.runId });
+    const ahead: Array<{ n: number }> = await this.dataSource.query(
+      `SELECT count(*)::int AS n FROM runs WHERE agent_id = $1 AND status IN ('queued', 'active') AND (queued_at, id) < ($2, $3)`,
+      [agent.id, run.queuedAt, run.id],
+    );
+    return { run: toRunResponse(run), queuePosition: ahead[0]?.n ?? 0, duplicate };
+  }
+
+  private queuedRow(request: RunRequest): RunEntity {
+    return this.runs.create({
+      id: request.runId,
+      agentId: request.agentId,
+      userId: request.userId,
       status: 'queued',
       triggeredBy: request.triggeredBy,
       payload: request.payload,
@@ -199,15 +276,6 @@ export class RunsService {
       usage: { inputTokens: 0, outputTokens: 0, credits: 0 },
       queuedAt: new Date(request.requestedAt),
     });
-    // The run may already have started (and written its row): never overwrite that.
-    await this.runs
-      .createQueryBuilder()
-      .insert()
-      .values(row as QueryDeepPartialEntity<RunEntity>)
-      .orIgnore()
-      .execute();
-    const stored = (await this.runs.findOneBy({ id: request.runId })) ?? row;
-    return { run: toRunResponse(stored), queuePosition: result.queuePosition, duplicate: result.duplicate };
   }
 
   // ---- the ports of the activities ----

@@ -76,9 +76,7 @@ export class WebhooksController {
       agent.allowActionOverride && typeof payload.action === 'string' && payload.action.trim() !== ''
         ? payload.action
         : null;
-    const { run, queuePosition, duplicate } = await this.runs.enqueue(agent, {
-      triggeredBy: 'webhook',
-      mode: 'queue',
+    const { run, queuePosition, duplicate } = await this.runs.enqueueWebhook(agent, {
       payload,
       actionOverride: action,
       deliveryId: deliveryId ?? null,

@@ -191,7 +191,7 @@ describe('webhook triggers (e2e)', () => {
         runs.set(answer.body.runId, await waitForRun(http, user.token, answer.body.runId, undefined, 120_000));
       }
       expect([...runs.values()].every((r) => r.status === 'completed')).toBe(true);
-      // Arrival order: the order in which the agent's queue workflow accepted the updates (its history).
+      // Arrival order: the order in which the agent's queue workflow received the requests (its history).
       const arrival = await acceptedRunIds(`agent-${agent.id}`);
       expect([...arrival].sort()).toEqual([...runs.keys()].sort());
       const ordered = arrival.map((id) => runs.get(id)!);
@@ -207,13 +207,20 @@ describe('webhook triggers (e2e)', () => {
     }
   });
 
-  /** Run ids in the order the queue workflow accepted them, from its Temporal history. */
+  /** Run ids in the order the queue workflow received them, from its Temporal history. */
   async function acceptedRunIds(workflowId: string): Promise<string[]> {
     const connection = await Connection.connect({ address: testEnv('temporalAddress') });
     try {
       const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
+      // Updates (manual, schedule) and signals (webhooks) both enqueue, in history order.
       return (history.events ?? [])
-        .map((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads?.[0])
+        .map(
+          (e) =>
+            e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads?.[0] ??
+            (e.workflowExecutionSignaledEventAttributes?.signalName === 'enqueueRunSignal'
+              ? e.workflowExecutionSignaledEventAttributes.input?.payloads?.[0]
+              : undefined),
+        )
         .filter((p) => p !== undefined && p !== null)
         .map((p) => defaultPayloadConverter.fromPayload<{ runId: string }>(p!).runId);
     } finally {
