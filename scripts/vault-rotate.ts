@@ -22,6 +22,7 @@ async function main(): Promise<void> {
         [cipher.currentKeyId],
       );
       let done = 0;
+      const unreadable: string[] = [];
       for (const { id: rowId } of stale) {
         // Row by row under a lock, so a concurrent refresh never writes over a re-encrypted entry.
         await dataSource.transaction(async (em) => {
@@ -33,10 +34,17 @@ async function main(): Promise<void> {
           if (row === undefined) {
             return;
           }
-          const plain = cipher.open(
-            { keyId: row.key_id, iv: row.iv, ciphertext: row.ciphertext, authTag: row.auth_tag },
-            aad(rowId),
-          );
+          let plain: string;
+          try {
+            plain = cipher.open(
+              { keyId: row.key_id, iv: row.iv, ciphertext: row.ciphertext, authTag: row.auth_tag },
+              aad(rowId),
+            );
+          } catch (err) {
+            // A damaged entry (or one sealed under a key no longer listed) must not stop the others.
+            unreadable.push(`${rowId}: ${(err as Error).message}`);
+            return;
+          }
           const sealed = cipher.seal(plain, aad(rowId));
           await em.query(`UPDATE ${table} SET key_id = $1, iv = $2, ciphertext = $3, auth_tag = $4 WHERE ${id} = $5`, [
             sealed.keyId,
@@ -49,6 +57,12 @@ async function main(): Promise<void> {
         });
       }
       console.log(`${table}: re-encrypted ${done} of ${stale.length} entries under key "${cipher.currentKeyId}"`);
+      if (unreadable.length > 0) {
+        console.error(
+          `${table}: ${unreadable.length} entries could not be opened and were left as they are:\n  ${unreadable.join('\n  ')}`,
+        );
+        process.exitCode = 1;
+      }
     }
   } finally {
     await dataSource.destroy();

@@ -204,18 +204,21 @@ export class ChatService {
     sink: TurnSink | undefined,
     signal: AbortSignal,
   ): Promise<MessageResponse> {
-    await this.credits.assertCredits(session.userId);
-    const sites = await this.sitesOf(session, session.sites);
+    // Independent reads, in parallel: they stand between the user's message and the first token.
+    const [, sites, history] = await Promise.all([
+      this.credits.assertCredits(session.userId),
+      this.sitesOf(session, session.sites),
+      this.dataSource
+        .getRepository(ChatMessageEntity)
+        .createQueryBuilder('m')
+        .where('m.session_id = :id', { id: session.id })
+        .orderBy('m.seq', 'ASC')
+        .getMany(),
+    ]);
     const tools = buildRunTools(sites, (site, tool) => {
       const chosen = session.sites.find((s) => s.siteId === site.id)?.tools ?? null;
       return chosen === null || chosen.includes(tool);
     });
-    const history = await this.dataSource
-      .getRepository(ChatMessageEntity)
-      .createQueryBuilder('m')
-      .where('m.session_id = :id', { id: session.id })
-      .orderBy('m.seq', 'ASC')
-      .getMany();
     const messages: ModelMessage[] = [];
     for (const row of history) {
       if (row.role === 'user') {

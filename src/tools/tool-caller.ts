@@ -71,10 +71,9 @@ export class ToolCaller {
     const tool = this.findTool(site, request.tool);
     validateToolInput(tool, request.input);
     const endpoint = `${site.manifest.server.url.replace(/\/+$/, '')}/tools/${encodeURIComponent(tool.name)}`;
-    await this.takeOutgoingSlot(endpoint);
-
     const started = performance.now();
-    let credential = await this.credentials.tokenFor(site);
+    // The outgoing slot and the credential are independent reads: one round trip's wait, not two.
+    let [, credential] = await Promise.all([this.takeOutgoingSlot(endpoint), this.credentials.tokenFor(site)]);
     let refreshed = false;
     let response = await this.post(endpoint, credential.token, request);
     if (response.status === 401 && credential.kind === 'oauth2') {

@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { testEnv } from '../setup/shared-runtime.js';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { expectError, Http } from '../utils/http.js';
 import { approveAtSite, siteEnv, testSites, type TestSites } from '../utils/site.js';
@@ -26,6 +28,23 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
   });
 
   /** A site of its own per test (outgoing limits and grant state stay apart), and a stack that trusts it. */
+  /** A new, empty database on the shared PostgreSQL server (the service migrates it at start). */
+  async function isolatedDatabase(): Promise<string> {
+    const url = new URL(testEnv('databaseUrl'));
+    const name = `rotate_${Date.now()}`;
+    const admin = new pg.Client({
+      connectionString: Object.assign(new URL(url), { pathname: '/postgres' }).toString(),
+    });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE DATABASE ${name}`);
+    } finally {
+      await admin.end();
+    }
+    url.pathname = `/${name}`;
+    return url.toString();
+  }
+
   async function fresh(options: { accessTokenTtlSeconds?: number; env?: Record<string, string> } = {}) {
     const site = await sites.start({ accessTokenTtlSeconds: options.accessTokenTtlSeconds });
     stack = await Stack.start({ worker: false, env: { ...siteEnv(sites, [site]), ...options.env } });
@@ -204,7 +223,9 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
   });
 
   it('vault:rotate re-encrypts every entry under the new key; the old key can then be dropped', async () => {
-    const { site, user, siteId } = await fresh();
+    // A database of its own: rotation rewrites every entry, and other suites share the main one.
+    const databaseUrl = await isolatedDatabase();
+    const { site, user, siteId } = await fresh({ env: { DATABASE_URL: databaseUrl } });
     await connect(site, user, siteId);
     const newKey = `t2:${Buffer.alloc(32, 7).toString('base64')}`;
     const output = await new Promise<string>((resolve, reject) => {
@@ -217,7 +238,10 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
       child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(out))));
     });
     expect(output).toMatch(/site_credentials: re-encrypted [1-9]\d* of [1-9]\d* entries under key "t2"/);
-    const rotated = await Stack.start({ worker: false, env: { ...siteEnv(sites, [site]), VAULT_KEY: newKey } });
+    const rotated = await Stack.start({
+      worker: false,
+      env: { ...siteEnv(sites, [site]), VAULT_KEY: newKey, DATABASE_URL: databaseUrl },
+    });
     started.push(rotated);
     const res = await new Http(rotated.baseUrl).post(
       `/api/vault/sites/${siteId}/tools/list_notes/call`,
