@@ -81,5 +81,3 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
     .build();
   return SwaggerModule.createDocument(app, config);
 }
-
-export { AppError };

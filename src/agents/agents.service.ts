@@ -10,10 +10,11 @@ import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { UserEntity } from '../users/user.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
-import { limitsUser, requireRole, type Scope, scopeSql, scopeWhere } from '../workspaces/scope.js';
+import { limitsUser, requireRole, requireWorkspace, type Scope, scopeSql, scopeWhere } from '../workspaces/scope.js';
 import { AgentEntity, type TriggerType, type WebhookField } from './agent.entity.js';
 import type { CreateAgentDto, TriggerDto, UpdateAgentDto } from './dto/agent.dto.js';
 import { SchedulesService } from './schedules.service.js';
+import { UUID } from '../common/ids.js';
 
 export interface AgentResponse {
   id: string;
@@ -31,8 +32,6 @@ export interface AgentResponse {
   createdAt: string;
   updatedAt: string;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
@@ -122,13 +121,11 @@ export class AgentsService {
 
   /** Moves one of the caller's personal agents (and so its runs) into the scope's workspace. */
   async share(scope: Scope, agentId: string): Promise<AgentResponse> {
-    if (scope.workspace === null) {
-      throw new AppError('WORKSPACE_REQUIRED', 'Sharing needs X-Workspace-Id naming a Team workspace');
-    }
+    const workspace = requireWorkspace(scope);
     requireRole(scope, 'member', 'Sharing an agent');
     const agent = await this.findInScope({ user: scope.user, workspace: null }, agentId);
     await this.assertSites(scope, agent.siteIds);
-    agent.workspaceId = scope.workspace.id;
+    agent.workspaceId = workspace.id;
     await this.agents.save(agent);
     return this.toResponse(agent);
   }

@@ -11,8 +11,7 @@ import { type Settings } from '../config/settings.js';
 import { UserEntity } from '../users/user.entity.js';
 import { UsersService } from '../users/users.service.js';
 import type { AuthUser, JwtClaims } from './auth-user.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID } from '../common/ids.js';
 
 /** Verifies the signature and expiry (passport-jwt), then checks the user and revocation in one query. */
 @Injectable()

@@ -2,7 +2,6 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpSta
 import type { Request, Response } from 'express';
 import { AppError } from './app-error.js';
 import { correlationIdOf } from './correlation.js';
-import { type ErrorCode } from './error-codes.js';
 
 /** The body of an unexpected failure: the only answer whose code is not from the specification's table. */
 export const INTERNAL_ERROR_CODE = 'INTERNAL_ERROR';
@@ -107,5 +106,3 @@ export class AppErrorFilter implements ExceptionFilter {
 function describe(exception: unknown): string {
   return exception instanceof Error ? `${exception.name}: ${exception.message}` : String(exception);
 }
-
-export type { ErrorCode };

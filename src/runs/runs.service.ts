@@ -38,6 +38,7 @@ import {
 import { buildRunTools } from './run-tools.js';
 import { RunEntity, type RunStatus } from './run.entity.js';
 import { type TimelineEntry, timelineFromHistory } from './timeline.js';
+import { UUID } from '../common/ids.js';
 
 export interface RunResponse {
   id: string;
@@ -72,7 +73,6 @@ export interface Enqueued {
   duplicate: boolean;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const FINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
 const CANCEL_WAIT_MS = 10_000;
 const CLOSE_WAIT_MS = 5_000;

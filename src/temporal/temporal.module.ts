@@ -1,4 +1,4 @@
-import { Global, Inject, Injectable, Logger, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { Client, Connection } from '@temporalio/client';
 import { SETTINGS } from '../config/settings.module.js';
 import { effectiveTemporalAddress, type Settings } from '../config/settings.js';
@@ -53,6 +53,4 @@ class TemporalLifecycle implements OnApplicationShutdown {
   ],
   exports: [TEMPORAL_CONNECTION, TEMPORAL_CLIENT],
 })
-export class TemporalModule {
-  static readonly logger = new Logger('Temporal');
-}
+export class TemporalModule {}

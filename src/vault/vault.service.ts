@@ -8,10 +8,11 @@ import { ManifestFetcher, normaliseSiteUrl } from '../sites/manifest-fetcher.js'
 import { deriveScope, type SiteScope } from '../sites/scopes.js';
 import { SiteHttpClient } from '../sites/site-http.js';
 import { UserEntity } from '../users/user.entity.js';
-import { limitsUser, requireRole, type Scope, scopeSql, scopeWhere } from '../workspaces/scope.js';
+import { limitsUser, requireRole, requireWorkspace, type Scope, scopeSql, scopeWhere } from '../workspaces/scope.js';
 import { CredentialEntity, type CredentialKind } from './credential.entity.js';
 import { CredentialsService } from './credentials.service.js';
 import { SiteEntity } from './site.entity.js';
+import { UUID } from '../common/ids.js';
 
 export interface SiteResponse {
   id: string;
@@ -37,8 +38,6 @@ export interface TokenAnswer {
   tokenHint: string;
   expiresAt: string | null;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function toSiteResponse(site: SiteEntity, credential: CredentialEntity | null): SiteResponse {
   const { manifest } = site;
@@ -96,15 +95,13 @@ export class VaultService {
 
   /** Moves one of the caller's personal sites into the scope's workspace (credential included). */
   async share(scope: Scope, siteId: string): Promise<SiteResponse> {
-    if (scope.workspace === null) {
-      throw new AppError('WORKSPACE_REQUIRED', 'Sharing needs X-Workspace-Id naming a Team workspace');
-    }
+    const workspace = requireWorkspace(scope);
     requireRole(scope, 'admin', 'Sharing a site');
     const site = await this.findInScope({ user: scope.user, workspace: null }, siteId);
-    if (await this.sites.exists({ where: { workspaceId: scope.workspace.id, url: site.url } })) {
+    if (await this.sites.exists({ where: { workspaceId: workspace.id, url: site.url } })) {
       throw AppError.validation([{ field: 'url', message: 'the workspace already has this site' }]);
     }
-    site.workspaceId = scope.workspace.id;
+    site.workspaceId = workspace.id;
     await this.sites.save(site);
     return this.describe(site);
   }

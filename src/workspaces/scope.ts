@@ -31,6 +31,14 @@ export function roleAtLeast(role: WorkspaceRole, minimum: WorkspaceRole): boolea
   return RANK[role] >= RANK[minimum];
 }
 
+/** The scope's workspace, or WORKSPACE_REQUIRED (sharing and other workspace-only operations). */
+export function requireWorkspace(scope: Scope): NonNullable<Scope['workspace']> {
+  if (scope.workspace === null) {
+    throw new AppError('WORKSPACE_REQUIRED', 'This needs X-Workspace-Id naming a Team workspace');
+  }
+  return scope.workspace;
+}
+
 /** The user whose tier sets the limits: the caller, or the workspace's owner. */
 export function limitsUser(scope: Scope): UserEntity {
   return scope.workspace?.owner ?? scope.user;

@@ -8,8 +8,7 @@ import { AppError } from '../common/app-error.js';
 import { UserEntity } from '../users/user.entity.js';
 import { type Scope, WORKSPACE_HEADER } from './scope.js';
 import { WorkspaceMemberEntity } from './workspace.entities.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID } from '../common/ids.js';
 
 /**
  * Resolves X-Workspace-Id into the request's scope: WORKSPACE_NOT_FOUND for a workspace the caller is

@@ -7,6 +7,7 @@ import { UserEntity } from '../users/user.entity.js';
 import { roleAtLeast } from './scope.js';
 import type { AssignableRole } from './dto/workspace.dto.js';
 import { WorkspaceEntity, WorkspaceMemberEntity, type WorkspaceRole } from './workspace.entities.js';
+import { UUID } from '../common/ids.js';
 
 export interface WorkspaceResponse {
   id: string;
@@ -23,8 +24,6 @@ export interface MemberResponse {
   role: WorkspaceRole;
   joinedAt: string;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Team workspaces and their members. Roles: owner ⊃ admin (members, sites, agents) ⊃ member ⊃ viewer. */
 @Injectable()
