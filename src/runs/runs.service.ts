@@ -251,7 +251,8 @@ export class RunsService {
       }
       throw err;
     }
-    const run = await this.runs.findOneByOrFail({ id: request.runId });
+    // A new run's row is the one just inserted; only a repeated delivery reads the first one back.
+    const run = duplicate ? await this.runs.findOneByOrFail({ id: request.runId }) : this.queuedRow(request);
     const ahead: Array<{ n: number }> = await this.dataSource.query(
       `SELECT count(*)::int AS n FROM runs WHERE agent_id = $1 AND status IN ('queued', 'active') AND (queued_at, id) < ($2, $3)`,
       [agent.id, run.queuedAt, run.id],

@@ -55,11 +55,8 @@ export class WebhooksController {
     }
     // The tier that counts: the workspace owner's for a workspace agent, else the agent owner's.
     const ownerId = agent.workspaceId !== null ? await this.agents.workspaceOwnerId(agent.workspaceId) : agent.userId;
-    requireFeature(
-      await this.users.findOrFail(ownerId),
-      (l) => l.webhookAgents,
-      'Webhook triggers (harness tier or higher)',
-    );
+    const owner = await this.users.findOrFail(ownerId);
+    requireFeature(owner, (l) => l.webhookAgents, 'Webhook triggers (harness tier or higher)');
     if (!req.is('application/json')) {
       throw new AppError('WEBHOOK_PAYLOAD_INVALID', 'Content-Type must be application/json', [
         { field: 'content-type', message: 'must be application/json' },
@@ -71,7 +68,10 @@ export class WebhooksController {
       ]);
     }
     const payload = validatePayload(agent.webhookSchema ?? [], body);
-    await this.credits.assertCredits(agent.userId);
+    // The owner row just read carries the balance when the agent's user is the owner: no second query.
+    if (ownerId === agent.userId ? owner.credits <= 0 : (await this.credits.balance(agent.userId)) <= 0) {
+      throw new AppError('NO_CREDITS', 'Insufficient credit balance');
+    }
     const action =
       agent.allowActionOverride && typeof payload.action === 'string' && payload.action.trim() !== ''
         ? payload.action
