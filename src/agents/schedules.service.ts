@@ -76,9 +76,4 @@ export class SchedulesService {
       throw err;
     }
   }
-
-  /** Fires the schedule now (as its cron would). */
-  async trigger(agentId: string): Promise<void> {
-    await this.client.schedule.getHandle(workflowIds.schedule(agentId)).trigger(ScheduleOverlapPolicy.SKIP);
-  }
 }

@@ -1,5 +1,5 @@
 import { AppError } from '../common/app-error.js';
-import { TIERS, type Tier, type UserEntity } from '../users/user.entity.js';
+import { type Tier, type UserEntity } from '../users/user.entity.js';
 
 export interface TierLimits {
   /** Sites a user may keep in the vault (VAULT_LIMIT_REACHED past it). */
@@ -60,15 +60,6 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
 
 /** Cents per purchased credit. */
 export const CREDIT_PRICE_CENTS = 1;
-
-export function tierRank(tier: Tier): number {
-  return TIERS.indexOf(tier);
-}
-
-/** Whether `tier` is `minimum` or higher. */
-export function tierAtLeast(tier: Tier, minimum: Tier): boolean {
-  return tierRank(tier) >= tierRank(minimum);
-}
 
 /** The limits in force: a past-due subscription falls back to the free tier's. */
 export function limitsOf(user: Pick<UserEntity, 'tier' | 'subscriptionStatus'>): TierLimits {

@@ -56,10 +56,6 @@ export class ModelClient {
           });
   }
 
-  get defaultModel(): string {
-    return this.settings.defaultModel;
-  }
-
   private sdk(): Anthropic {
     if (this.client === undefined) {
       throw new ModelError(
@@ -128,7 +124,7 @@ function answerOf(message: Anthropic.Message): ModelAnswer {
 }
 
 /** Whether an error is the caller's own abort (client gone, timeout of the turn). */
-export function isAbort(err: unknown): boolean {
+function isAbort(err: unknown): boolean {
   return err instanceof Anthropic.APIUserAbortError || (err instanceof Error && err.name === 'AbortError');
 }
 

@@ -60,6 +60,7 @@ export class OAuthService {
         { field: 'tools', message: `the site does not offer the scope(s) ${missing.join(', ')}` },
       ]);
     }
+    await this.purgeExpired();
     const state = oidc.randomState();
     const verifier = oidc.randomPKCECodeVerifier();
     const stateHash = hashState(state);
@@ -144,8 +145,8 @@ export class OAuthService {
     return { siteId: site.id, scopes: granted, connected: true };
   }
 
-  /** Removes states that can no longer be used. */
-  async purgeExpired(): Promise<void> {
+  /** Removes states that can no longer be used (on each start: a small indexed delete). */
+  private async purgeExpired(): Promise<void> {
     await this.dataSource.query(`DELETE FROM oauth_states WHERE expires_at < now() - interval '1 day'`);
   }
 }

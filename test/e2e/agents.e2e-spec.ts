@@ -2,16 +2,15 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { Client, Connection } from '@temporalio/client';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { stopChild } from '../../scripts/runtime/processes.js';
-import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
+import { type FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
-import { expectError, Http } from '../utils/http.js';
+import { expectError, type Http } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
-import { siteEnv, testSites, type TestSites } from '../utils/site.js';
-import { Stack } from '../utils/stack.js';
-import { registerUser, type TestUser, uniqueEmail } from '../utils/users.js';
+import { type Stack } from '../utils/stack.js';
+import { startWorld, type World } from '../utils/world.js';
+import { registerUser, type TestUser } from '../utils/users.js';
 
 describe('agents and runs on Temporal (e2e)', () => {
-  let sites: TestSites;
   let site: ReferenceSite;
   let model: FakeModel;
   let stack: Stack;
@@ -19,23 +18,11 @@ describe('agents and runs on Temporal (e2e)', () => {
   let admin: TestUser;
   let temporal: Client;
   let connection: Connection;
-  const adminEmail = uniqueEmail('admin');
+  let world: World;
 
   beforeAll(async () => {
-    sites = await testSites();
-    site = await sites.start();
-    model = await FakeModel.start();
-    stack = await Stack.start({
-      env: {
-        ...siteEnv(sites, [site]),
-        ANTHROPIC_API_KEY: 'test-key',
-        ANTHROPIC_BASE_URL: model.url,
-        ADMIN_EMAILS: adminEmail,
-        OUTGOING_CALLS_PER_MINUTE: '1000',
-      },
-    });
-    http = new Http(stack.baseUrl);
-    admin = await registerUser(http, { email: adminEmail });
+    world = await startWorld({ env: { OUTGOING_CALLS_PER_MINUTE: '1000' } });
+    ({ site, model, stack, http, admin } = world);
     connection = await Connection.connect({ address: testEnv('temporalAddress') });
     temporal = new Client({ connection });
   });
@@ -47,9 +34,7 @@ describe('agents and runs on Temporal (e2e)', () => {
 
   afterAll(async () => {
     await connection?.close();
-    await stack?.stop();
-    await model?.stop();
-    await sites?.stopAll();
+    await world?.stop();
   });
 
   /** A user of the given tier with the reference site in the vault, connected with a bearer token. */

@@ -7,7 +7,8 @@ import { expectError, Http } from '../utils/http.js';
 import { eventually } from '../utils/runs.js';
 import { approveAtSite, siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { Stack } from '../utils/stack.js';
-import { registerUser, type TestUser, uniqueEmail } from '../utils/users.js';
+import { startWorld, type World } from '../utils/world.js';
+import { registerUser, type TestUser } from '../utils/users.js';
 
 interface SseEvent {
   event: string;
@@ -73,32 +74,17 @@ describe('chat sessions (e2e)', () => {
   let stack: Stack;
   let http: Http;
   let admin: TestUser;
-  const adminEmail = uniqueEmail('admin');
+  let world: World;
 
   beforeAll(async () => {
-    sites = await testSites();
-    site = await sites.start();
-    model = await FakeModel.start();
-    stack = await Stack.start({
-      worker: false,
-      env: {
-        ...siteEnv(sites, [site]),
-        ANTHROPIC_API_KEY: 'test-key',
-        ANTHROPIC_BASE_URL: model.url,
-        ADMIN_EMAILS: adminEmail,
-        OUTGOING_CALLS_PER_MINUTE: '1000',
-      },
-    });
-    http = new Http(stack.baseUrl);
-    admin = await registerUser(http, { email: adminEmail });
+    world = await startWorld({ worker: false, env: { OUTGOING_CALLS_PER_MINUTE: '1000' } });
+    ({ sites, site, model, stack, http, admin } = world);
   });
 
   beforeEach(() => model.reset());
 
   afterAll(async () => {
-    await stack?.stop();
-    await model?.stop();
-    await sites?.stopAll();
+    await world?.stop();
   });
 
   async function session(

@@ -2,47 +2,31 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
-import type { ReferenceSite } from '../../examples/site/site.js';
 import { WORKFLOW_BUNDLE_PATH } from '../../src/temporal/worker-factory.js';
-import { FakeModel } from '../fixtures/fake-model.js';
+import { type FakeModel } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
-import { expectError, Http } from '../utils/http.js';
+import { expectError, type Http } from '../utils/http.js';
 import { waitForRun, type RunView } from '../utils/runs.js';
-import { siteEnv, testSites, type TestSites } from '../utils/site.js';
-import { Stack } from '../utils/stack.js';
-import { registerUser, type TestUser, uniqueEmail } from '../utils/users.js';
+import { type Stack } from '../utils/stack.js';
+import { startWorld, type World } from '../utils/world.js';
+import { registerUser, type TestUser } from '../utils/users.js';
 
 describe('webhook triggers (e2e)', () => {
-  let sites: TestSites;
-  let site: ReferenceSite;
   let model: FakeModel;
   let stack: Stack;
   let http: Http;
   let admin: TestUser;
-  const adminEmail = uniqueEmail('admin');
+  let world: World;
 
   beforeAll(async () => {
-    sites = await testSites();
-    site = await sites.start();
-    model = await FakeModel.start();
-    stack = await Stack.start({
-      env: {
-        ...siteEnv(sites, [site]),
-        ANTHROPIC_API_KEY: 'test-key',
-        ANTHROPIC_BASE_URL: model.url,
-        ADMIN_EMAILS: adminEmail,
-      },
-    });
-    http = new Http(stack.baseUrl);
-    admin = await registerUser(http, { email: adminEmail });
+    world = await startWorld();
+    ({ model, stack, http, admin } = world);
   });
 
   beforeEach(() => model.reset());
 
   afterAll(async () => {
-    await stack?.stop();
-    await model?.stop();
-    await sites?.stopAll();
+    await world?.stop();
   });
 
   async function webhookAgent(trigger: Record<string, unknown> = {}) {

@@ -1,0 +1,52 @@
+import type { ReferenceSite } from '../../examples/site/site.js';
+import { FakeModel } from '../fixtures/fake-model.js';
+import { Http } from './http.js';
+import { siteEnv, testSites, type TestSites } from './site.js';
+import { Stack } from './stack.js';
+import { registerUser, type TestUser, uniqueEmail } from './users.js';
+
+/**
+ * What the agent, webhook and chat suites run against: a reference site, the fake model, the real
+ * service (API and, by default, a worker) trusting both, and an admin who can set tiers and credits.
+ */
+export interface World {
+  sites: TestSites;
+  site: ReferenceSite;
+  model: FakeModel;
+  stack: Stack;
+  http: Http;
+  admin: TestUser;
+  stop(): Promise<void>;
+}
+
+export async function startWorld(options: { worker?: boolean; env?: Record<string, string> } = {}): Promise<World> {
+  const adminEmail = uniqueEmail('admin');
+  const sites = await testSites();
+  const site = await sites.start();
+  const model = await FakeModel.start();
+  const stack = await Stack.start({
+    worker: options.worker,
+    env: {
+      ...siteEnv(sites, [site]),
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: model.url,
+      ADMIN_EMAILS: adminEmail,
+      ...options.env,
+    },
+  });
+  const http = new Http(stack.baseUrl);
+  const admin = await registerUser(http, { email: adminEmail });
+  return {
+    sites,
+    site,
+    model,
+    stack,
+    http,
+    admin,
+    async stop() {
+      await stack.stop();
+      await model.stop();
+      await sites.stopAll();
+    },
+  };
+}
