@@ -6,7 +6,6 @@ import { ChatModule } from './chat/chat.module.js';
 import { BillingModule } from './billing/billing.module.js';
 import { AdminGuard, JwtAuthGuard, TermsGuard } from './auth/guards.js';
 import { AppErrorFilter } from './common/error-filter.js';
-import { ApiRateLimits, IpRateLimitGuard, UserRateLimitGuard } from './common/rate-limit.js';
 import { AppValidationPipe } from './common/validation.js';
 import { SettingsModule } from './config/settings.module.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -32,11 +31,9 @@ import { WorkspacesModule } from './workspaces/workspaces.module.js';
   ],
   controllers: [HealthController],
   providers: [
-    ApiRateLimits,
-    // Guards run in this order: address limit, authentication, user limit, workspace scope, terms, admin.
-    { provide: APP_GUARD, useClass: IpRateLimitGuard },
+    // Guards run in this order: address limit with authentication and user limit (concurrently, see
+    // JwtAuthGuard), workspace scope, terms, admin.
     { provide: APP_GUARD, useClass: JwtAuthGuard },
-    { provide: APP_GUARD, useClass: UserRateLimitGuard },
     { provide: APP_GUARD, useClass: WorkspaceScopeGuard },
     { provide: APP_GUARD, useClass: TermsGuard },
     { provide: APP_GUARD, useClass: AdminGuard },

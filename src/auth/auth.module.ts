@@ -8,6 +8,7 @@ import { UsersModule } from '../users/users.module.js';
 import { AuthController, MeController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
 import { JwtStrategy } from './jwt.strategy.js';
+import { ApiRateLimits } from '../common/rate-limit.js';
 
 @Module({
   imports: [
@@ -24,6 +25,7 @@ import { JwtStrategy } from './jwt.strategy.js';
     }),
   ],
   controllers: [AuthController, MeController],
-  providers: [AuthService, JwtStrategy],
+  providers: [AuthService, JwtStrategy, ApiRateLimits],
+  exports: [ApiRateLimits],
 })
 export class AuthModule {}

@@ -5,6 +5,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
 import { ExtractJwt, Strategy } from 'passport-jwt';
 import { type DataSource } from 'typeorm';
+import { RowMapper } from '../database/row-mapper.js';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
@@ -12,14 +13,23 @@ import { UserEntity } from '../users/user.entity.js';
 import { UsersService } from '../users/users.service.js';
 import type { AuthUser, JwtClaims } from './auth-user.js';
 import { UUID } from '../common/ids.js';
+import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT } from '../common/rate-limit.js';
 
-/** Verifies the signature and expiry (passport-jwt), then checks the user and revocation in one query. */
+/**
+ * Verifies the signature and expiry (passport-jwt), then, at the same time, reads the user with the
+ * token's revocation (one query) and counts the request against the user's limit (the signature is
+ * already checked, so nobody can spend another user's requests).
+ */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
+  private readonly users: RowMapper<UserEntity>;
+  private readonly userQuery: string;
+
   constructor(
     @Inject(SETTINGS) settings: Settings,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly usersService: UsersService,
+    private readonly limits: ApiRateLimits,
   ) {
     super({
       jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
@@ -28,11 +38,16 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
       secretOrKey: createSecretKey(Buffer.from(settings.jwtSecret, 'utf8')) as unknown as string,
       algorithms: ['HS256'],
       ignoreExpiration: false,
-      passReqToCallback: false,
+      passReqToCallback: true,
     });
+    // Every request runs this query (see RowMapper).
+    this.users = new RowMapper(dataSource, UserEntity, 'u');
+    this.userQuery =
+      `SELECT ${this.users.select()}, EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = $2) AS revoked ` +
+      'FROM users u WHERE u.id = $1';
   }
 
-  async validate(claims: JwtClaims): Promise<AuthUser> {
+  async validate(req: Request & { [RATE_LIMIT_EXEMPT]?: boolean }, claims: JwtClaims): Promise<AuthUser> {
     if (
       typeof claims.sub !== 'string' ||
       !UUID.test(claims.sub) ||
@@ -43,26 +58,38 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     ) {
       throw new AppError('INVALID_TOKEN', 'Token claims are malformed');
     }
-    // One round trip: the user, and whether this token was revoked.
-    const found = await this.dataSource
-      .getRepository(UserEntity)
-      .createQueryBuilder('u')
-      .addSelect('EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = :jti)', 'revoked')
-      .where('u.id = :id', { id: claims.sub, jti: claims.jti })
-      .getRawAndEntities();
-    const user = found.entities[0] ?? null;
-    const rows = found.raw as Array<{ revoked: boolean }>;
+    const counted =
+      req[RATE_LIMIT_EXEMPT] === true
+        ? Promise.resolve()
+        : consumeOrThrow(this.limits.perUser, claims.sub, 'RATE_LIMITED', 'Too many requests for this user');
+    const [found, limit] = await Promise.allSettled([this.loadUser(claims.sub, claims.jti), counted]);
+    // An invalid or revoked token answers as such even when its user is over the limit.
+    if (found.status === 'rejected') {
+      throw found.reason;
+    }
+    const { user, revoked } = found.value;
     if (user === null) {
       throw new AppError('INVALID_TOKEN', 'The token belongs to no user');
     }
-    if (rows[0]?.revoked || (user.tokensValidAfter !== null && claims.iatMs < user.tokensValidAfter.getTime())) {
+    if (revoked || (user.tokensValidAfter !== null && claims.iatMs < user.tokensValidAfter.getTime())) {
       throw new AppError('TOKEN_REVOKED', 'This token was revoked; log in again');
+    }
+    if (limit.status === 'rejected') {
+      throw limit.reason;
     }
     return {
       user,
       isAdmin: this.usersService.isAdmin(user),
       token: { jti: claims.jti, expiresAt: new Date(claims.exp * 1000) },
     };
+  }
+
+  private async loadUser(id: string, jti: string): Promise<{ user: UserEntity | null; revoked: boolean }> {
+    const rows = (await this.dataSource.query(this.userQuery, [id, jti])) as Array<Record<string, unknown>>;
+    const row = rows[0];
+    return row === undefined
+      ? { user: null, revoked: false }
+      : { user: this.users.from(row), revoked: row.revoked === true };
   }
 }
 

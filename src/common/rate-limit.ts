@@ -1,10 +1,8 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
+import { type ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Request } from 'express';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { type DataSource } from 'typeorm';
-import type { AuthUser } from '../auth/auth-user.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { AppError } from './app-error.js';
@@ -14,10 +12,13 @@ export const RATE_LIMIT_TABLE = 'rate_limits';
 
 const NO_RATE_LIMIT = Symbol('noRateLimit');
 
+/** Set on the request for routes marked @NoRateLimit(), so the JWT strategy skips the per-user counter too. */
+export const RATE_LIMIT_EXEMPT = Symbol('rateLimitExempt');
+
 /** The route is not rate limited (health probes of load balancers and orchestrators). */
 export const NoRateLimit = (): MethodDecorator & ClassDecorator => SetMetadata(NO_RATE_LIMIT, true);
 
-function exempt(reflector: Reflector, context: ExecutionContext): boolean {
+export function rateLimitExempt(reflector: Reflector, context: ExecutionContext): boolean {
   return reflector.getAllAndOverride<boolean>(NO_RATE_LIMIT, [context.getHandler(), context.getClass()]) === true;
 }
 
@@ -65,43 +66,5 @@ export class ApiRateLimits {
   constructor(@InjectDataSource() dataSource: DataSource, @Inject(SETTINGS) settings: Settings) {
     this.perIp = postgresLimiter(dataSource, 'api-ip', settings.rateLimitPerIp, settings.rateLimitWindowSeconds);
     this.perUser = postgresLimiter(dataSource, 'api-user', settings.rateLimitPerUser, settings.rateLimitWindowSeconds);
-  }
-}
-
-/** RATE_LIMITED per client address, before authentication (so floods of bad tokens are limited too). */
-@Injectable()
-export class IpRateLimitGuard implements CanActivate {
-  constructor(
-    private readonly limits: ApiRateLimits,
-    private readonly reflector: Reflector,
-  ) {}
-
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (exempt(this.reflector, context)) {
-      return true;
-    }
-    const req = context.switchToHttp().getRequest<Request>();
-    await consumeOrThrow(this.limits.perIp, req.ip ?? 'unknown', 'RATE_LIMITED', 'Too many requests from this address');
-    return true;
-  }
-}
-
-/** RATE_LIMITED per authenticated user, across every address the user calls from. */
-@Injectable()
-export class UserRateLimitGuard implements CanActivate {
-  constructor(
-    private readonly limits: ApiRateLimits,
-    private readonly reflector: Reflector,
-  ) {}
-
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (exempt(this.reflector, context)) {
-      return true;
-    }
-    const req = context.switchToHttp().getRequest<Request & { user?: AuthUser }>();
-    if (req.user !== undefined) {
-      await consumeOrThrow(this.limits.perUser, req.user.user.id, 'RATE_LIMITED', 'Too many requests for this user');
-    }
-    return true;
   }
 }

@@ -215,20 +215,44 @@ export class RunsService {
       mode: 'queue',
       requestedAt: new Date().toISOString(),
     };
-    const inserted = await this.runs
-      .createQueryBuilder()
-      .insert()
-      .values(this.queuedRow(request) as QueryDeepPartialEntity<RunEntity>)
-      .orIgnore()
-      .returning('id')
-      .execute();
-    let duplicate = false;
-    if ((inserted.raw as unknown[]).length === 0) {
-      const first = await this.runs.findOneByOrFail({ agentId: agent.id, deliveryId: request.deliveryId! });
-      request.runId = first.id;
-      request.requestedAt = first.queuedAt.toISOString();
-      request.payload = first.payload;
-      duplicate = true;
+    // One statement writes the row and counts the runs ahead of it (RETURNING sees the rows committed
+    // before it); a repeated delivery id inserts nothing and returns no row.
+    let run = this.queuedRow(request);
+    const inserted: Array<{ ahead: number }> = await this.dataSource.query(
+      `INSERT INTO runs (id, agent_id, user_id, status, triggered_by, payload, input, system_prompt_source,
+         delivery_id, workflow_id, usage, queued_at)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11::jsonb, $12)
+       ON CONFLICT DO NOTHING
+       RETURNING (SELECT count(*)::int FROM runs r WHERE r.agent_id = $2 AND r.status IN ('queued', 'active')
+         AND (r.queued_at, r.id) < ($12, $1)) AS ahead`,
+      [
+        run.id,
+        run.agentId,
+        run.userId,
+        run.status,
+        run.triggeredBy,
+        JSON.stringify(run.payload),
+        run.input,
+        run.systemPromptSource,
+        run.deliveryId,
+        run.workflowId,
+        JSON.stringify(run.usage),
+        run.queuedAt,
+      ],
+    );
+    const duplicate = inserted.length === 0;
+    let queuePosition = inserted[0]?.ahead ?? 0;
+    if (duplicate) {
+      // The first delivery's run and request are sent again (see above).
+      run = await this.runs.findOneByOrFail({ agentId: agent.id, deliveryId: request.deliveryId! });
+      request.runId = run.id;
+      request.requestedAt = run.queuedAt.toISOString();
+      request.payload = run.payload;
+      const ahead: Array<{ n: number }> = await this.dataSource.query(
+        `SELECT count(*)::int AS n FROM runs WHERE agent_id = $1 AND status IN ('queued', 'active') AND (queued_at, id) < ($2, $3)`,
+        [agent.id, run.queuedAt, run.id],
+      );
+      queuePosition = ahead[0]?.n ?? 0;
     }
     try {
       await this.client.workflow.signalWithStart('agentWorkflow', {
@@ -251,13 +275,7 @@ export class RunsService {
       }
       throw err;
     }
-    // A new run's row is the one just inserted; only a repeated delivery reads the first one back.
-    const run = duplicate ? await this.runs.findOneByOrFail({ id: request.runId }) : this.queuedRow(request);
-    const ahead: Array<{ n: number }> = await this.dataSource.query(
-      `SELECT count(*)::int AS n FROM runs WHERE agent_id = $1 AND status IN ('queued', 'active') AND (queued_at, id) < ($2, $3)`,
-      [agent.id, run.queuedAt, run.id],
-    );
-    return { run: toRunResponse(run), queuePosition: ahead[0]?.n ?? 0, duplicate };
+    return { run: toRunResponse(run), queuePosition, duplicate };
   }
 
   private queuedRow(request: RunRequest): RunEntity {

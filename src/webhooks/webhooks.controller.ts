@@ -5,9 +5,7 @@ import { AgentsService, secretMatches } from '../agents/agents.service.js';
 import { Public } from '../auth/decorators.js';
 import { requireFeature } from '../billing/tiers.js';
 import { AppError } from '../common/app-error.js';
-import { CreditsService } from '../credits/credits.service.js';
 import { RunsService } from '../runs/runs.service.js';
-import { UsersService } from '../users/users.service.js';
 import { validatePayload } from './webhook-payload.js';
 
 export interface WebhookAccepted {
@@ -25,8 +23,6 @@ export class WebhooksController {
   constructor(
     private readonly agents: AgentsService,
     private readonly runs: RunsService,
-    private readonly credits: CreditsService,
-    private readonly users: UsersService,
   ) {}
 
   @Public()
@@ -46,17 +42,16 @@ export class WebhooksController {
     @Req() req: Request,
     @Body() body: unknown,
   ): Promise<WebhookAccepted> {
-    const agent = await this.agents.findById(agentId);
-    if (agent === null || agent.triggerType !== 'webhook') {
+    const target = await this.agents.webhookTarget(agentId);
+    if (target === null || target.agent.triggerType !== 'webhook') {
       throw new AppError('AGENT_NOT_FOUND', 'No webhook agent with this id');
     }
+    const { agent, tierOwner, payerCredits } = target;
     if (!secretMatches(secret, agent.webhookSecretHash)) {
       throw new AppError('WEBHOOK_SECRET_INVALID', 'X-Webhook-Secret is missing or does not match');
     }
     // The tier that counts: the workspace owner's for a workspace agent, else the agent owner's.
-    const ownerId = agent.workspaceId !== null ? await this.agents.workspaceOwnerId(agent.workspaceId) : agent.userId;
-    const owner = await this.users.findOrFail(ownerId);
-    requireFeature(owner, (l) => l.webhookAgents, 'Webhook triggers (harness tier or higher)');
+    requireFeature(tierOwner, (l) => l.webhookAgents, 'Webhook triggers (harness tier or higher)');
     if (!req.is('application/json')) {
       throw new AppError('WEBHOOK_PAYLOAD_INVALID', 'Content-Type must be application/json', [
         { field: 'content-type', message: 'must be application/json' },
@@ -68,8 +63,7 @@ export class WebhooksController {
       ]);
     }
     const payload = validatePayload(agent.webhookSchema ?? [], body);
-    // The owner row just read carries the balance when the agent's user is the owner: no second query.
-    if (ownerId === agent.userId ? owner.credits <= 0 : (await this.credits.balance(agent.userId)) <= 0) {
+    if (payerCredits <= 0) {
       throw new AppError('NO_CREDITS', 'Insufficient credit balance');
     }
     const action =

@@ -76,7 +76,9 @@ export class Stack {
   spawn(name: string, entry: string, extraEnv: Record<string, string> = {}): ProcessHandle {
     const logFile = path.join(this.dir, `${name}-${Date.now()}.log`);
     const out: WriteStream = createWriteStream(logFile);
-    const child = spawn(process.execPath, ['--enable-source-maps', path.join(distRoot, entry)], {
+    // AGENTSITE_NODE_ARGS: extra node flags, as for `npm start` (e.g. --cpu-prof when profiling a benchmark).
+    const nodeArgs = (process.env.AGENTSITE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, path.join(distRoot, entry)], {
       env: { ...this.env, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -110,6 +112,19 @@ export class Stack {
     await stopChild(this.api.child);
     this.api = this.spawn('api', 'src/main.js');
     await this.waitHealthy(false);
+  }
+
+  /** Stops the worker (in-flight tasks finish first); accepted work waits in Temporal until startWorker(). */
+  async stopWorker(): Promise<void> {
+    if (this.worker !== undefined) {
+      await stopChild(this.worker.child);
+      this.worker = undefined;
+    }
+  }
+
+  async startWorker(): Promise<void> {
+    this.worker = this.spawn('worker', 'src/worker.js');
+    await this.waitHealthy(true);
   }
 
   logs(): string {
