@@ -6,6 +6,7 @@ import type {
   EchoInput,
   EchoOutput,
   FinishRunInput,
+  ModelCall,
   ModelTurnInput,
   ModelTurnOutput,
   RunContext,
@@ -13,6 +14,7 @@ import type {
   ScheduledTriggerInput,
   ScheduledTriggerResult,
 } from '../workflows/contracts.js';
+import { endsRun } from '../workflows/contracts.js';
 import { classified } from './failures.js';
 
 /** Run bookkeeping and the agent's queue, filled by the worker with the application's services. */
@@ -25,7 +27,7 @@ export interface RunsPort {
 
 export interface ModelPort {
   /** `reference` makes the credit charge of a turn idempotent across activity retries. */
-  turn(input: ModelTurnInput, reference: string, signal: AbortSignal): Promise<ModelTurnOutput>;
+  turn(input: ModelCall, reference: string, signal: AbortSignal): Promise<ModelTurnOutput>;
 }
 
 export interface ToolsPort {
@@ -70,12 +72,6 @@ export function createActivities(deps: ActivityDeps) {
       return { message: input.message, handledBy: deps.workerIdentity || hostname() };
     },
 
-    async startRun(request: RunRequest): Promise<RunContext> {
-      Context.current().log.info('startRun', logContext());
-      const temporalRunId = Context.current().info.workflowExecution?.runId ?? '';
-      return classified(() => deps.runs.startRun(request, temporalRunId));
-    },
-
     async finishRun(input: FinishRunInput): Promise<void> {
       Context.current().log.info('finishRun', { ...logContext(), status: input.status });
       return classified(() => deps.runs.finishRun(input));
@@ -87,11 +83,45 @@ export function createActivities(deps: ActivityDeps) {
       return classified(() => deps.runs.enqueueScheduledRun(input.agentId, triggerId));
     },
 
+    /** A model turn, with the run's start (turn 1) and completion (the last turn) recorded by it. */
     async modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput> {
       const info = Context.current().info;
       Context.current().log.info('modelTurn', logContext());
       const reference = `run:${input.runId}:${info.workflowExecution?.runId}:${info.activityId}`;
-      return withHeartbeat((signal) => classified(() => deps.model.turn(input, reference, signal)));
+      return withHeartbeat((signal) =>
+        classified(async () => {
+          // Idempotent: a retried turn 1 finds the run active already.
+          const context =
+            input.start !== undefined
+              ? await deps.runs.startRun(input.start, info.workflowExecution?.runId ?? '')
+              : input.context;
+          if (context === undefined) {
+            throw new Error('modelTurn needs the run request (turn 1) or its context');
+          }
+          const tools = context.tools.map(({ name, description, input_schema }) => ({
+            name,
+            description,
+            input_schema,
+          }));
+          const answer = await deps.model.turn(
+            {
+              runId: input.runId,
+              userId: input.userId,
+              model: context.model,
+              system: context.system,
+              messages: input.messages,
+              tools,
+            },
+            reference,
+            signal,
+          );
+          const ended = endsRun(answer, input.last);
+          if (ended) {
+            await deps.runs.finishRun({ runId: input.runId, status: 'completed', output: answer.text });
+          }
+          return { ...answer, ...(input.start !== undefined ? { context } : {}), ended };
+        }),
+      );
     },
 
     async callTool(input: CallToolInput): Promise<CallToolOutput> {

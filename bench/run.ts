@@ -212,14 +212,17 @@ async function main(): Promise<void> {
               headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
             },
             (res) => {
-              let seen = false;
+              // The time of the first text event, reported once the answer has ended: the next
+              // request must not overlap the end of this turn (the chat saves it after the stream).
+              let first: number | undefined;
               res.on('data', (chunk: Buffer) => {
-                if (!seen && /event: (text|content_block_delta)/.test(chunk.toString())) {
-                  seen = true;
-                  resolve(performance.now() - started);
+                if (first === undefined && /event: (text|content_block_delta)/.test(chunk.toString())) {
+                  first = performance.now() - started;
                 }
               });
-              res.on('end', () => (seen ? undefined : reject(new Error(`no text event from ${url}`))));
+              res.on('end', () =>
+                first !== undefined ? resolve(first) : reject(new Error(`no text event from ${url}`)),
+              );
             },
           );
           req.on('error', reject);
@@ -332,6 +335,10 @@ async function main(): Promise<void> {
       });
       const bareRunning = bareWorker.run();
       const N2 = 30;
+      let lastRunId = '';
+      let lastBareId = '';
+      let lastAccepted = 0;
+      let lastPostAt = 0;
       const service2: number[] = [];
       const base2: number[] = [];
       for (let i = 0; i < N2 + 3; i += 1) {
@@ -342,6 +349,9 @@ async function main(): Promise<void> {
           { 'x-webhook-secret': runAgent.webhookSecret },
         );
         const runId = (JSON.parse(res.text) as { runId: string }).runId;
+        lastRunId = runId;
+        lastPostAt = Date.now() - (performance.now() - t);
+        lastAccepted = performance.now() - t;
         // The run's workflow starts a moment after the 202 (the agent's queue starts it): wait for it to exist.
         for (;;) {
           try {
@@ -356,15 +366,30 @@ async function main(): Promise<void> {
         }
         const s = performance.now() - t;
         const b0 = performance.now();
+        lastBareId = `bench-bare-${Date.now()}-${i}`;
         await client.workflow.execute('bareRunWorkflow', {
           taskQueue: 'bench-bare',
-          workflowId: `bench-bare-${Date.now()}-${i}`,
+          workflowId: lastBareId,
         });
         const b = performance.now() - b0;
         if (i >= 3) {
           service2.push(s);
           base2.push(b);
         }
+      }
+      if (process.env.BENCH_TRACE) {
+        const show = async (id: string, last = 0) => {
+          const h = await client.workflow.getHandle(id).fetchHistory();
+          const t0 = lastPostAt;
+          for (const e of h.events!.slice(-last)) {
+            const t = Number(e.eventTime!.seconds) * 1000 + e.eventTime!.nanos! / 1e6;
+            console.log(id.slice(0, 20), (t - t0).toFixed(1), e.eventType);
+          }
+        };
+        await show(`agent-${runAgent.id}`, 14);
+        await show(`run-${lastRunId}`);
+        await show(lastBareId);
+        console.log('service', service2.slice(-1), 'bare', base2.slice(-1), 'accepted at', lastAccepted);
       }
       bareWorker.shutdown();
       await bareRunning;

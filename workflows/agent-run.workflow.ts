@@ -23,8 +23,9 @@ import {
 } from './contracts.js';
 
 /**
- * Bookkeeping in PostgreSQL: quick, so local activities (run in the worker without a round trip
- * through the server), retried for a long time (the database may be restarting).
+ * The bookkeeping of a run that ends otherwise than by its last model turn (failure, cancellation):
+ * a local activity (no round trip through the server), retried for a long time (the database may be
+ * restarting). A run that completes is started and finished by its model turns (see ModelTurnInput).
  */
 const records = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15 seconds',
@@ -62,10 +63,9 @@ const tools = proxyActivities<Activities>({
 export async function agentRunWorkflow(request: RunRequest): Promise<{ output: string }> {
   let failure: RunError | undefined;
   let cancelled = false;
-  let output = '';
+  let outcome: { output: string; recorded: boolean } = { output: '', recorded: false };
   try {
-    const context = await records.startRun(request);
-    output = await loop(request, context);
+    outcome = await loop(request);
   } catch (err) {
     if (isCancellation(err)) {
       cancelled = true;
@@ -73,14 +73,16 @@ export async function agentRunWorkflow(request: RunRequest): Promise<{ output: s
       failure = runErrorOf(err);
     }
   }
-  await CancellationScope.nonCancellable(() =>
-    records.finishRun({
-      runId: request.runId,
-      status: cancelled ? 'cancelled' : failure ? 'failed' : 'completed',
-      output,
-      error: failure,
-    }),
-  );
+  if (cancelled || failure !== undefined || !outcome.recorded) {
+    await CancellationScope.nonCancellable(() =>
+      records.finishRun({
+        runId: request.runId,
+        status: cancelled ? 'cancelled' : failure ? 'failed' : 'completed',
+        output: outcome.output,
+        error: failure,
+      }),
+    );
+  }
   if (cancelled) {
     // Ends the workflow as Canceled, which is what the Temporal UI should show.
     throw new CancelledFailure('The run was cancelled');
@@ -88,7 +90,7 @@ export async function agentRunWorkflow(request: RunRequest): Promise<{ output: s
   if (failure !== undefined) {
     throw ApplicationFailure.nonRetryable(failure.error, failure.code);
   }
-  return { output };
+  return { output: outcome.output };
 }
 
 function firstMessage(request: RunRequest): string {
@@ -102,36 +104,37 @@ function firstMessage(request: RunRequest): string {
   }
 }
 
-async function loop(request: RunRequest, context: RunContext): Promise<string> {
+/** The turns of the run; `recorded`: the last turn has marked the run completed. */
+async function loop(request: RunRequest): Promise<{ output: string; recorded: boolean }> {
   const messages: ModelMessage[] = [{ role: 'user', content: firstMessage(request) }];
-  const modelTools = context.tools.map(({ name, description, input_schema }) => ({ name, description, input_schema }));
+  let context: RunContext | undefined;
   let output = '';
   for (let turn = 1; turn <= MAX_MODEL_TURNS; turn += 1) {
     const answer = await model.modelTurn({
       runId: request.runId,
       userId: request.userId,
-      model: context.model,
-      system: context.system,
       messages,
-      tools: modelTools,
+      ...(context === undefined ? { start: request } : { context }),
+      last: turn === MAX_MODEL_TURNS,
     });
+    context ??= answer.context;
     messages.push({ role: 'assistant', content: answer.content });
     if (answer.text !== '') {
       output = answer.text;
     }
+    if (answer.ended === true || context === undefined) {
+      return { output, recorded: answer.ended === true };
+    }
     const uses = answer.content.filter(
       (b): b is Extract<ModelContentBlock, { type: 'tool_use' }> => b.type === 'tool_use',
     );
-    if (answer.stopReason !== 'tool_use' || uses.length === 0) {
-      return output;
-    }
     const results: ToolResultBlock[] = [];
     for (const use of uses) {
       results.push(await callTool(request, context, use));
     }
     messages.push({ role: 'user', content: results });
   }
-  return output;
+  return { output, recorded: false };
 }
 
 /** A tool call; a rate limit (the site's 429 or our outgoing limit) waits on a durable timer, then retries. */

@@ -133,7 +133,8 @@ export interface ModelMessage {
   content: string | Array<ModelContentBlock | ToolResultBlock>;
 }
 
-export interface ModelTurnInput {
+/** One call of the model for a run (what the model port takes). */
+export interface ModelCall {
   runId: string;
   userId: string;
   model: string;
@@ -142,12 +143,38 @@ export interface ModelTurnInput {
   tools: ModelTool[];
 }
 
+/**
+ * A run's model turn. The run's bookkeeping rides on its turns instead of separate steps (each local
+ * activity cost about 30 ms of workflow task here): turn 1 marks the run active and prepares its
+ * context, and the turn that ends the run marks it completed.
+ */
+export interface ModelTurnInput {
+  runId: string;
+  userId: string;
+  messages: ModelMessage[];
+  /** Turn 1: the run's request (the turn starts the run and returns its context). */
+  start?: RunRequest;
+  /** Later turns: the context turn 1 returned. */
+  context?: RunContext;
+  /** The turn limit: the run ends with this turn whatever the model answers. */
+  last: boolean;
+}
+
 export interface ModelTurnOutput {
   content: ModelContentBlock[];
   text: string;
   stopReason: string;
   usage: { inputTokens: number; outputTokens: number };
   credits: number;
+  /** Turn 1: the run's context. */
+  context?: RunContext;
+  /** This turn ended the run, and the run's row already says `completed`. */
+  ended?: boolean;
+}
+
+/** Whether a model answer ends the run (no tool to call, or no turn left). */
+export function endsRun(answer: Pick<ModelTurnOutput, 'content' | 'stopReason'>, last: boolean): boolean {
+  return last || answer.stopReason !== 'tool_use' || !answer.content.some((b) => b.type === 'tool_use');
 }
 
 export interface CallToolInput {

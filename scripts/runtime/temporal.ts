@@ -199,6 +199,19 @@ export interface RunningTemporal {
 export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<RunningTemporal> {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'warn'];
   args.push('--namespace', options.namespace);
+  // Latency settings for a single dev server. One partition per task queue: partitions spread matching
+  // over the hosts of a cluster. History's task queues may be read more than 20 times a second (the
+  // default): each step of a workflow (a task to dispatch, a child to start, a timer, a visibility
+  // update) otherwise waited about 30 ms for its queue's next read, measured in the run timelines.
+  for (const [key, value] of [
+    ['matching.numTaskqueueReadPartitions', 1],
+    ['matching.numTaskqueueWritePartitions', 1],
+    ['history.transferProcessorMaxPollRPS', 1000],
+    ['history.timerProcessorMaxPollRPS', 1000],
+    ['history.visibilityProcessorMaxPollRPS', 1000],
+  ] as const) {
+    args.push('--dynamic-config-value', `${key}=${value}`);
+  }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) {
     args.push('--search-attribute', `${name}=${type === 'KEYWORD' ? 'Keyword' : type}`);
   }

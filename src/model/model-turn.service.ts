@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CreditsService, creditsFor } from '../credits/credits.service.js';
-import type { ModelTurnInput, ModelTurnOutput } from '../../workflows/contracts.js';
+import type { ModelCall, ModelTurnOutput } from '../../workflows/contracts.js';
 import { ModelClient } from './model-client.js';
 
 /** A run's model turn: credits checked before, usage charged after (idempotently), usage added to the run. */
@@ -11,7 +11,7 @@ export class ModelTurnService {
     private readonly credits: CreditsService,
   ) {}
 
-  async turn(input: ModelTurnInput, reference: string, signal: AbortSignal): Promise<ModelTurnOutput> {
+  async turn(input: ModelCall, reference: string, signal: AbortSignal): Promise<ModelTurnOutput> {
     await this.credits.assertCredits(input.userId);
     const answer = await this.model.create(
       { model: input.model, system: input.system, messages: input.messages, tools: input.tools },

@@ -10,6 +10,7 @@ import { type ManifestTool, validateToolInput } from '../sites/manifest.js';
 import { SiteHttpClient, SiteNetworkError } from '../sites/site-http.js';
 import { CredentialsService } from '../vault/credentials.service.js';
 import { SiteEntity } from '../vault/site.entity.js';
+import type { CredentialEntity } from '../vault/credential.entity.js';
 import { ToolCallFailure } from './tool-failure.js';
 
 /** The outgoing limit of the specification: tool calls per minute per site domain. */
@@ -18,6 +19,8 @@ export const TOOL_CALL_TIMEOUT_MS = 30_000;
 
 export interface ToolCallRequest {
   site: SiteEntity;
+  /** The site's credential row when the caller read it with the site (saves a round trip); null: none. */
+  credential?: CredentialEntity | null;
   tool: string;
   input: unknown;
   /** Sent as Idempotency-Key, so a retried call has one effect at the site. */
@@ -73,7 +76,10 @@ export class ToolCaller {
     const endpoint = `${site.manifest.server.url.replace(/\/+$/, '')}/tools/${encodeURIComponent(tool.name)}`;
     const started = performance.now();
     // The outgoing slot and the credential are independent reads: one round trip's wait, not two.
-    let [, credential] = await Promise.all([this.takeOutgoingSlot(endpoint), this.credentials.tokenFor(site)]);
+    let [, credential] = await Promise.all([
+      this.takeOutgoingSlot(endpoint),
+      this.credentials.tokenFor(site, undefined, request.credential),
+    ]);
     let refreshed = false;
     let response = await this.post(endpoint, credential.token, request);
     if (response.status === 401 && credential.kind === 'oauth2') {

@@ -142,8 +142,12 @@ export class CredentialsService {
    * A token to call the site with. OAuth tokens near expiry are refreshed first; `staleGeneration`
    * (after a 401) forces a refresh unless someone already replaced that generation.
    */
-  async tokenFor(site: SiteEntity, staleGeneration?: number): Promise<UsableToken> {
-    const row = await this.findForSite(site.id);
+  async tokenFor(
+    site: SiteEntity,
+    staleGeneration?: number,
+    prefetched?: CredentialEntity | null,
+  ): Promise<UsableToken> {
+    const row = prefetched !== undefined ? prefetched : await this.findForSite(site.id);
     if (row === null) {
       throw new ToolCallFailure(
         'no_credential',

@@ -118,8 +118,9 @@ export class VaultController {
     @Param('tool') tool: string,
     @Body() body: ToolCallDto,
   ): Promise<Omit<ToolCallResult, 'refreshed'>> {
-    const site = await this.site(scope, id, 'member', 'Calling a tool');
-    const { result, durationMs } = await this.tools.call({ site, tool, input: body.input });
+    requireRole(scope, 'member', 'Calling a tool');
+    const { site, credential } = await this.vault.findForCall(scope, id);
+    const { result, durationMs } = await this.tools.call({ site, credential, tool, input: body.input });
     return { result, durationMs };
   }
 }

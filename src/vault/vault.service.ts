@@ -13,6 +13,7 @@ import { CredentialEntity, type CredentialKind } from './credential.entity.js';
 import { CredentialsService } from './credentials.service.js';
 import { SiteEntity } from './site.entity.js';
 import { UUID } from '../common/ids.js';
+import { RowMapper } from '../database/row-mapper.js';
 
 export interface SiteResponse {
   id: string;
@@ -73,12 +74,18 @@ export function toSiteResponse(site: SiteEntity, credential: CredentialEntity | 
 /** A user's vault: sites with their manifests, and the credentials for them. */
 @Injectable()
 export class VaultService {
+  private readonly siteRows: RowMapper<SiteEntity>;
+  private readonly credentialRows: RowMapper<CredentialEntity>;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly http: SiteHttpClient,
     private readonly manifests: ManifestFetcher,
     private readonly credentials: CredentialsService,
-  ) {}
+  ) {
+    this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
+    this.credentialRows = new RowMapper(dataSource, CredentialEntity, 'c');
+  }
 
   private get sites() {
     return this.dataSource.getRepository(SiteEntity);
@@ -91,6 +98,29 @@ export class VaultService {
       throw new AppError('NOT_FOUND', 'No site with this id in your vault');
     }
     return site;
+  }
+
+  /**
+   * A site of the scope with its credential (null when it has none), in one round trip: what a tool
+   * call needs before it can reach the site.
+   */
+  async findForCall(scope: Scope, siteId: string): Promise<{ site: SiteEntity; credential: CredentialEntity | null }> {
+    const [where, params] =
+      scope.workspace !== null
+        ? ['s.workspace_id = $2', [scope.workspace.id]]
+        : ['s.user_id = $2 AND s.workspace_id IS NULL', [scope.user.id]];
+    const rows: Array<Record<string, unknown>> = UUID.test(siteId)
+      ? await this.dataSource.query(
+          `SELECT ${this.siteRows.select()}, ${this.credentialRows.select()} FROM sites s ` +
+            `LEFT JOIN site_credentials c ON c.site_id = s.id WHERE s.id = $1 AND ${where}`,
+          [siteId, ...params],
+        )
+      : [];
+    const site = rows[0] === undefined ? null : this.siteRows.from(rows[0]);
+    if (site === null) {
+      throw new AppError('NOT_FOUND', 'No site with this id in your vault');
+    }
+    return { site, credential: this.credentialRows.from(rows[0]!) };
   }
 
   /** Moves one of the caller's personal sites into the scope's workspace (credential included). */
