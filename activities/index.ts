@@ -27,7 +27,7 @@ export interface RunsPort {
 
 export interface ModelPort {
   /** `reference` makes the credit charge of a turn idempotent across activity retries. */
-  turn(input: ModelCall, reference: string, signal: AbortSignal): Promise<ModelTurnOutput>;
+  turn(input: ModelCall, reference: string, signal: AbortSignal, creditsChecked?: boolean): Promise<ModelTurnOutput>;
 }
 
 export interface ToolsPort {
@@ -114,6 +114,7 @@ export function createActivities(deps: ActivityDeps) {
             },
             reference,
             signal,
+            input.start !== undefined, // startRun has just checked the balance
           );
           const ended = endsRun(answer, input.last);
           if (ended) {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { temporal as proto } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createBareActivities } from './bare.activities.js';
 import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
@@ -350,7 +351,7 @@ async function main(): Promise<void> {
         );
         const runId = (JSON.parse(res.text) as { runId: string }).runId;
         lastRunId = runId;
-        lastPostAt = Date.now() - (performance.now() - t);
+        lastPostAt = Date.now() - (performance.now() - t); // history times are wall-clock
         lastAccepted = performance.now() - t;
         // The run's workflow starts a moment after the 202 (the agent's queue starts it): wait for it to exist.
         for (;;) {
@@ -378,18 +379,23 @@ async function main(): Promise<void> {
         }
       }
       if (process.env.BENCH_TRACE) {
-        const show = async (id: string, last = 0) => {
-          const h = await client.workflow.getHandle(id).fetchHistory();
-          const t0 = lastPostAt;
-          for (const e of h.events!.slice(-last)) {
-            const t = Number(e.eventTime!.seconds) * 1000 + e.eventTime!.nanos! / 1e6;
-            console.log(id.slice(0, 20), (t - t0).toFixed(1), e.eventType);
+        // Where the time of the last pair went: each event of the agent's queue (its last steps), the
+        // run and the bare workflow, in ms after the webhook was posted.
+        const show = async (id: string, last = 0): Promise<void> => {
+          const history = await client.workflow.getHandle(id).fetchHistory();
+          for (const event of (history.events ?? []).slice(-last)) {
+            const at = Number(event.eventTime!.seconds) * 1000 + (event.eventTime!.nanos ?? 0) / 1e6;
+            const type = proto.api.enums.v1.EventType[event.eventType ?? 0] ?? String(event.eventType);
+            console.log(`  ${id.split('-')[0]} +${(at - lastPostAt).toFixed(1)} ms ${type.replace('EVENT_TYPE_', '')}`);
           }
         };
+        console.log(
+          `trace: webhook answered after ${lastAccepted.toFixed(1)} ms; run completed after ` +
+            `${service2.at(-1)?.toFixed(1)} ms; bare workflow ${base2.at(-1)?.toFixed(1)} ms`,
+        );
         await show(`agent-${runAgent.id}`, 14);
         await show(`run-${lastRunId}`);
         await show(lastBareId);
-        console.log('service', service2.slice(-1), 'bare', base2.slice(-1), 'accepted at', lastAccepted);
       }
       bareWorker.shutdown();
       await bareRunning;

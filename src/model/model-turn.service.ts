@@ -11,8 +11,16 @@ export class ModelTurnService {
     private readonly credits: CreditsService,
   ) {}
 
-  async turn(input: ModelCall, reference: string, signal: AbortSignal): Promise<ModelTurnOutput> {
-    await this.credits.assertCredits(input.userId);
+  /** `creditsChecked`: the caller has just checked the balance (a run's first turn, in startRun). */
+  async turn(
+    input: ModelCall,
+    reference: string,
+    signal: AbortSignal,
+    creditsChecked = false,
+  ): Promise<ModelTurnOutput> {
+    if (!creditsChecked) {
+      await this.credits.assertCredits(input.userId);
+    }
     const answer = await this.model.create(
       { model: input.model, system: input.system, messages: input.messages, tools: input.tools },
       signal,

@@ -10,7 +10,7 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { In, IsNull, type DataSource } from 'typeorm';
+import { In, type DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { AgentEntity } from '../agents/agent.entity.js';
 import { AppError } from '../common/app-error.js';
@@ -39,6 +39,7 @@ import { buildRunTools } from './run-tools.js';
 import { RunEntity, type RunStatus } from './run.entity.js';
 import { type TimelineEntry, timelineFromHistory } from './timeline.js';
 import { UUID } from '../common/ids.js';
+import { RowMapper } from '../database/row-mapper.js';
 
 export interface RunResponse {
   id: string;
@@ -109,12 +110,25 @@ function updateFailureType(err: unknown): string | undefined {
 export class RunsService {
   private readonly logger = new Logger('Runs');
 
+  private readonly agentRows: RowMapper<AgentEntity>;
+  private readonly siteRows: RowMapper<SiteEntity>;
+  private readonly startQuery: string;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(TEMPORAL_CLIENT) private readonly client: Client,
     @Inject(SETTINGS) private readonly settings: Settings,
     private readonly credits: CreditsService,
-  ) {}
+  ) {
+    this.agentRows = new RowMapper(dataSource, AgentEntity, 'a');
+    this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
+    this.startQuery =
+      `SELECT ${this.agentRows.select()}, ${this.siteRows.select()}, u.credits AS owner_credits ` +
+      'FROM agents a JOIN users u ON u.id = a.user_id ' +
+      'LEFT JOIN sites s ON s.id = ANY(a.site_ids) AND (CASE WHEN a.workspace_id IS NULL ' +
+      'THEN s.user_id = a.user_id AND s.workspace_id IS NULL ELSE s.workspace_id = a.workspace_id END) ' +
+      'WHERE a.id = $1';
+  }
 
   private get runs() {
     return this.dataSource.getRepository(RunEntity);
@@ -321,17 +335,17 @@ export class RunsService {
         request.requestedAt,
       ],
     );
-    const agent = await this.dataSource.getRepository(AgentEntity).findOneBy({ id: request.agentId });
+    // The agent, its owner's balance and its sites (in the agent's own scope: its workspace's vault, or
+    // its owner's), in one round trip: a row per site, or one row with no site.
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.startQuery, [request.agentId]);
+    const agent = rows[0] === undefined ? null : this.agentRows.from(rows[0]);
     if (agent === null) {
       throw new AppError('AGENT_NOT_FOUND', 'The agent was deleted');
     }
-    await this.credits.assertCredits(agent.userId);
-    // The agent's sites, in the agent's own scope (its workspace's vault, or its owner's).
-    const siteScope =
-      agent.workspaceId !== null ? { workspaceId: agent.workspaceId } : { userId: agent.userId, workspaceId: IsNull() };
-    const sites = agent.siteIds.length
-      ? await this.dataSource.getRepository(SiteEntity).findBy({ id: In(agent.siteIds), ...siteScope })
-      : [];
+    if (Number(rows[0]!.owner_credits) <= 0) {
+      throw new AppError('NO_CREDITS', 'Insufficient credit balance');
+    }
+    const sites = rows.map((row) => this.siteRows.from(row)).filter((site): site is SiteEntity => site !== null);
     return {
       system: request.actionOverride ?? agent.systemPrompt,
       model: agent.model ?? this.settings.defaultModel,
