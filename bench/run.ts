@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { temporal as proto } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createBareActivities } from './bare.activities.js';
 import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
@@ -385,7 +385,7 @@ async function main(): Promise<void> {
           const history = await client.workflow.getHandle(id).fetchHistory();
           for (const event of (history.events ?? []).slice(-last)) {
             const at = Number(event.eventTime!.seconds) * 1000 + (event.eventTime!.nanos ?? 0) / 1e6;
-            const type = proto.api.enums.v1.EventType[event.eventType ?? 0] ?? String(event.eventType);
+            const type = proto.temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? String(event.eventType);
             console.log(`  ${id.split('-')[0]} +${(at - lastPostAt).toFixed(1)} ms ${type.replace('EVENT_TYPE_', '')}`);
           }
         };
