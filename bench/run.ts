@@ -3,6 +3,7 @@
  * Starts its own PostgreSQL, Temporal dev server, reference site, fake model, API and worker.
  */
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createBareActivities } from './bare.activities.js';
+import { SERVER_KINDS, type ServerKind } from './adapters.js';
 import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
 import { freePort } from '../scripts/runtime/processes.js';
 import { ensureTemporalCli, startTemporalDevServer } from '../scripts/runtime/temporal.js';
@@ -63,6 +65,24 @@ function post(
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+/** Starts one of benchmark 6's comparison servers in a process of its own. */
+async function startServer(kind: ServerKind): Promise<{ url: string; child: ChildProcess }> {
+  const entry = fileURLToPath(new URL('./adapters.js', import.meta.url));
+  const child = spawn(process.execPath, [entry, kind], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening (\d+)/.exec(out);
+      if (match) {
+        resolve(Number(match[1]));
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`the ${kind} server exited (${code})`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, child };
 }
 
 /** Waits until no run is executing (runs queued earlier would compete for the two cores). */
@@ -126,29 +146,48 @@ async function main(): Promise<void> {
     console.log('agentsite benchmarks (2 cores; figures are ratios against baselines measured in this run)\n');
 
     if (want(6)) {
-      // 6. HTTP layer: an authenticated trivial route vs a bare Node http server.
-      const bare = http.createServer((_req, res) =>
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"x"}'),
-      );
-      await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
-      const barePort = (bare.address() as { port: number }).port;
-      const N6 = 3000;
-      await load(300, 16, async () => void (await get(`${stack.baseUrl}/api/me`, auth)));
-      const [service6, base6] = await interleaved(
-        4,
-        N6 / 4,
-        16,
-        async () => void (await get(`${stack.baseUrl}/api/me`, auth)),
-        async () => void (await get(`http://127.0.0.1:${barePort}/`)),
-      );
-      bare.close();
-      line('6. HTTP layer (GET /api/me, authenticated) vs bare node:http', {
-        service_rps: Math.round((N6 / service6.wallMs) * 1000),
-        bare_rps: Math.round((N6 / base6.wallMs) * 1000),
-        ratio: (N6 / service6.wallMs / (N6 / base6.wallMs)).toFixed(3),
-        service_p50: fmt(percentile(service6.latencies, 50)),
-        bare_p50: fmt(percentile(base6.latencies, 50)),
-      });
+      // 6. HTTP layer: the authenticated trivial route vs a bare node:http server, and the same minimal
+      // NestJS app on Express and on Fastify, each server in its own process like the API.
+      const servers = await Promise.all(SERVER_KINDS.map((kind) => startServer(kind)));
+      try {
+        const N6 = 2400;
+        const hit = (url: string, headers: Record<string, string>) => async () => void (await get(url, headers));
+        const targets = [
+          hit(`${stack.baseUrl}/api/me`, auth),
+          ...servers.map((s) => hit(`${s.url}/api/me`, { authorization: 'Bearer x' })),
+        ];
+        for (const target of targets) {
+          await load(300, 16, target);
+        }
+        // Rounds of all four in turn, so a drift of the shared machine lands on each alike.
+        const results = targets.map(() => ({ latencies: [] as number[], wallMs: 0 }));
+        for (let round = 0; round < 4; round += 1) {
+          for (const [i, target] of targets.entries()) {
+            const r = await load(N6 / 4, 16, target);
+            results[i]!.latencies.push(...r.latencies);
+            results[i]!.wallMs += r.wallMs;
+          }
+        }
+        const rps = results.map((r) => (N6 / r.wallMs) * 1000);
+        const [service, bare, express, fastify] = rps as [number, number, number, number];
+        // Per-request cost (1/rps): what the adapter costs, and the share of the service's cost a switch
+        // of adapter could save.
+        const saving = 1 / express - 1 / fastify;
+        line('6. HTTP layer (GET /api/me, authenticated) vs bare node:http', {
+          service_rps: Math.round(service),
+          bare_rps: Math.round(bare),
+          ratio: (service / bare).toFixed(3),
+          minimal_nest_express_rps: Math.round(express),
+          minimal_nest_fastify_rps: Math.round(fastify),
+          fastify_would_save: `${((saving / (1 / service)) * 100).toFixed(1)} % of a service request`,
+          service_p50: fmt(percentile(results[0]!.latencies, 50)),
+          bare_p50: fmt(percentile(results[1]!.latencies, 50)),
+        });
+      } finally {
+        for (const server of servers) {
+          server.child.kill();
+        }
+      }
     }
 
     if (want(3)) {
@@ -184,8 +223,7 @@ async function main(): Promise<void> {
         }
       };
       await load(50, 1, viaApi);
-      const service3 = await load(N3, 1, viaApi);
-      const base3 = await load(N3, 1, directCall);
+      const [service3, base3] = await interleaved(6, N3 / 6, 1, viaApi, directCall);
       line('3. tool call via POST …/tools/:tool/call vs direct HTTPS to the site', {
         service_p50: fmt(percentile(service3.latencies, 50)),
         direct_p50: fmt(percentile(base3.latencies, 50)),
