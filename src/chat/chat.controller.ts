@@ -78,7 +78,7 @@ export class ChatController {
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
-    const session = await this.chat.findByToken(auth.user.id, token);
+    const context = await this.chat.openTurn(auth.user.id, token);
     const streaming = (req.headers.accept ?? '').includes('text/event-stream');
     const controller = new AbortController();
     let ended: 'timeout' | 'client' | undefined;
@@ -108,7 +108,7 @@ export class ChatController {
       };
     }
     try {
-      const message = await this.chat.turn(session, body.content, sink, controller.signal);
+      const message = await this.chat.turn(context, body.content, sink, controller.signal, auth.user.credits);
       if (streaming) {
         sse(res, 'done', { messageId: message.id, usage: message.usage });
         res.end();
@@ -120,7 +120,7 @@ export class ChatController {
       if (ended === 'client') {
         const aborted = new AppError('STREAM_ABORTED', 'The client disconnected; the partial response was not saved');
         this.logger.warn(
-          `${correlationIdOf(req)} ${aborted.code} (${aborted.statusCode}) session ${session.id}: ${aborted.message}`,
+          `${correlationIdOf(req)} ${aborted.code} (${aborted.statusCode}) session ${context.session.id}: ${aborted.message}`,
         );
         return;
       } else if (ended === 'timeout') {

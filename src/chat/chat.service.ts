@@ -15,6 +15,7 @@ import { SiteEntity } from '../vault/site.entity.js';
 import type { ModelContentBlock, ModelMessage, RunTool, ToolResultBlock } from '../../workflows/contracts.js';
 import { requireRole, type Scope } from '../workspaces/scope.js';
 import { ChatMessageEntity, ChatSessionEntity, type SessionSite, type ToolCallRecord } from './chat.entities.js';
+import { RowMapper } from '../database/row-mapper.js';
 
 /** Session tokens: recognisable prefix, 256 random bits. */
 export const SESSION_TOKEN = /^ses_[A-Za-z0-9_-]{43}$/;
@@ -61,9 +62,22 @@ function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
+/** A session ready for a turn: the session, its sites (in its order) and its messages so far. */
+export interface TurnContext {
+  session: ChatSessionEntity;
+  sites: SiteEntity[];
+  history: ChatMessageEntity[];
+}
+
 @Injectable()
 export class ChatService {
   private readonly logger = new Logger('Chat');
+
+  private readonly sessionRows: RowMapper<ChatSessionEntity>;
+  private readonly siteRows: RowMapper<SiteEntity>;
+  private readonly messageRows: RowMapper<ChatMessageEntity>;
+  private readonly sessionQuery: string;
+  private readonly historyQuery: string;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -71,7 +85,21 @@ export class ChatService {
     private readonly tools: ToolCaller,
     private readonly credits: CreditsService,
     @Inject(SETTINGS) private readonly settings: Settings,
-  ) {}
+  ) {
+    this.sessionRows = new RowMapper(dataSource, ChatSessionEntity, 'cs');
+    this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
+    this.messageRows = new RowMapper(dataSource, ChatMessageEntity, 'm');
+    // The session with its chosen sites (from the vault it belongs to: its workspace's, or its user's).
+    this.sessionQuery =
+      `SELECT ${this.sessionRows.select()}, ${this.siteRows.select()} FROM chat_sessions cs ` +
+      "LEFT JOIN sites s ON s.id::text IN (SELECT e->>'siteId' FROM jsonb_array_elements(cs.sites) e) " +
+      'AND (CASE WHEN cs.workspace_id IS NULL THEN s.user_id = cs.user_id AND s.workspace_id IS NULL ' +
+      'ELSE s.workspace_id = cs.workspace_id END) ' +
+      'WHERE cs.token_hash = $1 AND cs.user_id = $2';
+    this.historyQuery =
+      `SELECT ${this.messageRows.select()} FROM chat_messages m JOIN chat_sessions cs ON cs.id = m.session_id ` +
+      'WHERE cs.token_hash = $1 AND cs.user_id = $2 ORDER BY m.seq ASC';
+  }
 
   /** The chosen sites, from the vault the session belongs to (its workspace's, or its user's). */
   private async sitesOf(
@@ -142,6 +170,37 @@ export class ChatService {
     return session;
   }
 
+  /**
+   * What a turn needs before the model can be called, in one round trip's wait: the session with its
+   * sites, and its messages so far (both keyed by the token, so they are read side by side). The same
+   * codes as findByToken.
+   */
+  async openTurn(userId: string, token: string): Promise<TurnContext> {
+    if (!SESSION_TOKEN.test(token)) {
+      throw new AppError('INVALID_SESSION', 'The session token is malformed');
+    }
+    const hash = hashToken(token);
+    const [sessionRows, historyRows] = (await Promise.all([
+      this.dataSource.query(this.sessionQuery, [hash, userId]),
+      this.dataSource.query(this.historyQuery, [hash, userId]),
+    ])) as [Array<Record<string, unknown>>, Array<Record<string, unknown>>];
+    const session = sessionRows[0] === undefined ? null : this.sessionRows.from(sessionRows[0]);
+    if (session === null) {
+      throw new AppError('SESSION_NOT_FOUND', 'No session for this token');
+    }
+    if (session.expiresAt.getTime() <= Date.now()) {
+      throw new AppError('SESSION_EXPIRED', 'The session has expired; create a new one');
+    }
+    const found = sessionRows.map((row) => this.siteRows.from(row)).filter((site) => site !== null);
+    return {
+      session,
+      sites: session.sites
+        .map((chosen) => found.find((site) => site.id === chosen.siteId))
+        .filter((site) => site !== undefined),
+      history: historyRows.map((row) => this.messageRows.from(row)!),
+    };
+  }
+
   async describeSession(session: ChatSessionEntity): Promise<SessionResponse> {
     const sites = await this.sitesOf(session, session.sites);
     const credentials = sites.length
@@ -199,22 +258,16 @@ export class ChatService {
    * saved unless the turn completes (an aborted or timed-out turn leaves no partial reply).
    */
   async turn(
-    session: ChatSessionEntity,
+    { session, sites, history }: TurnContext,
     content: string,
     sink: TurnSink | undefined,
     signal: AbortSignal,
+    /** The user's balance as read for this request (by authentication). */
+    balance: number,
   ): Promise<MessageResponse> {
-    // Independent reads, in parallel: they stand between the user's message and the first token.
-    const [, sites, history] = await Promise.all([
-      this.credits.assertCredits(session.userId),
-      this.sitesOf(session, session.sites),
-      this.dataSource
-        .getRepository(ChatMessageEntity)
-        .createQueryBuilder('m')
-        .where('m.session_id = :id', { id: session.id })
-        .orderBy('m.seq', 'ASC')
-        .getMany(),
-    ]);
+    if (balance <= 0) {
+      throw new AppError('NO_CREDITS', 'Insufficient credit balance');
+    }
     const tools = buildRunTools(sites, (site, tool) => {
       const chosen = session.sites.find((s) => s.siteId === site.id)?.tools ?? null;
       return chosen === null || chosen.includes(tool);
