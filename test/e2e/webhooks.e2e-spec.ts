@@ -147,6 +147,24 @@ describe('webhook triggers (e2e)', () => {
     expect(without.payload).toMatchObject({ action: 'Only summarise.' });
   });
 
+  it('queuePosition counts the runs ahead: 0, 1, 2 for webhooks sent one after another to a busy agent', async () => {
+    const { user, agent } = await webhookAgent();
+    // The first run holds the agent for a while, so the next two wait behind it.
+    model.script({ text: 'slow', delayMs: 1500 }, { text: 'second' }, { text: 'third' });
+    const positions: number[] = [];
+    const runIds: string[] = [];
+    for (const ticket of ['a', 'b', 'c']) {
+      const accepted = await fire(agent, { ticket });
+      expect(accepted.status).toBe(202);
+      positions.push(accepted.body.queuePosition as number);
+      runIds.push(accepted.body.runId as string);
+    }
+    expect(positions).toEqual([0, 1, 2]);
+    for (const runId of runIds) {
+      expect((await waitForRun(http, user.token, runId)).status).toBe('completed');
+    }
+  });
+
   it('a repeated X-Webhook-Delivery-Id returns the first delivery run', async () => {
     const { user, agent } = await webhookAgent();
     model.script({ text: 'once' });
