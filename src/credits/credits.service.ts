@@ -37,32 +37,28 @@ export class CreditsService {
 
   /**
    * Charges up to `amount` (what is left, if less: usage already happened). With a `reference`, a
-   * repeated charge (a retried activity) charges nothing twice.
+   * repeated charge (a retried activity) charges nothing twice. With a `run`, a new charge adds its
+   * usage to the run in the same transaction. One round trip (the charge_credits function).
    */
   async charge(
     userId: string,
     amount: number,
     reason: string,
     reference?: string,
-    /** Runs in the same transaction, only for a new charge (not a repeated one). */
-    onCharged?: (em: EntityManager, charged: number) => Promise<void>,
+    run?: { runId: string; inputTokens: number; outputTokens: number },
   ): Promise<Charge> {
-    return this.dataSource.transaction(async (em) => {
-      const credits = await this.lockBalance(em, userId);
-      if (reference !== undefined) {
-        const previous: Array<{ delta: string }> = await em.query(
-          'SELECT delta FROM credit_ledger WHERE reference = $1',
-          [reference],
-        );
-        if (previous[0] !== undefined) {
-          return { charged: -Number(previous[0].delta), balance: credits };
-        }
+    try {
+      const rows: Array<{ out_charged: string; out_balance: string }> = await this.dataSource.query(
+        'SELECT out_charged, out_balance FROM charge_credits($1, $2, $3, $4, $5, $6, $7)',
+        [userId, amount, reason, reference ?? null, run?.runId ?? null, run?.inputTokens ?? 0, run?.outputTokens ?? 0],
+      );
+      return { charged: Number(rows[0]!.out_charged), balance: Number(rows[0]!.out_balance) };
+    } catch (err) {
+      if ((err as { code?: string }).code === 'P0002') {
+        throw new AppError('NOT_FOUND', 'No user with this id');
       }
-      const charged = Math.min(amount, credits);
-      const balance = await this.record(em, userId, credits, -charged, reason, reference);
-      await onCharged?.(em, charged);
-      return { charged, balance };
-    });
+      throw err;
+    }
   }
 
   /** Adds (or with a negative delta, removes) credits, refusing to go below zero. */

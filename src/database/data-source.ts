@@ -13,6 +13,7 @@ import { RunEntity } from '../runs/run.entity.js';
 import { Chat1764028800000 } from './migrations/1764028800000-chat.js';
 import { ChatMessageEntity, ChatSessionEntity } from '../chat/chat.entities.js';
 import { Plans1764115200000 } from './migrations/1764115200000-plans.js';
+import { ChargeFunction1764201600000 } from './migrations/1764201600000-charge-function.js';
 import { WorkspaceEntity, WorkspaceMemberEntity } from '../workspaces/workspace.entities.js';
 
 /** Every entity of the service, listed explicitly (no globs: the build is ESM). */
@@ -37,6 +38,7 @@ export const MIGRATIONS = [
   AgentsRuns1763942400000,
   Chat1764028800000,
   Plans1764115200000,
+  ChargeFunction1764201600000,
 ];
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */

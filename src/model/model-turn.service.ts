@@ -26,16 +26,11 @@ export class ModelTurnService {
       signal,
     );
     const cost = creditsFor(answer.usage);
-    const charge = await this.credits.charge(input.userId, cost, 'model_turn', reference, (em, charged) =>
-      em.query(
-        `UPDATE runs SET usage = jsonb_build_object(
-            'inputTokens', (usage->>'inputTokens')::bigint + $2,
-            'outputTokens', (usage->>'outputTokens')::bigint + $3,
-            'credits', (usage->>'credits')::bigint + $4)
-          WHERE id = $1`,
-        [input.runId, answer.usage.inputTokens, answer.usage.outputTokens, charged],
-      ),
-    );
+    const charge = await this.credits.charge(input.userId, cost, 'model_turn', reference, {
+      runId: input.runId,
+      inputTokens: answer.usage.inputTokens,
+      outputTokens: answer.usage.outputTokens,
+    });
     return { ...answer, credits: charge.charged };
   }
 }

@@ -192,6 +192,39 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
     }
   });
 
+  it('usage charges (charge_credits): concurrent ones take what is left and never more; a repeated reference charges once', async () => {
+    const user = await userOn('free', { credits: 10 });
+    const dataSource = await openDataSource({
+      ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
+      databaseUrl: testEnv('databaseUrl'),
+    });
+    try {
+      const credits = new CreditsService(dataSource);
+      // 8 charges of 3 against 10: usage already happened, so each takes what is left, down to 0.
+      const charges = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => credits.charge(user.id, 3, 'usage_test', `usage-${user.id}-${i}`)),
+      );
+      expect(charges.reduce((sum, c) => sum + c.charged, 0)).toBe(10);
+      expect(charges.map((c) => c.charged).sort()).toEqual([0, 0, 0, 0, 1, 3, 3, 3]);
+      expect(await credits.balance(user.id)).toBe(0);
+      const ledger = await dataSource.query(
+        'SELECT min(balance_after)::int AS low, sum(delta)::int AS spent, count(*)::int AS n FROM credit_ledger WHERE user_id = $1 AND reason = $2',
+        [user.id, 'usage_test'],
+      );
+      expect(ledger[0]).toEqual({ low: 0, spent: -10, n: 8 });
+      // The same reference again (a retried activity): the first charge's amount, nothing new.
+      const rowsBefore = await ledgerRows(user.id);
+      const again = await credits.charge(user.id, 3, 'usage_test', `usage-${user.id}-0`);
+      expect(again).toEqual({ charged: charges[0]!.charged, balance: 0 });
+      expect(await ledgerRows(user.id)).toBe(rowsBefore);
+      await expect(credits.charge('00000000-0000-4000-8000-000000000000', 1, 'usage_test')).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+      });
+    } finally {
+      await dataSource.destroy();
+    }
+  });
+
   it('workspaces: TIER_REQUIRED below team, FEATURE_LIMIT_REACHED past 5, members, roles, ownership', async () => {
     expectError(
       await http.post('/api/workspaces', { name: 'W' }, { token: (await userOn('harness')).token }),
