@@ -13,7 +13,7 @@ import { ToolCaller } from '../tools/tool-caller.js';
 import { CredentialEntity } from '../vault/credential.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import type { ModelContentBlock, ModelMessage, RunTool, ToolResultBlock } from '../../workflows/contracts.js';
-import { requireRole, type Scope } from '../workspaces/scope.js';
+import { inOwnersVaultSql, requireRole, type Scope } from '../workspaces/scope.js';
 import { ChatMessageEntity, ChatSessionEntity, type SessionSite, type ToolCallRecord } from './chat.entities.js';
 import { RowMapper } from '../database/row-mapper.js';
 
@@ -93,9 +93,7 @@ export class ChatService {
     this.sessionQuery =
       `SELECT ${this.sessionRows.select()}, ${this.siteRows.select()} FROM chat_sessions cs ` +
       "LEFT JOIN sites s ON s.id::text IN (SELECT e->>'siteId' FROM jsonb_array_elements(cs.sites) e) " +
-      'AND (CASE WHEN cs.workspace_id IS NULL THEN s.user_id = cs.user_id AND s.workspace_id IS NULL ' +
-      'ELSE s.workspace_id = cs.workspace_id END) ' +
-      'WHERE cs.token_hash = $1 AND cs.user_id = $2';
+      `AND ${inOwnersVaultSql('s', 'cs')} WHERE cs.token_hash = $1 AND cs.user_id = $2`;
     this.historyQuery =
       `SELECT ${this.messageRows.select()} FROM chat_messages m JOIN chat_sessions cs ON cs.id = m.session_id ` +
       'WHERE cs.token_hash = $1 AND cs.user_id = $2 ORDER BY m.seq ASC';

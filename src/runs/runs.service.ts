@@ -20,7 +20,7 @@ import { type Settings } from '../config/settings.js';
 import { CreditsService } from '../credits/credits.service.js';
 import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
 import { SiteEntity } from '../vault/site.entity.js';
-import { type Scope, scopeWhere } from '../workspaces/scope.js';
+import { inOwnersVaultSql, type Scope, scopeWhere } from '../workspaces/scope.js';
 import {
   AGENT_HANDLERS,
   type AgentQueueState,
@@ -125,9 +125,7 @@ export class RunsService {
     this.startQuery =
       `SELECT ${this.agentRows.select()}, ${this.siteRows.select()}, u.credits AS owner_credits ` +
       'FROM agents a JOIN users u ON u.id = a.user_id ' +
-      'LEFT JOIN sites s ON s.id = ANY(a.site_ids) AND (CASE WHEN a.workspace_id IS NULL ' +
-      'THEN s.user_id = a.user_id AND s.workspace_id IS NULL ELSE s.workspace_id = a.workspace_id END) ' +
-      'WHERE a.id = $1';
+      `LEFT JOIN sites s ON s.id = ANY(a.site_ids) AND ${inOwnersVaultSql('s', 'a')} WHERE a.id = $1`;
   }
 
   private get runs() {

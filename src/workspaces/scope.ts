@@ -60,6 +60,17 @@ export function scopeSql(scope: Scope, alias: string): [string, Record<string, s
     : [`${alias}.user_id = :scopeUser AND ${alias}.workspace_id IS NULL`, { scopeUser: scope.user.id }];
 }
 
+/**
+ * SQL: the site `site` belongs to the vault of the row `owner` (an agent or a chat session with
+ * user_id and workspace_id): its workspace's vault, or its user's personal one.
+ */
+export function inOwnersVaultSql(site: string, owner: string): string {
+  return (
+    `(CASE WHEN ${owner}.workspace_id IS NULL THEN ${site}.user_id = ${owner}.user_id AND ${site}.workspace_id IS NULL ` +
+    `ELSE ${site}.workspace_id = ${owner}.workspace_id END)`
+  );
+}
+
 /** The request's scope (set by WorkspaceScopeGuard). */
 export const CurrentScope = createParamDecorator((_data: unknown, ctx: ExecutionContext): Scope => {
   const req = ctx.switchToHttp().getRequest<{ scope?: Scope }>();

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
+import type { DataSource } from 'typeorm';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { CreditsService } from '../../src/credits/credits.service.js';
 import { loadSettings } from '../../src/config/settings.js';
@@ -166,14 +167,22 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
     ).toBe(202);
   });
 
-  it('50 concurrent charges against a balance of 10: 10 succeed, the balance ends at 0, never below', async () => {
-    const user = await userOn('free', { credits: 10 });
+  /** The credits service on a connection of its own (as another process of the service would have). */
+  async function withCredits(work: (credits: CreditsService, dataSource: DataSource) => Promise<void>): Promise<void> {
     const dataSource = await openDataSource({
       ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
       databaseUrl: testEnv('databaseUrl'),
     });
     try {
-      const credits = new CreditsService(dataSource);
+      await work(new CreditsService(dataSource), dataSource);
+    } finally {
+      await dataSource.destroy();
+    }
+  }
+
+  it('50 concurrent charges against a balance of 10: 10 succeed, the balance ends at 0, never below', async () => {
+    const user = await userOn('free', { credits: 10 });
+    await withCredits(async (credits, dataSource) => {
       const outcomes = await Promise.allSettled(
         Array.from({ length: 50 }, (_, i) => credits.adjust(user.id, -1, 'test_charge', `race-${user.id}-${i}`)),
       );
@@ -187,19 +196,12 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
         [user.id, 'test_charge'],
       );
       expect(ledger[0]).toEqual({ low: 0, spent: -10 });
-    } finally {
-      await dataSource.destroy();
-    }
+    });
   });
 
   it('usage charges (charge_credits): concurrent ones take what is left and never more; a repeated reference charges once', async () => {
     const user = await userOn('free', { credits: 10 });
-    const dataSource = await openDataSource({
-      ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
-      databaseUrl: testEnv('databaseUrl'),
-    });
-    try {
-      const credits = new CreditsService(dataSource);
+    await withCredits(async (credits, dataSource) => {
       // 8 charges of 3 against 10: usage already happened, so each takes what is left, down to 0.
       const charges = await Promise.all(
         Array.from({ length: 8 }, (_, i) => credits.charge(user.id, 3, 'usage_test', `usage-${user.id}-${i}`)),
@@ -220,9 +222,7 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
       await expect(credits.charge('00000000-0000-4000-8000-000000000000', 1, 'usage_test')).rejects.toMatchObject({
         code: 'NOT_FOUND',
       });
-    } finally {
-      await dataSource.destroy();
-    }
+    });
   });
 
   it('workspaces: TIER_REQUIRED below team, FEATURE_LIMIT_REACHED past 5, members, roles, ownership', async () => {
