@@ -141,14 +141,21 @@ async function main(): Promise<void> {
       300,
     );
     const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
-    say(`ready in ${seconds} s`);
-    say(`API         ${settings.publicBaseUrl}/api`);
-    say(`OpenAPI     ${settings.publicBaseUrl}/api/docs`);
-    say(`Temporal UI ${temporal?.uiUrl ?? `(external Temporal at ${effectiveTemporalAddress(settings)})`}`);
-    if (demo !== undefined) {
-      say(`Demo site   ${demo.site.url} (CA ${demo.caFile}; user alice / alice-password)`);
-    }
-    say('press Ctrl-C to stop');
+    // One write: whoever reads "ready" (a person, a script) has the addresses in the same chunk.
+    console.log(
+      [
+        `ready in ${seconds} s`,
+        `API         ${settings.publicBaseUrl}/api`,
+        `OpenAPI     ${settings.publicBaseUrl}/api/docs`,
+        `Temporal UI ${temporal?.uiUrl ?? `(external Temporal at ${effectiveTemporalAddress(settings)})`}`,
+        ...(demo !== undefined
+          ? [`Demo site   ${demo.site.url} (CA ${demo.caFile}; user alice / alice-password)`]
+          : []),
+        'press Ctrl-C to stop',
+      ]
+        .map((line) => `[start] ${line}`)
+        .join('\n'),
+    );
   } catch (err) {
     console.error(
       err instanceof SettingsError ? err.message : `[start] ${err instanceof Error ? err.message : String(err)}`,

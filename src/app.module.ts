@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AgentsModule } from './agents/agents.module.js';
 import { AuthModule } from './auth/auth.module.js';
+import { PrefetchModule } from './auth/prefetch.js';
 import { ChatModule } from './chat/chat.module.js';
 import { BillingModule } from './billing/billing.module.js';
 import { AdminGuard, JwtAuthGuard, TermsGuard } from './auth/guards.js';
@@ -22,6 +23,7 @@ import { WorkspacesModule } from './workspaces/workspaces.module.js';
     DatabaseModule,
     TemporalModule,
     UsersModule,
+    PrefetchModule,
     AuthModule,
     BillingModule,
     VaultModule,

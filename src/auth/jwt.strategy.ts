@@ -6,6 +6,7 @@ import type { Request } from 'express';
 import { ExtractJwt, Strategy } from 'passport-jwt';
 import { type DataSource } from 'typeorm';
 import { RowMapper } from '../database/row-mapper.js';
+import { AuthenticatedPrefetch } from './prefetch.js';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
@@ -30,6 +31,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly usersService: UsersService,
     private readonly limits: ApiRateLimits,
+    private readonly prefetch: AuthenticatedPrefetch,
   ) {
     super({
       jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
@@ -58,6 +60,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     ) {
       throw new AppError('INVALID_TOKEN', 'Token claims are malformed');
     }
+    this.prefetch.start(req, claims.sub);
     const counted =
       req[RATE_LIMIT_EXEMPT] === true
         ? Promise.resolve()

@@ -22,7 +22,14 @@ import { toAppError, writeAppError } from '../common/error-filter.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { CurrentScope, type Scope } from '../workspaces/scope.js';
-import { ChatService, type MessageResponse, type SessionResponse, type TurnSink } from './chat.service.js';
+import {
+  ChatService,
+  type MessageResponse,
+  type SessionResponse,
+  TURN_PREFETCH,
+  type TurnPrefetch,
+  type TurnSink,
+} from './chat.service.js';
 import { CreateSessionDto, SendMessageDto } from './dto/chat.dto.js';
 
 function sse(res: Response, event: string, data: unknown): void {
@@ -78,7 +85,11 @@ export class ChatController {
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
-    const context = await this.chat.openTurn(auth.user.id, token);
+    // Read ahead during authentication (ChatService.onModuleInit) when it was for this user and token.
+    const ahead = (req as unknown as Record<symbol, TurnPrefetch | undefined>)[TURN_PREFETCH];
+    const context = await (ahead !== undefined && ahead.userId === auth.user.id && ahead.token === token
+      ? ahead.context
+      : this.chat.openTurn(auth.user.id, token));
     const streaming = (req.headers.accept ?? '').includes('text/event-stream');
     const controller = new AbortController();
     let ended: 'timeout' | 'client' | undefined;

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { In, IsNull, type DataSource } from 'typeorm';
 import { AppError, type FieldProblem } from '../common/app-error.js';
@@ -16,6 +16,7 @@ import type { ModelContentBlock, ModelMessage, RunTool, ToolResultBlock } from '
 import { inOwnersVaultSql, requireRole, type Scope } from '../workspaces/scope.js';
 import { ChatMessageEntity, ChatSessionEntity, type SessionSite, type ToolCallRecord } from './chat.entities.js';
 import { RowMapper } from '../database/row-mapper.js';
+import { AuthenticatedPrefetch } from '../auth/prefetch.js';
 
 /** Session tokens: recognisable prefix, 256 random bits. */
 export const SESSION_TOKEN = /^ses_[A-Za-z0-9_-]{43}$/;
@@ -62,6 +63,17 @@ function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
+/** Where a chat turn's context, read ahead during authentication, waits for the route (see openTurn). */
+export const TURN_PREFETCH = Symbol('turnPrefetch');
+
+export interface TurnPrefetch {
+  userId: string;
+  token: string;
+  context: Promise<TurnContext>;
+}
+
+const TURN_PATH = /^\/api\/sessions\/([^/?#]+)\/messages\/?(?:\?.*)?$/;
+
 /** A session ready for a turn: the session, its sites (in its order) and its messages so far. */
 export interface TurnContext {
   session: ChatSessionEntity;
@@ -70,7 +82,7 @@ export interface TurnContext {
 }
 
 @Injectable()
-export class ChatService {
+export class ChatService implements OnModuleInit {
   private readonly logger = new Logger('Chat');
 
   private readonly sessionRows: RowMapper<ChatSessionEntity>;
@@ -85,6 +97,7 @@ export class ChatService {
     private readonly tools: ToolCaller,
     private readonly credits: CreditsService,
     @Inject(SETTINGS) private readonly settings: Settings,
+    private readonly prefetch: AuthenticatedPrefetch,
   ) {
     this.sessionRows = new RowMapper(dataSource, ChatSessionEntity, 'cs');
     this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
@@ -166,6 +179,25 @@ export class ChatService {
       throw new AppError('SESSION_EXPIRED', 'The session has expired; create a new one');
     }
     return session;
+  }
+
+  /** A turn's session and messages are read while authentication finishes (saves a round trip's wait). */
+  onModuleInit(): void {
+    this.prefetch.register((req, userId) => {
+      const match = req.method === 'POST' ? TURN_PATH.exec(req.originalUrl) : null;
+      if (match === null) {
+        return;
+      }
+      let token: string;
+      try {
+        token = decodeURIComponent(match[1]!);
+      } catch {
+        return;
+      }
+      const context = this.openTurn(userId, token);
+      context.catch(() => undefined); // the route awaits it, and answers its error, once the guards pass
+      (req as unknown as Record<symbol, TurnPrefetch>)[TURN_PREFETCH] = { userId, token, context };
+    });
   }
 
   /**

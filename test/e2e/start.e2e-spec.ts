@@ -31,7 +31,8 @@ async function start(env: NodeJS.ProcessEnv): Promise<Started> {
       if (child.exitCode !== null) {
         throw new Error(`start exited ${child.exitCode}:\n${output.slice(-3000)}`);
       }
-      return output.includes('[start] ready in');
+      // The last line of the ready summary (printed in one write, see scripts/start.ts).
+      return output.includes('[start] press Ctrl-C to stop');
     },
     120_000,
     200,
