@@ -137,34 +137,60 @@ export class SiteHttpClient implements OnModuleDestroy {
     throw new SiteNetworkError(`more than ${MAX_REDIRECTS} redirects`, 'network');
   }
 
+  /**
+   * One request; repeated once on a new connection when a kept-alive connection turned out to be
+   * closed by the site as it was reused (the server dropped an idle socket just as the request went
+   * out; nothing reached the site), which Node's documentation says to retry.
+   */
   private async once(request: SiteRequest, url: URL): Promise<SiteResponse> {
     try {
-      const response = await axios.request<ArrayBuffer>({
-        url: url.toString(),
-        method: request.method,
-        headers: { 'user-agent': this.userAgent, ...request.headers },
-        data: request.body,
-        httpsAgent: this.isAllowListed(url) ? this.allowListedAgent : this.strictAgent,
-        proxy: false,
-        maxRedirects: 0,
-        responseType: 'arraybuffer',
-        validateStatus: () => true,
-        timeout: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-        maxContentLength: MAX_RESPONSE_BYTES,
-        signal: request.signal,
-        transitional: { clarifyTimeoutError: true },
-      });
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(response.headers)) {
-        if (value !== undefined && value !== null) {
-          headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
-        }
+      return await this.attempt(request, url);
+    } catch (err) {
+      if (!staleKeepAlive(err)) {
+        throw classifyNetworkError(err, url);
       }
-      return { status: response.status, headers, body: Buffer.from(response.data), url: url.toString() };
+    }
+    try {
+      return await this.attempt(request, url);
     } catch (err) {
       throw classifyNetworkError(err, url);
     }
   }
+
+  private async attempt(request: SiteRequest, url: URL): Promise<SiteResponse> {
+    const response = await axios.request<ArrayBuffer>({
+      url: url.toString(),
+      method: request.method,
+      headers: { 'user-agent': this.userAgent, ...request.headers },
+      data: request.body,
+      httpsAgent: this.isAllowListed(url) ? this.allowListedAgent : this.strictAgent,
+      proxy: false,
+      maxRedirects: 0,
+      responseType: 'arraybuffer',
+      validateStatus: () => true,
+      timeout: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxContentLength: MAX_RESPONSE_BYTES,
+      signal: request.signal,
+      transitional: { clarifyTimeoutError: true },
+    });
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value !== undefined && value !== null) {
+        headers[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : String(value);
+      }
+    }
+    return { status: response.status, headers, body: Buffer.from(response.data), url: url.toString() };
+  }
+}
+
+/** A reused keep-alive socket that the server had closed: reset or hung up before any answer. */
+function staleKeepAlive(err: unknown): boolean {
+  if (!isAxiosError(err) || err.response !== undefined) {
+    return false;
+  }
+  const reused = (err.request as { reusedSocket?: boolean } | undefined)?.reusedSocket === true;
+  const code = err.code ?? (err.cause as NodeJS.ErrnoException | undefined)?.code;
+  return reused && (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up/i.test(err.message));
 }
 
 function classifyNetworkError(err: unknown, url: URL): Error {
