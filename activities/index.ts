@@ -14,7 +14,7 @@ import type {
   ScheduledTriggerInput,
   ScheduledTriggerResult,
 } from '../workflows/contracts.js';
-import { endsRun } from '../workflows/contracts.js';
+import { endsRun, modelToolsOf } from '../workflows/contracts.js';
 import { classified } from './failures.js';
 
 /** Run bookkeeping and the agent's queue, filled by the worker with the application's services. */
@@ -98,11 +98,7 @@ export function createActivities(deps: ActivityDeps) {
           if (context === undefined) {
             throw new Error('modelTurn needs the run request (turn 1) or its context');
           }
-          const tools = context.tools.map(({ name, description, input_schema }) => ({
-            name,
-            description,
-            input_schema,
-          }));
+          const tools = modelToolsOf(context.tools);
           const answer = await deps.model.turn(
             {
               runId: input.runId,

@@ -159,15 +159,7 @@ async function main(): Promise<void> {
         for (const target of targets) {
           await load(300, 16, target);
         }
-        // Rounds of all four in turn, so a drift of the shared machine lands on each alike.
-        const results = targets.map(() => ({ latencies: [] as number[], wallMs: 0 }));
-        for (let round = 0; round < 4; round += 1) {
-          for (const [i, target] of targets.entries()) {
-            const r = await load(N6 / 4, 16, target);
-            results[i]!.latencies.push(...r.latencies);
-            results[i]!.wallMs += r.wallMs;
-          }
-        }
+        const results = await interleaved(4, N6 / 4, 16, targets);
         const rps = results.map((r) => (N6 / r.wallMs) * 1000);
         const [service, bare, express, fastify] = rps as [number, number, number, number];
         // Per-request cost (1/rps): what the adapter costs, and the share of the service's cost a switch
@@ -223,7 +215,7 @@ async function main(): Promise<void> {
         }
       };
       await load(50, 1, viaApi);
-      const [service3, base3] = await interleaved(6, N3 / 6, 1, viaApi, directCall);
+      const [service3, base3] = await interleaved(6, N3 / 6, 1, [viaApi, directCall]);
       line('3. tool call via POST …/tools/:tool/call vs direct HTTPS to the site', {
         service_p50: fmt(percentile(service3.latencies, 50)),
         direct_p50: fmt(percentile(base3.latencies, 50)),
@@ -324,13 +316,14 @@ async function main(): Promise<void> {
       // the same way: with the worker stopped, accepted webhooks wait durably in Temporal. The same
       // load with the worker running (runs executing on the same two cores) is printed beside it.
       await stack.stopWorker();
-      const [service1, base1] = await interleaved(4, N1 / 4, 16, fire, async (i) => {
+      const rawStart = async (i: number): Promise<void> => {
         await client.workflow.start('echoWorkflow', {
           taskQueue: 'bench-unpolled',
           workflowId: `bench-raw-${Date.now()}-${i}`,
           args: [{ message: 'x' }],
         });
-      });
+      };
+      const [service1, base1] = await interleaved(4, N1 / 4, 16, [fire, rawStart]);
       await stack.startWorker();
       await drained(client);
       const running1 = await load(N1, 16, fire);

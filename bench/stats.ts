@@ -33,22 +33,18 @@ export async function load(
 }
 
 /**
- * Runs two loads in alternating rounds (A, B, A, B, …) and merges each side's samples, so that a
- * drift of the shared machine (other tenants, a compaction, a GC) lands on both sides alike.
+ * Runs loads in alternating rounds (A, B, …, A, B, …) and merges each side's samples, so that a
+ * drift of the shared machine (other tenants, a compaction, a GC) lands on every side alike.
  */
 export async function interleaved(
   rounds: number,
   perRound: number,
   concurrency: number,
-  a: (i: number) => Promise<void>,
-  b: (i: number) => Promise<void>,
-): Promise<[{ latencies: number[]; wallMs: number }, { latencies: number[]; wallMs: number }]> {
-  const merged: [{ latencies: number[]; wallMs: number }, { latencies: number[]; wallMs: number }] = [
-    { latencies: [], wallMs: 0 },
-    { latencies: [], wallMs: 0 },
-  ];
+  jobs: Array<(i: number) => Promise<void>>,
+): Promise<Array<{ latencies: number[]; wallMs: number }>> {
+  const merged = jobs.map(() => ({ latencies: [] as number[], wallMs: 0 }));
   for (let round = 0; round < rounds; round += 1) {
-    for (const [side, job] of [a, b].entries()) {
+    for (const [side, job] of jobs.entries()) {
       const result = await load(perRound, concurrency, (i) => job(round * perRound + i));
       merged[side]!.latencies.push(...result.latencies);
       merged[side]!.wallMs += result.wallMs;

@@ -112,6 +112,11 @@ export interface RunTool extends ModelTool {
   tool: string;
 }
 
+/** What the model is shown of a run's tools (RunTool without the site it stands for). */
+export function modelToolsOf(tools: RunTool[]): ModelTool[] {
+  return tools.map(({ name, description, input_schema }) => ({ name, description, input_schema }));
+}
+
 export interface RunContext {
   system: string;
   model: string;

@@ -12,7 +12,13 @@ import { scopesFor, type SiteScope, SITE_SCOPES } from '../sites/scopes.js';
 import { ToolCaller } from '../tools/tool-caller.js';
 import { CredentialEntity } from '../vault/credential.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
-import type { ModelContentBlock, ModelMessage, RunTool, ToolResultBlock } from '../../workflows/contracts.js';
+import {
+  modelToolsOf,
+  type ModelContentBlock,
+  type ModelMessage,
+  type RunTool,
+  type ToolResultBlock,
+} from '../../workflows/contracts.js';
 import { inOwnersVaultSql, requireRole, type Scope } from '../workspaces/scope.js';
 import { ChatMessageEntity, ChatSessionEntity, type SessionSite, type ToolCallRecord } from './chat.entities.js';
 import { RowMapper } from '../database/row-mapper.js';
@@ -61,6 +67,25 @@ export interface TurnSink {
 
 function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
+}
+
+/** The hash a session is stored under; INVALID_SESSION for a token that is not one. */
+function hashedSessionToken(token: string): string {
+  if (!SESSION_TOKEN.test(token)) {
+    throw new AppError('INVALID_SESSION', 'The session token is malformed');
+  }
+  return hashToken(token);
+}
+
+/** SESSION_NOT_FOUND (unknown, or another user's), SESSION_EXPIRED; else the session. */
+function liveSession(session: ChatSessionEntity | null): ChatSessionEntity {
+  if (session === null) {
+    throw new AppError('SESSION_NOT_FOUND', 'No session for this token');
+  }
+  if (session.expiresAt.getTime() <= Date.now()) {
+    throw new AppError('SESSION_EXPIRED', 'The session has expired; create a new one');
+  }
+  return session;
 }
 
 /** Where a chat turn's context, read ahead during authentication, waits for the route (see openTurn). */
@@ -166,19 +191,8 @@ export class ChatService implements OnModuleInit {
 
   /** INVALID_SESSION (malformed), SESSION_NOT_FOUND (unknown, or another user's), SESSION_EXPIRED. */
   async findByToken(userId: string, token: string): Promise<ChatSessionEntity> {
-    if (!SESSION_TOKEN.test(token)) {
-      throw new AppError('INVALID_SESSION', 'The session token is malformed');
-    }
-    const session = await this.dataSource
-      .getRepository(ChatSessionEntity)
-      .findOneBy({ tokenHash: hashToken(token), userId });
-    if (session === null) {
-      throw new AppError('SESSION_NOT_FOUND', 'No session for this token');
-    }
-    if (session.expiresAt.getTime() <= Date.now()) {
-      throw new AppError('SESSION_EXPIRED', 'The session has expired; create a new one');
-    }
-    return session;
+    const tokenHash = hashedSessionToken(token);
+    return liveSession(await this.dataSource.getRepository(ChatSessionEntity).findOneBy({ tokenHash, userId }));
   }
 
   /** A turn's session and messages are read while authentication finishes (saves a round trip's wait). */
@@ -206,21 +220,12 @@ export class ChatService implements OnModuleInit {
    * codes as findByToken.
    */
   async openTurn(userId: string, token: string): Promise<TurnContext> {
-    if (!SESSION_TOKEN.test(token)) {
-      throw new AppError('INVALID_SESSION', 'The session token is malformed');
-    }
-    const hash = hashToken(token);
+    const hash = hashedSessionToken(token);
     const [sessionRows, historyRows] = (await Promise.all([
       this.dataSource.query(this.sessionQuery, [hash, userId]),
       this.dataSource.query(this.historyQuery, [hash, userId]),
     ])) as [Array<Record<string, unknown>>, Array<Record<string, unknown>>];
-    const session = sessionRows[0] === undefined ? null : this.sessionRows.from(sessionRows[0]);
-    if (session === null) {
-      throw new AppError('SESSION_NOT_FOUND', 'No session for this token');
-    }
-    if (session.expiresAt.getTime() <= Date.now()) {
-      throw new AppError('SESSION_EXPIRED', 'The session has expired; create a new one');
-    }
+    const session = liveSession(sessionRows[0] === undefined ? null : this.sessionRows.from(sessionRows[0]));
     const found = sessionRows.map((row) => this.siteRows.from(row)).filter((site) => site !== null);
     return {
       session,
@@ -379,7 +384,7 @@ export class ChatService implements OnModuleInit {
       model: this.settings.defaultModel,
       system: 'You are the assistant of agentsite. Use the tools of the sites the user connected when they help.',
       messages,
-      tools: tools.map(({ name, description, input_schema }) => ({ name, description, input_schema })),
+      tools: modelToolsOf(tools),
     };
     if (sink === undefined) {
       return this.model.create(request, signal);

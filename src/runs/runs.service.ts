@@ -106,6 +106,14 @@ function updateFailureType(err: unknown): string | undefined {
 }
 
 /** Runs: handing them to the agent's queue workflow, their index rows, and their timelines. */
+/** SQL: how many runs of the agent are queued or active ahead of the run (queued_at, id) — its queue position. */
+function runsAhead(agentId: string, queuedAt: string, runId: string): string {
+  return (
+    `(SELECT count(*)::int FROM runs r WHERE r.agent_id = ${agentId} AND r.status IN ('queued', 'active') ` +
+    `AND (r.queued_at, r.id) < (${queuedAt}, ${runId}))`
+  );
+}
+
 @Injectable()
 export class RunsService {
   private readonly logger = new Logger('Runs');
@@ -235,8 +243,7 @@ export class RunsService {
          delivery_id, workflow_id, usage, queued_at)
        VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11::jsonb, $12)
        ON CONFLICT DO NOTHING
-       RETURNING (SELECT count(*)::int FROM runs r WHERE r.agent_id = $2 AND r.status IN ('queued', 'active')
-         AND (r.queued_at, r.id) < ($12, $1)) AS ahead`,
+       RETURNING ${runsAhead('$2', '$12', '$1')} AS ahead`,
       [
         run.id,
         run.agentId,
@@ -260,10 +267,11 @@ export class RunsService {
       request.runId = run.id;
       request.requestedAt = run.queuedAt.toISOString();
       request.payload = run.payload;
-      const ahead: Array<{ n: number }> = await this.dataSource.query(
-        `SELECT count(*)::int AS n FROM runs WHERE agent_id = $1 AND status IN ('queued', 'active') AND (queued_at, id) < ($2, $3)`,
-        [agent.id, run.queuedAt, run.id],
-      );
+      const ahead: Array<{ n: number }> = await this.dataSource.query(`SELECT ${runsAhead('$1', '$2', '$3')} AS n`, [
+        agent.id,
+        run.queuedAt,
+        run.id,
+      ]);
       queuePosition = ahead[0]?.n ?? 0;
     }
     try {

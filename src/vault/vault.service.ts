@@ -105,17 +105,14 @@ export class VaultService {
    * call needs before it can reach the site.
    */
   async findForCall(scope: Scope, siteId: string): Promise<{ site: SiteEntity; credential: CredentialEntity | null }> {
-    const [where, params] =
-      scope.workspace !== null
-        ? ['s.workspace_id = $2', [scope.workspace.id]]
-        : ['s.user_id = $2 AND s.workspace_id IS NULL', [scope.user.id]];
-    const rows: Array<Record<string, unknown>> = UUID.test(siteId)
-      ? await this.dataSource.query(
-          `SELECT ${this.siteRows.select()}, ${this.credentialRows.select()} FROM sites s ` +
-            `LEFT JOIN site_credentials c ON c.site_id = s.id WHERE s.id = $1 AND ${where}`,
-          [siteId, ...params],
-        )
-      : [];
+    const [where, params] = scopeSql(scope, 's');
+    // The scope's condition as the query builders use it, its named parameters made positional.
+    const [sql, values] = this.dataSource.driver.escapeQueryWithParameters(
+      `SELECT ${this.siteRows.select()}, ${this.credentialRows.select()} FROM sites s ` +
+        `LEFT JOIN site_credentials c ON c.site_id = s.id WHERE s.id = :siteId AND ${where}`,
+      { ...params, siteId },
+    );
+    const rows: Array<Record<string, unknown>> = UUID.test(siteId) ? await this.dataSource.query(sql, values) : [];
     const site = rows[0] === undefined ? null : this.siteRows.from(rows[0]);
     if (site === null) {
       throw new AppError('NOT_FOUND', 'No site with this id in your vault');
