@@ -68,7 +68,7 @@ export class OAuthController {
       .send(
         `<!doctype html><meta charset="utf-8"><title>Complete the connection</title>
 <h1>${handoff.error === undefined ? 'The site approved the connection' : 'The site did not approve the connection'}</h1>
-<p>Nothing is stored yet: complete with <code>${COMPLETE_ROUTE}</code> and your own API token, sending this body:</p>
+<p>Nothing is stored yet: complete with ${COMPLETE_ROUTE} and your own API token, sending this body:</p>
 <pre>${escapeHtml(JSON.stringify(handoff, null, 2))}</pre>`,
       );
   }
