@@ -254,6 +254,8 @@ export class ReferenceSite {
   readonly users: SiteUser[];
   readonly notes = new Map<string, Note>();
   readonly stats = { toolCalls: 0, effects: 0, refreshes: 0, codeExchanges: 0, invalidGrants: 0, connections: 0 };
+  /** Every request that reached the token endpoint: its grant type and code (to show what was redeemed). */
+  readonly tokenRequests: Array<{ grantType: string | null; code: string | null }> = [];
   /** Headers of the last tool call (to check what the service sends). */
   lastToolRequest: { tool: string; headers: IncomingMessage['headers']; body: unknown } | undefined;
   readonly failures: InjectedFailure[] = [];
@@ -618,6 +620,8 @@ export class ReferenceSite {
   }
 
   private token(res: ServerResponse, req: IncomingMessage, raw: string): void {
+    const sent = new URLSearchParams(raw);
+    this.tokenRequests.push({ grantType: sent.get('grant_type'), code: sent.get('code') });
     if (!(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
       throw new HttpError(400, 'Content-Type must be application/x-www-form-urlencoded');
     }

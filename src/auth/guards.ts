@@ -11,6 +11,8 @@ import { hasAuthorizationHeader } from './jwt.strategy.js';
 /** Route prefixes that answer TERMS_NOT_ACCEPTED until the user has accepted the terms. */
 export const TERMS_GATED_PREFIXES = [
   '/api/vault',
+  // The callback is @Public(); completing a connection stores a credential, like the vault's routes.
+  '/api/oauth',
   '/api/sessions',
   '/api/agents',
   '/api/runs',

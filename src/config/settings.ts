@@ -20,7 +20,8 @@ export interface Settings {
   vaultKeys: VaultKey[];
   adminEmails: string[];
   oauthClientId: string;
-  oauthSuccessRedirect: string | undefined;
+  /** Where the OAuth callback sends the browser with code, state, iss or error (unset: a page or JSON). */
+  oauthCompleteUrl: string | undefined;
   siteCaCerts: string | undefined;
   siteAllowPrivateHosts: string[];
   outgoingCallsPerMinute: number;
@@ -96,7 +97,7 @@ export function loadSettings(env: Env = process.env): Settings {
     vaultKeys: [],
     adminEmails: reader.list('ADMIN_EMAILS').map((e) => e.toLowerCase()),
     oauthClientId: reader.str('OAUTH_CLIENT_ID') ?? 'agentsite',
-    oauthSuccessRedirect: reader.url('OAUTH_SUCCESS_REDIRECT', ['http:', 'https:']),
+    oauthCompleteUrl: reader.url('OAUTH_COMPLETE_URL', ['http:', 'https:']),
     siteCaCerts: reader.str('SITE_CA_CERTS'),
     siteAllowPrivateHosts: reader.list('SITE_ALLOW_PRIVATE_HOSTS').map((h) => h.toLowerCase()),
     outgoingCallsPerMinute: reader.int('OUTGOING_CALLS_PER_MINUTE', 10, 1, 1_000_000),

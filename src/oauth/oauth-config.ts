@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import * as oidc from 'openid-client';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import type { Manifest } from '../sites/manifest.js';
+import { expectedIssuer, type Manifest } from '../sites/manifest.js';
 import { SiteHttpClient } from '../sites/site-http.js';
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
@@ -23,10 +23,10 @@ export class OAuthConfigs {
     if (manifest.auth.type !== 'oauth2') {
       throw new Error('the site does not use OAuth 2.0');
     }
-    const tokenUrl = new URL(manifest.auth.token_url);
     const config = new oidc.Configuration(
       {
-        issuer: tokenUrl.origin,
+        // openid-client compares an authorization response's `iss` with this (RFC 9207, mix-up defence).
+        issuer: expectedIssuer(manifest.auth),
         authorization_endpoint: manifest.auth.authorization_url,
         token_endpoint: manifest.auth.token_url,
       },

@@ -1,10 +1,25 @@
-import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
 import type { Request, Response } from 'express';
-import { Public } from '../auth/decorators.js';
+import type { AuthUser } from '../auth/auth-user.js';
+import { CurrentUser, Public } from '../auth/decorators.js';
+import { AppError } from '../common/app-error.js';
+import { flattenValidationErrors } from '../common/validation.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { type CallbackResult, OAuthService } from './oauth.service.js';
+import { OAuthCompleteDto } from './dto/oauth.dto.js';
+import { type CallbackResult, type OAuthCompletion, OAuthService } from './oauth.service.js';
+
+export const COMPLETE_ROUTE = 'POST /api/oauth/complete';
+
+/** The callback's parameters that the completion step needs (the others, like `scope`, are the site's business). */
+const HANDED_ON = ['code', 'state', 'iss', 'error'] as const;
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
 
 @ApiTags('vault')
 @Controller('oauth')
@@ -14,22 +29,75 @@ export class OAuthController {
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
-  /** The browser arrives here from the site; the single-use state says whose connection it is. */
+  /**
+   * The browser arrives here from the site. Nothing is redeemed: whoever's browser this is, the
+   * grant goes only into the vault of the user who started the flow, once they complete it with
+   * their own token. The values travel on to the client that started it.
+   */
   @Public()
   @Get('callback')
-  @ApiOperation({ summary: 'OAuth redirect target: exchanges the code (with the PKCE verifier) and stores the tokens' })
-  async callback(
-    @Query() query: Record<string, unknown>,
-    @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<CallbackResult | void> {
-    const result = await this.oauth.callback(query, req.originalUrl);
-    if (this.settings.oauthSuccessRedirect !== undefined) {
-      const target = new URL(this.settings.oauthSuccessRedirect);
-      target.searchParams.set('siteId', result.siteId);
+  @ApiOperation({
+    summary:
+      'OAuth redirect target: redeems nothing; hands code, state and iss to the completion step ' +
+      '(302 to OAUTH_COMPLETE_URL, else a small page, or JSON for Accept: application/json)',
+  })
+  callback(@Query() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): void {
+    const handoff = callbackHandoff(query);
+    // The code is in these URLs: no caching, and no Referer carrying it anywhere.
+    res.setHeader('cache-control', 'no-store');
+    res.setHeader('referrer-policy', 'no-referrer');
+    if (this.settings.oauthCompleteUrl !== undefined) {
+      const target = new URL(this.settings.oauthCompleteUrl);
+      for (const name of HANDED_ON) {
+        const value = handoff[name];
+        if (value !== undefined) {
+          target.searchParams.set(name, value);
+        }
+      }
       res.redirect(302, target.toString());
       return;
     }
-    return result;
+    if (req.accepts(['html', 'json']) === 'json') {
+      res.status(200).json({ complete: COMPLETE_ROUTE, body: handoff });
+      return;
+    }
+    res
+      .status(200)
+      .setHeader('content-security-policy', "default-src 'none'")
+      .type('html')
+      .send(
+        `<!doctype html><meta charset="utf-8"><title>Complete the connection</title>
+<h1>${handoff.error === undefined ? 'The site approved the connection' : 'The site did not approve the connection'}</h1>
+<p>Nothing is stored yet: complete with ${COMPLETE_ROUTE} and your own API token, sending this body:</p>
+<pre>${escapeHtml(JSON.stringify(handoff, null, 2))}</pre>`,
+      );
   }
+
+  @Post('complete')
+  @HttpCode(HttpStatus.OK)
+  @ApiBearerAuth()
+  @ApiOperation({
+    summary:
+      'Redeem the code of a callback: only the user who started the connection can (PERMISSION_DENIED ' +
+      'for anyone else; the state is spent either way); stores the tokens',
+  })
+  complete(@CurrentUser() user: AuthUser, @Body() body: OAuthCompleteDto): Promise<CallbackResult> {
+    return this.oauth.complete(user.user.id, body);
+  }
+}
+
+/** The callback's query, checked by the rules of the completion body (VALIDATION_ERROR naming the field). */
+export function callbackHandoff(query: Record<string, unknown>): OAuthCompletion {
+  const picked: Record<string, unknown> = {};
+  for (const name of HANDED_ON) {
+    if (query[name] !== undefined) {
+      picked[name] = query[name];
+    }
+  }
+  const dto = plainToInstance(OAuthCompleteDto, picked);
+  const errors = validateSync(dto, { forbidUnknownValues: true });
+  if (errors.length > 0) {
+    throw AppError.validation(flattenValidationErrors(errors));
+  }
+  return picked as unknown as OAuthCompletion;
 }

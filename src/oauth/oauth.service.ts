@@ -4,16 +4,27 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import * as oidc from 'openid-client';
 import { type DataSource } from 'typeorm';
 import { AppError } from '../common/app-error.js';
+import { expectedIssuer, manifestUrlProblems } from '../sites/manifest.js';
 import { scopesFor, type SiteScope } from '../sites/scopes.js';
 import { SiteNetworkError } from '../sites/site-http.js';
 import { CredentialsService } from '../vault/credentials.service.js';
 import { OAuthStateEntity } from '../vault/oauth-state.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import { VaultCipher } from '../vault/vault-cipher.js';
+import { roleAtLeast } from '../workspaces/scope.js';
+import { WorkspaceMemberEntity } from '../workspaces/workspace.entities.js';
 import { OAuthConfigs } from './oauth-config.js';
 
 /** How long a started authorization may take before its state expires. */
 export const OAUTH_STATE_TTL_MS = 10 * 60_000;
+
+/** What the site's redirect brought to the callback (validated by OAuthCompleteDto). */
+export interface OAuthCompletion {
+  code?: string;
+  state: string;
+  iss?: string;
+  error?: string;
+}
 
 export interface CallbackResult {
   siteId: string;
@@ -46,6 +57,15 @@ export class OAuthService {
     const { manifest } = site;
     if (manifest.auth.type !== 'oauth2') {
       throw AppError.validation([{ field: 'site', message: 'this site uses bearer tokens, not OAuth 2.0' }]);
+    }
+    // A manifest stored before the registrable-domain rule existed is held to it here.
+    const urlProblems = manifestUrlProblems(manifest, site.url);
+    if (urlProblems.length > 0) {
+      throw new AppError(
+        'MANIFEST_INVALID',
+        'The stored manifest of this site has URLs that are no longer accepted; refresh the manifest',
+        urlProblems,
+      );
     }
     const unknown = (toolNames ?? []).filter((name) => !manifest.tools.some((t) => t.name === name));
     if (unknown.length > 0) {
@@ -84,13 +104,14 @@ export class OAuthService {
     return { authorizationUrl: url.toString(), scopes };
   }
 
-  /** Completes the flow: the state is consumed (single use), the code exchanged with the verifier. */
-  async callback(query: Record<string, unknown>, originalUrl: string): Promise<CallbackResult> {
-    const state = typeof query.state === 'string' ? query.state : '';
-    if (state === '' || state.length > 512) {
-      throw AppError.validation([{ field: 'state', message: 'is missing' }]);
-    }
-    const stateHash = hashState(state);
+  /**
+   * Completes the flow for the user who started it. The state is consumed first (single use, so a
+   * refused attempt spends it too); its user must be the caller: the state alone proves only that
+   * someone's browser went through the site, not whose vault the grant belongs in. The code goes to
+   * the token endpoint only after every check passed.
+   */
+  async complete(userId: string, input: OAuthCompletion): Promise<CallbackResult> {
+    const stateHash = hashState(input.state);
     // Atomic consume: only one request can ever use a state, and only before it expires.
     const consumed: OAuthStateEntity[] = await this.dataSource
       .query(
@@ -110,25 +131,44 @@ export class OAuthService {
         { field: 'state', message: 'is unknown, already used or expired; start the connection again' },
       ]);
     }
-    if (typeof query.error === 'string') {
-      const description = typeof query.error_description === 'string' ? `: ${query.error_description}` : '';
-      throw AppError.validation([{ field: 'error', message: `the site answered ${query.error}${description}` }]);
+    if (pending.userId !== userId) {
+      this.logger.warn(`OAuth state of user ${pending.userId} presented by user ${userId}: refused and spent`);
+      throw new AppError(
+        'PERMISSION_DENIED',
+        'This connection was started by another user: only they can complete it (the authorization is void)',
+      );
     }
-    const site = await this.dataSource
-      .getRepository(SiteEntity)
-      .findOneBy({ id: pending.siteId, userId: pending.userId });
-    if (site === null) {
-      throw AppError.validation([{ field: 'state', message: 'the site of this connection is no longer in the vault' }]);
+    if (input.error !== undefined) {
+      throw AppError.validation([{ field: 'error', message: `the site answered ${input.error}` }]);
+    }
+    const site = await this.dataSource.getRepository(SiteEntity).findOneBy({ id: pending.siteId });
+    if (site === null || !(await this.mayConnect(userId, site))) {
+      throw AppError.validation([
+        { field: 'state', message: 'the site of this connection is no longer in your vault' },
+      ]);
+    }
+    if (site.manifest.auth.type !== 'oauth2') {
+      throw AppError.validation([{ field: 'state', message: 'the site no longer uses OAuth 2.0' }]);
+    }
+    const issuer = expectedIssuer(site.manifest.auth);
+    if (input.iss !== undefined && input.iss !== issuer) {
+      // RFC 9207: the response came from another authorization server than the one the flow went to.
+      this.logger.warn(`OAuth response for site ${site.id} carried another issuer than ${issuer}: refused`);
+      throw AppError.validation([{ field: 'iss', message: `is not the issuer of ${site.manifest.name}` }]);
     }
     const verifier = this.cipher.open(pending, `oauth_states:${stateHash}`);
-    // The URL the site redirected to: our registered callback with the query the browser brought.
+    // The URL the site redirected to: our registered callback with the parameters the browser brought.
     const currentUrl = new URL(this.configs.redirectUri);
-    currentUrl.search = originalUrl.includes('?') ? originalUrl.slice(originalUrl.indexOf('?')) : '';
+    currentUrl.searchParams.set('code', input.code ?? '');
+    currentUrl.searchParams.set('state', input.state);
+    if (input.iss !== undefined) {
+      currentUrl.searchParams.set('iss', input.iss);
+    }
     let tokens: oidc.TokenEndpointResponse;
     try {
       tokens = await oidc.authorizationCodeGrant(this.configs.forManifest(site.manifest), currentUrl, {
         pkceCodeVerifier: verifier,
-        expectedState: state,
+        expectedState: input.state,
       });
     } catch (err) {
       throw exchangeFailure(err, site);
@@ -143,6 +183,17 @@ export class OAuthService {
     });
     this.logger.log(`site ${site.id} connected with scopes ${granted.join(' ')}`);
     return { siteId: site.id, scopes: granted, connected: true };
+  }
+
+  /** Whether the user may still connect the site: theirs, or in a workspace where they are an admin. */
+  private async mayConnect(userId: string, site: SiteEntity): Promise<boolean> {
+    if (site.workspaceId === null) {
+      return site.userId === userId;
+    }
+    const membership = await this.dataSource
+      .getRepository(WorkspaceMemberEntity)
+      .findOneBy({ workspaceId: site.workspaceId, userId });
+    return membership !== null && roleAtLeast(membership.role, 'admin');
   }
 
   /** Removes states that can no longer be used (on each start: a small indexed delete). */

@@ -44,6 +44,6 @@ export class ManifestFetcher {
     } catch {
       throw new AppError('MANIFEST_NOT_FOUND', `${manifestUrl} did not answer JSON`);
     }
-    return validateManifest(json);
+    return validateManifest(json, siteUrl);
   }
 }

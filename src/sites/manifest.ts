@@ -1,5 +1,7 @@
+import { isIP } from 'node:net';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { getDomain } from 'tldts';
 import { AppError, type FieldProblem } from '../common/app-error.js';
 import { SITE_SCOPES } from './scopes.js';
 
@@ -24,12 +26,21 @@ export interface ManifestTool {
   };
 }
 
+export interface OAuthManifestAuth {
+  type: 'oauth2';
+  authorization_url: string;
+  token_url: string;
+  scopes: string[];
+  /** The authorization server's issuer identifier (RFC 9207 `iss`); default: authorization_url's origin. */
+  issuer?: string;
+}
+
 export interface Manifest {
   name: string;
   version: string;
   description: string;
   server: { url: string };
-  auth: { type: 'bearer' } | { type: 'oauth2'; authorization_url: string; token_url: string; scopes: string[] };
+  auth: { type: 'bearer' } | OAuthManifestAuth;
   tools: ManifestTool[];
 }
 
@@ -57,6 +68,7 @@ export const MANIFEST_SCHEMA = {
         type: { enum: ['bearer', 'oauth2'] },
         authorization_url: httpsUrl,
         token_url: httpsUrl,
+        issuer: httpsUrl,
         scopes: { type: 'array', items: { enum: [...SITE_SCOPES] }, uniqueItems: true },
       },
       if: { properties: { type: { const: 'oauth2' } } },
@@ -145,8 +157,73 @@ export function ajvProblems(errors: ErrorObject[] | null | undefined, root = '')
   return problems;
 }
 
-/** Validates a parsed manifest; MANIFEST_INVALID with a `details` entry for each bad field. */
-export function validateManifest(json: unknown): Manifest {
+/**
+ * The registrable domain (eTLD+1 by the Public Suffix List, private suffixes such as github.io
+ * included, so two tenants of one hosting suffix are two domains) of a URL's host. An IP address is
+ * its own domain, and so is a name under no public suffix (localhost).
+ */
+export function registrableDomain(url: URL): string {
+  const host = url.hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
+  if (isIP(host) !== 0) {
+    return host;
+  }
+  return getDomain(host, { allowPrivateDomains: true }) ?? host;
+}
+
+/** Every URL field of a manifest (as far as it is a string), by its field name. */
+function urlFields(json: unknown): Array<[field: string, value: string]> {
+  const manifest = json as { server?: { url?: unknown }; auth?: Record<string, unknown> } | null;
+  const fields: Array<[string, unknown]> = [
+    ['server.url', manifest?.server?.url],
+    ['auth.authorization_url', manifest?.auth?.authorization_url],
+    ['auth.token_url', manifest?.auth?.token_url],
+    ['auth.issuer', manifest?.auth?.issuer],
+  ];
+  return fields.filter((entry): entry is [string, string] => typeof entry[1] === 'string');
+}
+
+/**
+ * What the schema cannot say about the URLs: each must parse with the WHATWG URL parser the HTTP
+ * client uses (a port of 99999 or a malformed host passes `format: uri` and then throws at call
+ * time), use https:// without credentials, and lie within the registrable domain of the site's own
+ * address, so a manifest cannot send an honest provider's codes or tokens to another party (mix-up).
+ */
+export function manifestUrlProblems(json: unknown, siteUrl: string, skip: Set<string> = new Set()): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const siteDomain = registrableDomain(new URL(siteUrl));
+  for (const [field, value] of urlFields(json)) {
+    if (skip.has(field)) {
+      continue;
+    }
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      problems.push({ field, message: 'is not a valid URL (host or port)' });
+      continue;
+    }
+    if (url.protocol !== 'https:') {
+      problems.push({ field, message: 'must use https://' });
+    } else if (url.username !== '' || url.password !== '') {
+      problems.push({ field, message: 'must not carry credentials' });
+    } else if (registrableDomain(url) !== siteDomain) {
+      problems.push({
+        field,
+        message: `is on ${registrableDomain(url)}, outside the site's registrable domain ${siteDomain}`,
+      });
+    }
+  }
+  return problems;
+}
+
+/**
+ * Validates a parsed manifest fetched for the site at `siteUrl`; MANIFEST_INVALID with a `details`
+ * entry for each bad field.
+ */
+export function validateManifest(json: unknown, siteUrl: string): Manifest {
   const problems: FieldProblem[] = [];
   if (!validateManifestSchema(json)) {
     problems.push(...ajvProblems(validateManifestSchema.errors));
@@ -169,10 +246,17 @@ export function validateManifest(json: unknown): Manifest {
       });
     });
   }
+  // URL fields the schema already refused are not reported twice.
+  problems.push(...manifestUrlProblems(json, siteUrl, new Set(problems.map((p) => p.field))));
   if (problems.length > 0) {
     throw new AppError('MANIFEST_INVALID', 'The manifest is malformed or lacks required fields', problems);
   }
   return json as unknown as Manifest;
+}
+
+/** The issuer an authorization response's `iss` must equal: the declared one, else the authorization server's origin. */
+export function expectedIssuer(auth: OAuthManifestAuth): string {
+  return auth.issuer ?? new URL(auth.authorization_url).origin;
 }
 
 /** Keywords of a property schema that input validation honours (a safe subset: no regex patterns). */

@@ -5,7 +5,7 @@ import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { expectError, Http } from '../utils/http.js';
 import { eventually } from '../utils/runs.js';
-import { approveAtSite, siteEnv, testSites, type TestSites } from '../utils/site.js';
+import { approveAtSite, completeOAuth, siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { Stack } from '../utils/stack.js';
 import { startWorld, type World } from '../utils/world.js';
 import { registerUser, type TestUser } from '../utils/users.js';
@@ -241,7 +241,7 @@ describe('chat sessions (e2e)', () => {
       { token: user.token },
     );
     const callback = await approveAtSite(sites.ca, start.body.authorizationUrl);
-    expect((await http.get(`${callback.pathname}${callback.search}`)).status).toBe(200);
+    expect((await completeOAuth(http, callback, user.token)).status).toBe(200);
     const writer = await http.post(
       '/api/sessions',
       { sites: [{ siteId: all.siteId, tools: ['search_notes', 'create_note'] }] },

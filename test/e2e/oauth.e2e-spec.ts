@@ -6,7 +6,8 @@ import pg from 'pg';
 import { testEnv } from '../setup/shared-runtime.js';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { expectError, Http } from '../utils/http.js';
-import { approveAtSite, siteEnv, testSites, type TestSites } from '../utils/site.js';
+import { approveAtOidcProvider, OidcProviderSite } from '../utils/oidc-site.js';
+import { approveAtSite, completeOAuth, completionBody, siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { Stack, TEST_VAULT_KEY } from '../utils/stack.js';
 import { registerUser, type TestUser } from '../utils/users.js';
 
@@ -62,7 +63,7 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
     });
     expect(start.status).toBe(200);
     const callback = await approveAtSite(sites.ca, start.body.authorizationUrl);
-    const done = await http.get(`${callback.pathname}${callback.search}`);
+    const done = await completeOAuth(http, callback, user.token);
     return { start, callback, done };
   }
 
@@ -105,13 +106,18 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
       502,
     );
 
-    // Replaying the callback, or inventing a state, is refused and changes nothing.
-    const replay = await http.get(`${callback.pathname}${callback.search}`);
+    // Completing again, or with an invented state, is refused and changes nothing.
+    const replay = await http.post('/api/oauth/complete', completionBody(callback), { token: user.token });
     expectError(replay, 'VALIDATION_ERROR', 400);
     expect(replay.body.details[0].field).toBe('state');
-    expectError(await http.get(`/api/oauth/callback?code=abc&state=${'x'.repeat(43)}`), 'VALIDATION_ERROR', 400);
+    expectError(
+      await http.post('/api/oauth/complete', { code: 'abc', state: 'x'.repeat(43) }, { token: user.token }),
+      'VALIDATION_ERROR',
+      400,
+    );
     expectError(await http.get('/api/oauth/callback?code=abc'), 'VALIDATION_ERROR', 400);
     expect(site.stats.codeExchanges).toBe(1);
+    expect(site.tokenRequests).toHaveLength(1);
   });
 
   it('asks for every needed scope when no tools are named; refuses unknown tools and bearer-only sites', async () => {
@@ -148,10 +154,215 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
     const start = await http.post(`/api/vault/sites/${siteId}/oauth/start`, {}, { token: user.token });
     const denied = await approveAtSite(sites.ca, start.body.authorizationUrl, undefined, 'deny');
     expect(denied.searchParams.get('error')).toBe('access_denied');
-    const res = await http.get(`${denied.pathname}${denied.search}`);
+    // The error travels through the callback to the completion step like a code does.
+    const landed = await http.get(`${denied.pathname}${denied.search}`, { headers: { accept: 'application/json' } });
+    expect(landed.status).toBe(200);
+    expect(landed.body).toEqual({
+      complete: 'POST /api/oauth/complete',
+      body: { state: denied.searchParams.get('state'), error: 'access_denied' },
+    });
+    const res = await completeOAuth(http, denied, user.token);
     expectError(res, 'VALIDATION_ERROR', 400);
-    expect(res.body.details[0].message).toContain('access_denied');
+    expect(res.body.details).toEqual([{ field: 'error', message: 'the site answered access_denied' }]);
+    expectError(
+      await http.post('/api/oauth/complete', completionBody(denied), { token: user.token }),
+      'VALIDATION_ERROR',
+      400,
+    );
     expect((await http.get(`/api/vault/sites/${siteId}`, { token: user.token })).body.credential.kind).toBeNull();
+  });
+
+  it('A starts, B approves in her browser: B gets PERMISSION_DENIED, the state is spent, the code never redeemed', async () => {
+    const { site, user: a, siteId } = await fresh();
+    const b = await registerUser(http);
+    const start = await http.post(
+      `/api/vault/sites/${siteId}/oauth/start`,
+      { tools: ['list_notes'] },
+      { token: a.token },
+    );
+    // A sends the authorization link to B, who approves with her own account at the site.
+    const callback = await approveAtSite(sites.ca, start.body.authorizationUrl, {
+      username: 'root',
+      password: 'root-password',
+    });
+    // B's browser lands on the callback: a page telling the client to complete, nothing redeemed.
+    const landed = await http.get(`${callback.pathname}${callback.search}`);
+    expect(landed.status).toBe(200);
+    expect(landed.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(landed.headers.get('cache-control')).toBe('no-store');
+    expect(landed.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(landed.text).toContain('complete with POST /api/oauth/complete');
+    expect(landed.text).toContain(callback.searchParams.get('code'));
+    expect(site.tokenRequests).toEqual([]);
+    // B's client completes with B's token: refused, and the code never reaches the token endpoint.
+    const refused = await http.post('/api/oauth/complete', completionBody(callback), { token: b.token });
+    expectError(refused, 'PERMISSION_DENIED', 403);
+    expect(site.tokenRequests).toEqual([]);
+    // The state is spent: A cannot redeem B's approval either.
+    const late = await http.post('/api/oauth/complete', completionBody(callback), { token: a.token });
+    expectError(late, 'VALIDATION_ERROR', 400);
+    expect(late.body.details[0].field).toBe('state');
+    expect(site.tokenRequests).toEqual([]);
+    expect((await http.get(`/api/vault/sites/${siteId}`, { token: a.token })).body.credential.kind).toBeNull();
+    expect((await http.get('/api/vault/sites', { token: b.token })).body.items).toEqual([]);
+
+    // A approving in A's own browser and completing with A's token connects, with A's site account.
+    const again = await http.post(
+      `/api/vault/sites/${siteId}/oauth/start`,
+      { tools: ['list_notes'] },
+      { token: a.token },
+    );
+    const own = await approveAtSite(sites.ca, again.body.authorizationUrl);
+    const done = await completeOAuth(http, own, a.token);
+    expect(done.body).toEqual({ siteId, scopes: ['read'], connected: true });
+    expect(site.tokenRequests).toEqual([{ grantType: 'authorization_code', code: own.searchParams.get('code') }]);
+    site.createNote('alice', 'alice note', '');
+    const listed = await http.post(
+      `/api/vault/sites/${siteId}/tools/list_notes/call`,
+      { input: {} },
+      { token: a.token },
+    );
+    expect(listed.body.result.results.map((n: { owner: string }) => n.owner)).toEqual(['alice']);
+  });
+
+  it("an iss that is not the site's issuer is refused at completion: nothing stored, nothing redeemed", async () => {
+    const { site, user, siteId } = await fresh();
+    const start = await http.post(`/api/vault/sites/${siteId}/oauth/start`, {}, { token: user.token });
+    const callback = await approveAtSite(sites.ca, start.body.authorizationUrl);
+    // The response claims to come from another authorization server (a mix-up).
+    callback.searchParams.set('iss', 'https://accounts.honest-provider.example');
+    const refused = await completeOAuth(http, callback, user.token);
+    expectError(refused, 'VALIDATION_ERROR', 400);
+    expect(refused.body.details[0].field).toBe('iss');
+    expect(site.tokenRequests).toEqual([]);
+    expect((await http.get(`/api/vault/sites/${siteId}`, { token: user.token })).body.credential.kind).toBeNull();
+    // Spent: without the forged iss it is not redeemable either.
+    callback.searchParams.delete('iss');
+    expectError(await completeOAuth(http, callback, user.token), 'VALIDATION_ERROR', 400);
+    expect(site.tokenRequests).toEqual([]);
+  });
+
+  it('completion needs a token, accepted terms and a well-formed body; the callback escapes what it shows', async () => {
+    const { site, user } = await fresh();
+    const complete = (body: unknown, token = user.token) => http.post('/api/oauth/complete', body, { token });
+    expectError(await http.post('/api/oauth/complete', { code: 'c', state: 's' }), 'UNAUTHORIZED', 401);
+    const newcomer = await registerUser(http, { acceptTerms: false });
+    expectError(await complete({ code: 'c', state: 's' }, newcomer.token), 'TERMS_NOT_ACCEPTED', 403);
+    const bad: Array<[unknown, string]> = [
+      [{}, 'state'],
+      [{ code: 'c' }, 'state'],
+      [{ code: 'c', state: null }, 'state'],
+      [{ code: 'c', state: 7 }, 'state'],
+      [{ code: 'c', state: ['s'] }, 'state'],
+      [{ code: 'c', state: '' }, 'state'],
+      [{ code: 'c', state: 's'.repeat(513) }, 'state'],
+      [{ state: 's' }, 'code'],
+      [{ code: null, state: 's' }, 'code'],
+      [{ code: 5, state: 's' }, 'code'],
+      [{ code: {}, state: 's' }, 'code'],
+      [{ code: 'c'.repeat(4097), state: 's' }, 'code'],
+      [{ code: null, state: 's', error: 'access_denied' }, 'code'],
+      [{ code: 'c', state: 's', iss: null }, 'iss'],
+      [{ code: 'c', state: 's', iss: 1 }, 'iss'],
+      [{ code: 'c', state: 's', iss: '' }, 'iss'],
+      [{ code: 'c', state: 's', iss: 'i'.repeat(2049) }, 'iss'],
+      [{ state: 's', error: null }, 'error'],
+      [{ state: 's', error: false }, 'error'],
+      [{ state: 's', error: 'bad"error' }, 'error'],
+      [{ code: 'c', state: 's', extra: 1 }, 'extra'],
+    ];
+    for (const [body, field] of bad) {
+      const res = await complete(body);
+      if (
+        res.status !== 400 ||
+        res.body.code !== 'VALIDATION_ERROR' ||
+        !res.body.details?.some((d: { field: string }) => d.field === field)
+      ) {
+        throw new Error(`${JSON.stringify(body).slice(0, 80)} answered ${res.status} ${res.text.slice(0, 300)}`);
+      }
+    }
+    expectError(await http.get('/api/oauth/callback?state=a&state=b&code=c'), 'VALIDATION_ERROR', 400);
+    expectError(await http.get('/api/oauth/callback?state=s'), 'VALIDATION_ERROR', 400);
+    const page = await http.get(`/api/oauth/callback?code=c&state=${encodeURIComponent('"><script>x()</script>')}`);
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain('<script>');
+    expect(page.text).toContain('&#60;script&#62;');
+    expect(page.headers.get('content-security-policy')).toBe("default-src 'none'");
+    expect(site.tokenRequests).toEqual([]);
+  });
+
+  it('OAUTH_COMPLETE_URL: the callback redirects there with code, state and iss; the client completes', async () => {
+    const completeUrl = 'https://console.example.com/connect/done?from=agentsite';
+    const { site, user, siteId } = await fresh({ env: { OAUTH_COMPLETE_URL: completeUrl } });
+    const start = await http.post(`/api/vault/sites/${siteId}/oauth/start`, {}, { token: user.token });
+    const callback = await approveAtSite(sites.ca, start.body.authorizationUrl);
+    callback.searchParams.set('iss', site.url);
+    const res = await fetch(`${stack.baseUrl}${callback.pathname}${callback.search}`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const target = new URL(res.headers.get('location')!);
+    expect(target.origin + target.pathname).toBe('https://console.example.com/connect/done');
+    expect(Object.fromEntries(target.searchParams)).toEqual({
+      from: 'agentsite',
+      code: callback.searchParams.get('code'),
+      state: callback.searchParams.get('state'),
+      iss: site.url,
+    });
+    expect(site.tokenRequests).toEqual([]);
+    const done = await http.post('/api/oauth/complete', completionBody(target), { token: user.token });
+    expect(done.body).toEqual({ siteId, scopes: ['read', 'write', 'delete', 'admin'], connected: true });
+    expect(site.tokenRequests).toHaveLength(1);
+  });
+
+  it('manifests that would send codes or tokens to another domain, or carry unusable URLs, are MANIFEST_INVALID', async () => {
+    const { site, user, siteId } = await fresh();
+    const good = site.manifest() as any;
+    // The site is https://localhost:<port>; 127.0.0.1 is another registrable domain (an IP is its own).
+    const elsewhere = `https://127.0.0.1:${site.port}`;
+    const cases: Array<[unknown, string[]]> = [
+      [
+        {
+          ...good,
+          auth: {
+            ...good.auth,
+            authorization_url: `${elsewhere}/oauth/authorize`,
+            token_url: `${elsewhere}/oauth/token`,
+          },
+        },
+        ['auth.authorization_url', 'auth.token_url'],
+      ],
+      [{ ...good, server: { url: `${elsewhere}/api` } }, ['server.url']],
+      [{ ...good, auth: { ...good.auth, issuer: elsewhere } }, ['auth.issuer']],
+      [{ ...good, server: { url: 'https://localhost:99999/api' } }, ['server.url']],
+      [{ ...good, auth: { ...good.auth, token_url: 'https://256.256.256.256/oauth/token' } }, ['auth.token_url']],
+      [{ ...good, server: { url: `http://localhost:${site.port}/api` } }, ['server.url']],
+    ];
+    try {
+      for (const [json, fields] of cases) {
+        site.manifestOverride = { json };
+        const res = await http.post('/api/vault/sites', { url: `${site.url}/other` }, { token: user.token });
+        expectError(res, 'MANIFEST_INVALID', 422);
+        expect(res.body.details.map((d: { field: string }) => d.field)).toEqual(fields);
+      }
+      // A manifest stored before these rules is held to them when a connection starts.
+      site.manifestOverride = undefined;
+      const db = new pg.Client({ connectionString: stack.env.DATABASE_URL });
+      await db.connect();
+      try {
+        await db.query(`UPDATE sites SET manifest = jsonb_set(manifest, '{server,url}', $2) WHERE id = $1`, [
+          siteId,
+          JSON.stringify(`${elsewhere}/api`),
+        ]);
+      } finally {
+        await db.end();
+      }
+      const start = await http.post(`/api/vault/sites/${siteId}/oauth/start`, {}, { token: user.token });
+      expectError(start, 'MANIFEST_INVALID', 422);
+      expect(start.body.details.map((d: { field: string }) => d.field)).toEqual(['server.url']);
+    } finally {
+      site.manifestOverride = undefined;
+    }
+    expect((await http.get('/api/vault/sites', { token: user.token })).body.items).toHaveLength(1);
   });
 
   it('refreshes once on a 401, and ahead of expiry', async () => {
@@ -250,5 +461,87 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
       { token: user.token },
     );
     expect(res.status).toBe(200);
+  });
+});
+
+describe('OAuth against a third-party authorization server: oidc-provider (e2e)', () => {
+  let sites: TestSites;
+  let op: OidcProviderSite;
+  let stack: Stack;
+  let http: Http;
+
+  beforeAll(async () => {
+    sites = await testSites();
+    op = await OidcProviderSite.start(sites.ca);
+    stack = await Stack.start({
+      worker: false,
+      env: { SITE_CA_CERTS: sites.caFile, SITE_ALLOW_PRIVATE_HOSTS: `localhost:${op.port}` },
+    });
+    http = new Http(stack.baseUrl);
+    op.allowRedirect(`${stack.baseUrl}/api/oauth/callback`);
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await op?.stop();
+    await sites?.stopAll();
+  });
+
+  it('connects end to end (PKCE S256, iss checked) and the token calls a tool; the A/B attack is refused', async () => {
+    const a = await registerUser(http);
+    const b = await registerUser(http);
+    const added = await http.post('/api/vault/sites', { url: op.url }, { token: a.token });
+    expect(added.status).toBe(201);
+    expect(added.body.auth).toEqual({ type: 'oauth2', scopes: ['read', 'write'] });
+    const siteId = added.body.id as string;
+    const start = () =>
+      http.post(`/api/vault/sites/${siteId}/oauth/start`, { tools: ['get_profile'] }, { token: a.token });
+
+    // The attack first: A's link, approved by B (as "bob" at the provider), completed by B's client.
+    const lured = await start();
+    expect(new URL(lured.body.authorizationUrl).origin).toBe(op.url);
+    const bobs = await approveAtOidcProvider(sites.ca, lured.body.authorizationUrl, 'bob');
+    expect(bobs.searchParams.get('iss')).toBe(op.issuer);
+    expect(bobs.searchParams.get('code')).toBeTruthy();
+    expectError(await completeOAuth(http, bobs, b.token), 'PERMISSION_DENIED', 403);
+    expectError(
+      await http.post('/api/oauth/complete', completionBody(bobs), { token: a.token }),
+      'VALIDATION_ERROR',
+      400,
+    );
+    expect(op.tokenRequests).toEqual([]);
+    expect((await http.get(`/api/vault/sites/${siteId}`, { token: a.token })).body.credential.kind).toBeNull();
+
+    // A forged iss is refused before the code is redeemed.
+    const forged = await approveAtOidcProvider(sites.ca, (await start()).body.authorizationUrl, 'alice');
+    forged.searchParams.set('iss', `https://127.0.0.1:${op.port}`);
+    const refused = await completeOAuth(http, forged, a.token);
+    expectError(refused, 'VALIDATION_ERROR', 400);
+    expect(refused.body.details[0].field).toBe('iss');
+    expect(op.tokenRequests).toEqual([]);
+
+    // A denial at the provider flows through the completion step.
+    const denied = await approveAtOidcProvider(sites.ca, (await start()).body.authorizationUrl, 'alice', 'deny');
+    expect(denied.searchParams.get('error')).toBe('access_denied');
+    const deniedAnswer = await completeOAuth(http, denied, a.token);
+    expectError(deniedAnswer, 'VALIDATION_ERROR', 400);
+    expect(deniedAnswer.body.details[0].field).toBe('error');
+
+    // A's own approval, completed with A's token: connected with alice's grant, and the token works.
+    const own = await approveAtOidcProvider(sites.ca, (await start()).body.authorizationUrl, 'alice');
+    const done = await completeOAuth(http, own, a.token);
+    expect(done.status).toBe(200);
+    expect(done.body).toEqual({ siteId, scopes: ['read'], connected: true });
+    expect(op.tokenRequests).toEqual(['POST /token']);
+    const described = await http.get(`/api/vault/sites/${siteId}`, { token: a.token });
+    expect(described.body.credential).toMatchObject({ kind: 'oauth2', status: 'active', scopes: ['read'] });
+    const call = await http.post(
+      `/api/vault/sites/${siteId}/tools/get_profile/call`,
+      { input: {} },
+      { token: a.token },
+    );
+    expect(call.status).toBe(200);
+    expect(call.body.result).toEqual({ accountId: 'alice' });
+    expect(op.toolCalls).toEqual([{ accountId: 'alice', scope: 'read' }]);
   });
 });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { ReferenceSite, type ReferenceSiteOptions } from '../../examples/site/site.js';
 import { createTestCa, issueServerCert, type TestCa } from '../../examples/site/tls.js';
 import { testEnv } from '../setup/shared-runtime.js';
+import type { Http, HttpAnswer } from './http.js';
 
 export interface TestSites {
   ca: TestCa;
@@ -93,4 +94,29 @@ export async function approveAtSite(
     throw new Error(`consent answered ${submitted.status}: ${submitted.body}`);
   }
   return new URL(String(submitted.headers.location));
+}
+
+/** The parameters of the site's redirect that the completion step takes. */
+export function completionBody(callback: URL): Record<string, string> {
+  const body: Record<string, string> = {};
+  for (const name of ['code', 'state', 'iss', 'error']) {
+    const value = callback.searchParams.get(name);
+    if (value !== null) {
+      body[name] = value;
+    }
+  }
+  return body;
+}
+
+/**
+ * What a client does after the site's redirect: the browser lands on the service's callback (which
+ * redeems nothing and answers the values, here as JSON), then the client completes the connection
+ * with `POST /api/oauth/complete` and the token of the user it acts for.
+ */
+export async function completeOAuth(http: Http, callback: URL, token: string): Promise<HttpAnswer> {
+  const landed = await http.get(`${callback.pathname}${callback.search}`, { headers: { accept: 'application/json' } });
+  if (landed.status !== 200) {
+    throw new Error(`the callback answered ${landed.status}: ${landed.text}`);
+  }
+  return http.post('/api/oauth/complete', landed.body.body, { token });
 }
