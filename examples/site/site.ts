@@ -261,6 +261,8 @@ export class ReferenceSite {
   manifestOverride: { json?: unknown; raw?: string; status?: number; redirectTo?: string } | undefined;
   /** Delay before answering a tool call, in milliseconds. */
   toolDelayMs = 0;
+  /** Delay before answering a token request (a stalling token endpoint), in milliseconds. */
+  tokenDelayMs = 0;
   accessTokenTtlSeconds: number;
 
   private server: https.Server | undefined;
@@ -422,7 +424,11 @@ export class ReferenceSite {
         return this.authorizeSubmit(res, new URLSearchParams(await readBody(req)));
       }
       if (url.pathname === '/oauth/token' && req.method === 'POST') {
-        return this.token(res, req, await readBody(req));
+        const body = await readBody(req);
+        if (this.tokenDelayMs > 0) {
+          await new Promise((resolve) => setTimeout(resolve, this.tokenDelayMs));
+        }
+        return this.token(res, req, body);
       }
       if (url.pathname === '/api/tokens' || url.pathname.startsWith('/api/tokens/')) {
         return await this.apiTokens(req, res, url.pathname);
