@@ -263,6 +263,8 @@ export class ReferenceSite {
   toolDelayMs = 0;
   /** Delay before answering a token request (a stalling token endpoint), in milliseconds. */
   tokenDelayMs = 0;
+  /** Token requests that have started waiting out tokenDelayMs. */
+  stalledTokenRequests = 0;
   accessTokenTtlSeconds: number;
 
   private server: https.Server | undefined;
@@ -426,6 +428,7 @@ export class ReferenceSite {
       if (url.pathname === '/oauth/token' && req.method === 'POST') {
         const body = await readBody(req);
         if (this.tokenDelayMs > 0) {
+          this.stalledTokenRequests += 1;
           await new Promise((resolve) => setTimeout(resolve, this.tokenDelayMs));
         }
         return this.token(res, req, body);
