@@ -57,7 +57,7 @@ export function vaultKey(site: Pick<SiteEntity, 'userId' | 'workspaceId'>): stri
 export class ToolCaller {
   private readonly logger = new Logger('ToolCaller');
   private readonly outgoing: RateLimiterPostgres;
-  private readonly outgoingPerVault: RateLimiterPostgres;
+  private readonly outgoingPerVault: RateLimiterPostgres | undefined;
 
   constructor(
     private readonly http: SiteHttpClient,
@@ -66,12 +66,11 @@ export class ToolCaller {
     @Inject(SETTINGS) settings: Settings,
   ) {
     this.outgoing = postgresLimiter(dataSource, 'outgoing', settings.outgoingCallsPerMinute, OUTGOING_WINDOW_SECONDS);
-    this.outgoingPerVault = postgresLimiter(
-      dataSource,
-      'outgoing-vault',
-      settings.outgoingCallsPerMinutePerUser,
-      OUTGOING_WINDOW_SECONDS,
-    );
+    // A share equal to the whole budget is no sub-limit: no counter, no extra round trip per call.
+    this.outgoingPerVault =
+      settings.outgoingCallsPerMinutePerUser < settings.outgoingCallsPerMinute
+        ? postgresLimiter(dataSource, 'outgoing-vault', settings.outgoingCallsPerMinutePerUser, OUTGOING_WINDOW_SECONDS)
+        : undefined;
   }
 
   findTool(site: SiteEntity, name: string): ManifestTool {
@@ -113,7 +112,7 @@ export class ToolCaller {
   private async takeOutgoingSlot(endpoint: string, site: SiteEntity): Promise<void> {
     const key = outgoingKey(endpoint);
     try {
-      await this.outgoingPerVault.consume(`${vaultKey(site)}|${key}`, 1);
+      await this.outgoingPerVault?.consume(`${vaultKey(site)}|${key}`, 1);
       await this.outgoing.consume(key, 1);
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) {

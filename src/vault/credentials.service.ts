@@ -383,7 +383,8 @@ function refreshFailure(err: unknown, site: SiteEntity): ToolCallFailure {
     );
   }
   if (err instanceof SiteNetworkError) {
-    return new ToolCallFailure(err.kind === 'timeout' ? 'timeout' : 'network', `Token refresh failed: ${err.message}`);
+    const kind = err.kind === 'timeout' ? 'timeout' : err.kind === 'redirect' ? 'redirected' : 'network';
+    return new ToolCallFailure(kind, `Token refresh failed: ${err.message}`);
   }
   return new ToolCallFailure('network', `Token refresh at ${site.manifest.name} failed: ${(err as Error).message}`);
 }
