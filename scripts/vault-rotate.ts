@@ -4,8 +4,7 @@
  */
 import { loadSettings } from '../src/config/settings.js';
 import { openDataSource } from '../src/database/data-source.js';
-import { credentialAad } from '../src/vault/credentials.service.js';
-import { VaultCipher } from '../src/vault/vault-cipher.js';
+import { credentialAad, VaultCipher } from '../src/vault/vault-cipher.js';
 
 /** Each table's id and its additional data, exactly as the service seals it (`scope`: the other bound column). */
 const TABLES = [

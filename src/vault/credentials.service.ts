@@ -10,7 +10,7 @@ import { SiteNetworkError } from '../sites/site-http.js';
 import { ToolCallFailure } from '../tools/tool-failure.js';
 import { CredentialEntity, type CredentialSecret } from './credential.entity.js';
 import type { SiteEntity } from './site.entity.js';
-import { tokenHint, VaultCipher, VaultTamperedError } from './vault-cipher.js';
+import { credentialAad, tokenHint, VaultCipher, VaultTamperedError } from './vault-cipher.js';
 
 /** Refresh an OAuth access token this long before it expires. */
 export const REFRESH_SKEW_MS = 60_000;
@@ -37,19 +37,6 @@ export const REFRESH_TIMEOUT_SECONDS = 20;
 export const REFRESH_WAIT_MS = 30_000;
 /** Between two reads of a credential whose refresh someone else holds. */
 const REFRESH_POLL_MS = 150;
-
-/**
- * The additional data a credential is sealed with: its row and its site, so a ciphertext copied onto
- * another row, or a row moved to another site, does not open.
- */
-export function credentialAad(id: string, siteId: string): string {
-  return `site_credentials:${id}:${siteId}`;
-}
-
-/** The additional data before it named the site (only the migration that re-seals reads it). */
-export function legacyCredentialAad(id: string): string {
-  return `site_credentials:${id}`;
-}
 
 /**
  * Credentials of vault sites: sealing, reading, and OAuth refresh. Across every API and worker process

@@ -1,8 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { type MigrationInterface, type QueryRunner } from 'typeorm';
 import type { Settings } from '../../config/settings.js';
-import { credentialAad, legacyCredentialAad } from '../../vault/credentials.service.js';
-import { VaultCipher } from '../../vault/vault-cipher.js';
+import { credentialAad, legacyCredentialAad, VaultCipher } from '../../vault/vault-cipher.js';
 
 interface SealedRow {
   id: string;
