@@ -4,11 +4,17 @@
  */
 import { loadSettings } from '../src/config/settings.js';
 import { openDataSource } from '../src/database/data-source.js';
-import { VaultCipher } from '../src/vault/vault-cipher.js';
+import { credentialAad, VaultCipher } from '../src/vault/vault-cipher.js';
 
+/** Each table's id and its additional data, exactly as the service seals it (`scope`: the other bound column). */
 const TABLES = [
-  { table: 'site_credentials', id: 'id', aad: (id: string) => `site_credentials:${id}` },
-  { table: 'oauth_states', id: 'state_hash', aad: (id: string) => `oauth_states:${id}` },
+  {
+    table: 'site_credentials',
+    id: 'id',
+    scope: 'site_id',
+    aad: (id: string, siteId: string) => credentialAad(id, siteId),
+  },
+  { table: 'oauth_states', id: 'state_hash', scope: 'state_hash', aad: (id: string) => `oauth_states:${id}` },
 ] as const;
 
 async function main(): Promise<void> {
@@ -16,14 +22,14 @@ async function main(): Promise<void> {
   const cipher = new VaultCipher(settings);
   const dataSource = await openDataSource(settings);
   try {
-    for (const { table, id, aad } of TABLES) {
-      const stale: Array<{ id: string }> = await dataSource.query(
-        `SELECT ${id} AS id FROM ${table} WHERE key_id <> $1`,
+    for (const { table, id, scope, aad } of TABLES) {
+      const stale: Array<{ id: string; scope: string }> = await dataSource.query(
+        `SELECT ${id} AS id, ${scope} AS scope FROM ${table} WHERE key_id <> $1`,
         [cipher.currentKeyId],
       );
       let done = 0;
       const unreadable: string[] = [];
-      for (const { id: rowId } of stale) {
+      for (const { id: rowId, scope: scopeId } of stale) {
         // Row by row under a lock, so a concurrent refresh never writes over a re-encrypted entry.
         await dataSource.transaction(async (em) => {
           const rows: Array<{ key_id: string; iv: Buffer; ciphertext: Buffer; auth_tag: Buffer }> = await em.query(
@@ -38,14 +44,14 @@ async function main(): Promise<void> {
           try {
             plain = cipher.open(
               { keyId: row.key_id, iv: row.iv, ciphertext: row.ciphertext, authTag: row.auth_tag },
-              aad(rowId),
+              aad(rowId, scopeId),
             );
           } catch (err) {
             // A damaged entry (or one sealed under a key no longer listed) must not stop the others.
             unreadable.push(`${rowId}: ${(err as Error).message}`);
             return;
           }
-          const sealed = cipher.seal(plain, aad(rowId));
+          const sealed = cipher.seal(plain, aad(rowId, scopeId));
           await em.query(`UPDATE ${table} SET key_id = $1, iv = $2, ciphertext = $3, auth_tag = $4 WHERE ${id} = $5`, [
             sealed.keyId,
             sealed.iv,

@@ -11,6 +11,7 @@ import {
 import type { Activities } from '../activities/index.js';
 import {
   FAILURE,
+  MAX_DURABLE_WAIT_SECONDS,
   MAX_MODEL_TURNS,
   MAX_RATE_LIMIT_WAITS,
   type ModelContentBlock,
@@ -165,7 +166,17 @@ async function callTool(
       }
       if (cause.type === FAILURE.outgoingRateLimited && waits < MAX_RATE_LIMIT_WAITS) {
         const details = cause.details?.[0] as { retryAfterSeconds?: number } | undefined;
-        await sleep(Math.max(1, details?.retryAfterSeconds ?? 60) * 1000, { summary: RATE_LIMIT_TIMER_SUMMARY });
+        const waitSeconds = Math.max(1, details?.retryAfterSeconds ?? 60);
+        if (waitSeconds > MAX_DURABLE_WAIT_SECONDS) {
+          // The activity already refuses a site's longer Retry-After; this keeps the cap whatever the source.
+          return {
+            type: 'tool_result',
+            tool_use_id: use.id,
+            content: `${tool.siteName} asked to wait ${waitSeconds} s, over the ${MAX_DURABLE_WAIT_SECONDS} s cap; not waiting`,
+            is_error: true,
+          };
+        }
+        await sleep(waitSeconds * 1000, { summary: RATE_LIMIT_TIMER_SUMMARY });
         continue;
       }
       if (cause.type === FAILURE.noCredits) {

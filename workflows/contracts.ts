@@ -215,6 +215,11 @@ export interface ScheduledTriggerResult {
 
 /** Ends a run early: turns of the model per run. */
 export const MAX_MODEL_TURNS = 20;
+/**
+ * The longest durable wait a site's Retry-After (or our outgoing limit) may impose on a run's tool call:
+ * past it the call fails instead, so one site cannot park an agent's queue for days.
+ */
+export const MAX_DURABLE_WAIT_SECONDS = 300;
 /** Times a run waits out a rate limit for one tool call before giving the model an error. */
 export const MAX_RATE_LIMIT_WAITS = 5;
 /** The timer summary that marks a rate-limit wait in the history (the timeline shows it as `waiting`). */

@@ -263,6 +263,10 @@ export class ReferenceSite {
   manifestOverride: { json?: unknown; raw?: string; status?: number; redirectTo?: string } | undefined;
   /** Delay before answering a tool call, in milliseconds. */
   toolDelayMs = 0;
+  /** Delay before answering a token request (a stalling token endpoint), in milliseconds. */
+  tokenDelayMs = 0;
+  /** Token requests that have started waiting out tokenDelayMs. */
+  stalledTokenRequests = 0;
   accessTokenTtlSeconds: number;
 
   private server: https.Server | undefined;
@@ -424,7 +428,12 @@ export class ReferenceSite {
         return this.authorizeSubmit(res, new URLSearchParams(await readBody(req)));
       }
       if (url.pathname === '/oauth/token' && req.method === 'POST') {
-        return this.token(res, req, await readBody(req));
+        const body = await readBody(req);
+        if (this.tokenDelayMs > 0) {
+          this.stalledTokenRequests += 1;
+          await new Promise((resolve) => setTimeout(resolve, this.tokenDelayMs));
+        }
+        return this.token(res, req, body);
       }
       if (url.pathname === '/api/tokens' || url.pathname.startsWith('/api/tokens/')) {
         return await this.apiTokens(req, res, url.pathname);

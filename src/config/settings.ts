@@ -25,6 +25,8 @@ export interface Settings {
   siteCaCerts: string | undefined;
   siteAllowPrivateHosts: string[];
   outgoingCallsPerMinute: number;
+  /** Of the per-domain budget, what the sites of one vault (a user's, or a workspace's) may use. */
+  outgoingCallsPerMinutePerUser: number;
   demoSitePort: number;
   anthropicApiKey: string | undefined;
   anthropicBaseUrl: string | undefined;
@@ -68,6 +70,7 @@ export function loadSettings(env: Env = process.env): Settings {
   const reader = new EnvReader(env, problems);
 
   const port = reader.int('PORT', 3000, 1, 65535);
+  const outgoingCallsPerMinute = reader.int('OUTGOING_CALLS_PER_MINUTE', 10, 1, 1_000_000);
   const dataDir = path.resolve(reader.str('DATA_DIR') ?? '.data');
   const publicBaseUrl = (reader.url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(
     /\/+$/,
@@ -100,7 +103,13 @@ export function loadSettings(env: Env = process.env): Settings {
     oauthCompleteUrl: reader.url('OAUTH_COMPLETE_URL', ['http:', 'https:']),
     siteCaCerts: reader.str('SITE_CA_CERTS'),
     siteAllowPrivateHosts: reader.list('SITE_ALLOW_PRIVATE_HOSTS').map((h) => h.toLowerCase()),
-    outgoingCallsPerMinute: reader.int('OUTGOING_CALLS_PER_MINUTE', 10, 1, 1_000_000),
+    outgoingCallsPerMinute,
+    outgoingCallsPerMinutePerUser: reader.int(
+      'OUTGOING_CALLS_PER_MINUTE_PER_USER',
+      outgoingCallsPerMinute,
+      1,
+      1_000_000,
+    ),
     demoSitePort: reader.int('DEMO_SITE_PORT', 8443, 0, 65535),
     anthropicApiKey: reader.str('ANTHROPIC_API_KEY'),
     anthropicBaseUrl: reader.url('ANTHROPIC_BASE_URL', ['http:', 'https:']),

@@ -15,6 +15,8 @@ import { ChatMessageEntity, ChatSessionEntity } from '../chat/chat.entities.js';
 import { Plans1764115200000 } from './migrations/1764115200000-plans.js';
 import { ChargeFunction1764201600000 } from './migrations/1764201600000-charge-function.js';
 import { WorkspaceEntity, WorkspaceMemberEntity } from '../workspaces/workspace.entities.js';
+import { CredentialRefreshLease1764320000000 } from './migrations/1764320000000-credential-refresh-lease.js';
+import { credentialSiteAadMigration } from './migrations/1764320100000-credential-site-aad.js';
 
 /** Every entity of the service, listed explicitly (no globs: the build is ESM). */
 export const ENTITIES = [
@@ -39,7 +41,13 @@ export const MIGRATIONS = [
   Chat1764028800000,
   Plans1764115200000,
   ChargeFunction1764201600000,
+  CredentialRefreshLease1764320000000,
 ];
+
+/** Every migration for these settings: MIGRATIONS plus those that need the settings (the vault keys). */
+export function migrationsFor(settings: Settings): Array<new () => unknown> {
+  return [...MIGRATIONS, credentialSiteAadMigration(settings)];
+}
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */
 const MIGRATION_LOCK_KEY = 4_242_001;
@@ -49,7 +57,7 @@ export function dataSourceOptions(settings: Settings): DataSourceOptions {
     type: 'postgres',
     url: effectiveDatabaseUrl(settings),
     entities: ENTITIES,
-    migrations: MIGRATIONS,
+    migrations: migrationsFor(settings),
     migrationsTransactionMode: 'each',
     synchronize: false,
     logging: ['error'],

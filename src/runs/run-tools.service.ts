@@ -1,25 +1,62 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource } from 'typeorm';
+import { AppError } from '../common/app-error.js';
+import { UUID } from '../common/ids.js';
 import { ToolCallFailure } from '../tools/tool-failure.js';
 import { ToolCaller } from '../tools/tool-caller.js';
 import { SiteEntity } from '../vault/site.entity.js';
+import { AgentEntity } from '../agents/agent.entity.js';
+import { inOwnersVaultSql } from '../workspaces/scope.js';
+import { RunEntity } from './run.entity.js';
 import type { CallToolInput, CallToolOutput } from '../../workflows/contracts.js';
 
 /** A run's tool call: the site as the run's owner has it, through the one ToolCaller. */
 @Injectable()
 export class RunToolsService {
+  private readonly logger = new Logger('RunTools');
+
   constructor(
     private readonly caller: ToolCaller,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   async call(input: CallToolInput, idempotencyKey: string, signal: AbortSignal): Promise<CallToolOutput> {
-    // The site id comes from the run's context, built from the agent's own scope at the start of the run.
-    const site = await this.dataSource.getRepository(SiteEntity).findOneBy({ id: input.siteId });
-    if (site === null) {
+    const site = await this.ownedSite(input);
+    return this.caller.call({ site, tool: input.tool, input: input.input, idempotencyKey, signal });
+  }
+
+  /**
+   * The activity's input is not trusted: anything that can put a task on the queue could name any
+   * site. The site must be in the vault of the run's agent (its workspace's, or its owner's), the run
+   * must exist and belong to the user the input names; else PERMISSION_DENIED (non-retryable), and no
+   * credential is read. One round trip: the site, and whether it is the run's.
+   */
+  private async ownedSite(input: CallToolInput): Promise<SiteEntity> {
+    if (![input.siteId, input.runId, input.userId].every((id) => typeof id === 'string' && UUID.test(id))) {
+      throw this.refused(input, 'malformed ids');
+    }
+    const { entities, raw } = await this.dataSource
+      .getRepository(SiteEntity)
+      .createQueryBuilder('s')
+      .leftJoin(RunEntity, 'r', 'r.id = :runId AND r.user_id = :userId', { runId: input.runId, userId: input.userId })
+      .leftJoin(AgentEntity, 'a', 'a.id = r.agent_id')
+      .addSelect(`(a.id IS NOT NULL AND ${inOwnersVaultSql('s', 'a')})`, 'owned')
+      .where('s.id = :siteId', { siteId: input.siteId })
+      .getRawAndEntities<{ owned: boolean | null }>();
+    const site = entities[0];
+    if (site === undefined) {
       throw new ToolCallFailure('not_found', `The site ${input.siteName} is no longer in the vault`);
     }
-    return this.caller.call({ site, tool: input.tool, input: input.input, idempotencyKey, signal });
+    if (raw[0]?.owned !== true) {
+      throw this.refused(input, 'the site is not in the vault of the run’s agent');
+    }
+    return site;
+  }
+
+  private refused(input: CallToolInput, why: string): AppError {
+    // Ids only: enough for an operator to find the forged task in the Temporal UI.
+    this.logger.warn(`tool call refused for run ${String(input.runId)}, site ${String(input.siteId)}: ${why}`);
+    return new AppError('PERMISSION_DENIED', `The run may not use the site ${String(input.siteName)}`);
   }
 }

@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -74,5 +75,118 @@ describe('SiteHttpClient and kept-alive connections', () => {
     expect(failure).toBeInstanceOf(SiteNetworkError);
     expect((failure as SiteNetworkError).kind).toBe('network');
     expect(seen).toEqual({ connections: 1, answered: 0, dropped: 1 });
+  });
+});
+
+/**
+ * A site with an open redirect, and a second origin (another HTTPS listener: another port is another
+ * origin) that records everything it receives.
+ */
+describe('SiteHttpClient and redirects to another origin', () => {
+  let site: https.Server;
+  let elsewhere: https.Server;
+  let client: SiteHttpClient;
+  let siteBase: string;
+  let elsewhereBase: string;
+  const received: Array<{ method: string; url: string; headers: Record<string, unknown>; body: string }> = [];
+  /** What the redirecting site answers: the status and where to. */
+  let redirect = { status: 307, to: '' };
+
+  const listen = async (server: https.Server) => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `https://localhost:${(server.address() as { port: number }).port}`;
+  };
+
+  beforeAll(async () => {
+    const ca = await createTestCa();
+    const cert = await issueServerCert(ca, ['localhost']);
+    const record = (req: IncomingMessage, done: (body: string) => void) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => done(body));
+    };
+    site = https.createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+      record(req, (body) => {
+        if (req.url?.startsWith('/same')) {
+          received.push({ method: req.method ?? '', url: req.url, headers: req.headers, body });
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"same":true}');
+          return;
+        }
+        res.writeHead(redirect.status, { location: redirect.to }).end();
+      });
+    });
+    elsewhere = https.createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+      record(req, (body) => {
+        received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"elsewhere":true}');
+      });
+    });
+    siteBase = await listen(site);
+    elsewhereBase = await listen(elsewhere);
+    const caFile = path.join(mkdtempSync(path.join(tmpdir(), 'site-http-')), 'ca.pem');
+    writeFileSync(caFile, ca.cert);
+    client = new SiteHttpClient({
+      siteCaCerts: caFile,
+      siteAllowPrivateHosts: [new URL(siteBase).host, new URL(elsewhereBase).host],
+    } as Settings);
+  });
+
+  afterAll(async () => {
+    client.onModuleDestroy();
+    await Promise.all([site, elsewhere].map((s) => new Promise((resolve) => s.close(resolve))));
+  });
+
+  const credentials = { authorization: 'Bearer secret-token', cookie: 'session=secret-cookie' };
+
+  it.each([307, 308, 302, 303, 301])(
+    'does not follow a POST redirected (%i) to another origin: the other origin receives nothing',
+    async (status) => {
+      received.length = 0;
+      redirect = { status, to: `${elsewhereBase}/steal` };
+      const failure = await client
+        .request({ method: 'POST', url: `${siteBase}/api/tools/x`, headers: credentials, body: '{"secret":1}' })
+        .catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(SiteNetworkError);
+      expect((failure as SiteNetworkError).kind).toBe('redirect');
+      expect((failure as Error).message).toContain(`redirected the request (${status}) to another origin`);
+      expect((failure as Error).message).toContain(elsewhereBase);
+      expect(received).toEqual([]);
+    },
+  );
+
+  it('follows a GET to another origin without Authorization or cookies', async () => {
+    received.length = 0;
+    redirect = { status: 302, to: `${elsewhereBase}/manifest` };
+    const answer = await client.request({
+      method: 'GET',
+      url: `${siteBase}/.well-known/agentsite.json`,
+      headers: { ...credentials, accept: 'application/json' },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.url).toBe(`${elsewhereBase}/manifest`);
+    expect(received).toHaveLength(1);
+    expect(received[0]!.headers.authorization).toBeUndefined();
+    expect(received[0]!.headers.cookie).toBeUndefined();
+    expect(received[0]!.headers.accept).toBe('application/json');
+  });
+
+  it('keeps method, body and credentials on a 307 within the same origin', async () => {
+    received.length = 0;
+    redirect = { status: 307, to: `${siteBase}/same/place` };
+    const answer = await client.request({
+      method: 'POST',
+      url: `${siteBase}/api/tools/x`,
+      headers: credentials,
+      body: '{"a":1}',
+    });
+    expect(answer.status).toBe(200);
+    expect(received).toEqual([
+      expect.objectContaining({
+        method: 'POST',
+        url: '/same/place',
+        body: '{"a":1}',
+        headers: expect.objectContaining({ authorization: 'Bearer secret-token', cookie: 'session=secret-cookie' }),
+      }),
+    ]);
   });
 });

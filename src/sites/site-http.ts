@@ -35,7 +35,7 @@ export interface SiteResponse {
 export class SiteNetworkError extends Error {
   constructor(
     message: string,
-    readonly kind: 'timeout' | 'aborted' | 'network' | 'too_large',
+    readonly kind: 'timeout' | 'aborted' | 'network' | 'too_large' | 'redirect',
     options?: { cause?: unknown },
   ) {
     super(message, options);
@@ -44,6 +44,18 @@ export class SiteNetworkError extends Error {
 }
 
 const BLOCKED_BY_FILTER = /is not allowed\. Because/;
+
+/** Headers that carry the user's credentials: never sent to an origin other than the one they were meant for. */
+const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+
+function withoutCredentials(headers: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (headers === undefined) {
+    return undefined;
+  }
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.includes(name.toLowerCase())),
+  );
+}
 
 /**
  * Every request the service makes to a site (manifest, tools, OAuth token endpoint) goes through here:
@@ -117,15 +129,34 @@ export class SiteHttpClient implements OnModuleDestroy {
     return url;
   }
 
+  /**
+   * Sends the request, following redirects by hand. Within the first URL's origin a redirect is followed
+   * as browsers do. To another origin, a POST (tool call, token request) is not followed at all: its
+   * body and Authorization are meant for the site the user chose, and a site's open redirect must not
+   * forward a token, a refresh token or a PKCE verifier (SiteNetworkError kind `redirect`). A GET is
+   * followed without Authorization or cookies, for this hop and every later one.
+   */
   async request(request: SiteRequest): Promise<SiteResponse> {
     let url = this.assertSiteUrl(request.url);
+    const origin = url.origin;
     let method = request.method;
     let body = request.body;
+    let headers = request.headers;
     for (let hop = 0; hop <= MAX_REDIRECTS; hop += 1) {
-      const response = await this.once({ ...request, method, body }, url);
+      const response = await this.once({ ...request, method, body, headers }, url);
       const location = response.headers.location;
       if ([301, 302, 303, 307, 308].includes(response.status) && location !== undefined) {
-        url = this.assertSiteUrl(new URL(location, url).toString(), 'redirect');
+        const next = this.assertSiteUrl(new URL(location, url).toString(), 'redirect');
+        if (next.origin !== origin) {
+          if (request.method !== 'GET') {
+            throw new SiteNetworkError(
+              `${url.host} redirected the request (${response.status}) to another origin, ${next.origin}; not followed`,
+              'redirect',
+            );
+          }
+          headers = withoutCredentials(headers);
+        }
+        url = next;
         if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
           method = 'GET';
           body = undefined;

@@ -11,6 +11,7 @@ import { SiteHttpClient, SiteNetworkError } from '../sites/site-http.js';
 import { CredentialsService } from '../vault/credentials.service.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
+import { MAX_DURABLE_WAIT_SECONDS } from '../../workflows/contracts.js';
 import { ToolCallFailure } from './tool-failure.js';
 
 /** The outgoing limit of the specification: tool calls per minute per site domain. */
@@ -41,6 +42,11 @@ export function outgoingKey(serverUrl: string): string {
   return new URL(serverUrl).host.toLowerCase();
 }
 
+/** Whose share of a domain's budget a call uses: the vault the site is in (a workspace's, or a user's). */
+export function vaultKey(site: Pick<SiteEntity, 'userId' | 'workspaceId'>): string {
+  return site.workspaceId !== null ? `workspace:${site.workspaceId}` : `user:${site.userId}`;
+}
+
 /**
  * The one way the service calls a site's tool (direct-call route, chat, agent activities): input
  * checked against the tool's input_schema, the outgoing limit counted in PostgreSQL across all
@@ -51,6 +57,7 @@ export function outgoingKey(serverUrl: string): string {
 export class ToolCaller {
   private readonly logger = new Logger('ToolCaller');
   private readonly outgoing: RateLimiterPostgres;
+  private readonly outgoingPerVault: RateLimiterPostgres | undefined;
 
   constructor(
     private readonly http: SiteHttpClient,
@@ -59,6 +66,11 @@ export class ToolCaller {
     @Inject(SETTINGS) settings: Settings,
   ) {
     this.outgoing = postgresLimiter(dataSource, 'outgoing', settings.outgoingCallsPerMinute, OUTGOING_WINDOW_SECONDS);
+    // A share equal to the whole budget is no sub-limit: no counter, no extra round trip per call.
+    this.outgoingPerVault =
+      settings.outgoingCallsPerMinutePerUser < settings.outgoingCallsPerMinute
+        ? postgresLimiter(dataSource, 'outgoing-vault', settings.outgoingCallsPerMinutePerUser, OUTGOING_WINDOW_SECONDS)
+        : undefined;
   }
 
   findTool(site: SiteEntity, name: string): ManifestTool {
@@ -75,11 +87,12 @@ export class ToolCaller {
     validateToolInput(tool, request.input);
     const endpoint = `${site.manifest.server.url.replace(/\/+$/, '')}/tools/${encodeURIComponent(tool.name)}`;
     const started = performance.now();
-    // The outgoing slot and the credential are independent reads: one round trip's wait, not two.
-    let [, credential] = await Promise.all([
-      this.takeOutgoingSlot(endpoint),
-      this.credentials.tokenFor(site, undefined, request.credential),
-    ]);
+    // Only a call that will be sent takes an outgoing slot: input, credential presence and status are
+    // checked first, so failing calls cannot spend a domain's budget. The slot comes before a refresh,
+    // so a refused call never touches the token endpoint either.
+    const stored = await this.credentials.usableRow(site, request.credential);
+    await this.takeOutgoingSlot(endpoint, site);
+    let credential = await this.credentials.tokenFor(site, undefined, stored);
     let refreshed = false;
     let response = await this.post(endpoint, credential.token, request);
     if (response.status === 401 && credential.kind === 'oauth2') {
@@ -92,9 +105,14 @@ export class ToolCaller {
     return { result: classify(response, site, tool.name), durationMs, refreshed };
   }
 
-  private async takeOutgoingSlot(endpoint: string): Promise<void> {
+  /**
+   * The vault's share first, then the domain's: a vault past its share is refused without spending
+   * the domain's budget that other users need.
+   */
+  private async takeOutgoingSlot(endpoint: string, site: SiteEntity): Promise<void> {
     const key = outgoingKey(endpoint);
     try {
+      await this.outgoingPerVault?.consume(`${vaultKey(site)}|${key}`, 1);
       await this.outgoing.consume(key, 1);
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) {
@@ -129,7 +147,14 @@ export class ToolCaller {
       });
     } catch (err) {
       if (err instanceof SiteNetworkError) {
-        const kind = err.kind === 'timeout' ? 'timeout' : err.kind === 'too_large' ? 'invalid_response' : 'network';
+        const kind =
+          err.kind === 'timeout'
+            ? 'timeout'
+            : err.kind === 'too_large'
+              ? 'invalid_response'
+              : err.kind === 'redirect'
+                ? 'redirected'
+                : 'network';
         throw new ToolCallFailure(kind, `Tool call to ${request.site.manifest.name} failed: ${err.message}`);
       }
       throw err;
@@ -171,6 +196,13 @@ function classify(
       throw new ToolCallFailure('not_found', `${name} answered 404 for ${tool}${said}`);
     case 429: {
       const retryAfter = parseRetryAfter(response.headers['retry-after']);
+      if (retryAfter !== undefined && retryAfter > MAX_DURABLE_WAIT_SECONDS) {
+        // Waiting that long would park the agent's whole queue: fail the call, let the model go on.
+        throw new ToolCallFailure(
+          'wait_too_long',
+          `${name} asked to wait ${retryAfter} s before calling ${tool} again (429), over the ${MAX_DURABLE_WAIT_SECONDS} s cap; not waiting${said}`,
+        );
+      }
       throw new ToolCallFailure(
         'rate_limited',
         `${name} is rate limiting calls (429)${said}`,

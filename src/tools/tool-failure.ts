@@ -10,6 +10,10 @@ export type ToolFailureKind =
   | 'not_found'
   | 'bad_request'
   | 'rate_limited'
+  /** The site asked to wait longer than the service will park a call (MAX_DURABLE_WAIT_SECONDS). */
+  | 'wait_too_long'
+  /** The site redirected a POST to another origin: not followed (it would carry the token and body). */
+  | 'redirected'
   | 'server_error'
   | 'timeout'
   | 'network'

@@ -4,7 +4,7 @@ import type { SiteScope } from '../sites/scopes.js';
 export type CredentialKind = 'bearer' | 'oauth2';
 export type CredentialStatus = 'active' | 'reauth_required';
 
-/** The one credential of a vault site; its secret is sealed (AES-256-GCM, row id as additional data). */
+/** The one credential of a vault site; its secret is sealed (AES-256-GCM, row and site ids as additional data). */
 @Entity({ name: 'site_credentials' })
 export class CredentialEntity {
   @PrimaryColumn({ type: 'uuid' })
@@ -44,6 +44,14 @@ export class CredentialEntity {
   /** Increases on every change of the secret: tells a caller whether someone refreshed meanwhile. */
   @Column({ type: 'integer', default: 1 })
   generation: number;
+
+  /** Who holds the refresh lease (a random id per refresh attempt); null: nobody is refreshing. */
+  @Column({ name: 'refresh_lease_owner', type: 'uuid', nullable: true })
+  refreshLeaseOwner: string | null;
+
+  /** Until when that lease holds; past it another caller may take over the refresh. */
+  @Column({ name: 'refresh_lease_until', type: 'timestamptz', precision: 3, nullable: true })
+  refreshLeaseUntil: Date | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;

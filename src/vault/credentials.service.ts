@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import * as oidc from 'openid-client';
@@ -9,7 +10,7 @@ import { SiteNetworkError } from '../sites/site-http.js';
 import { ToolCallFailure } from '../tools/tool-failure.js';
 import { CredentialEntity, type CredentialSecret } from './credential.entity.js';
 import type { SiteEntity } from './site.entity.js';
-import { tokenHint, VaultCipher, VaultTamperedError } from './vault-cipher.js';
+import { credentialAad, tokenHint, VaultCipher, VaultTamperedError } from './vault-cipher.js';
 
 /** Refresh an OAuth access token this long before it expires. */
 export const REFRESH_SKEW_MS = 60_000;
@@ -28,14 +29,20 @@ export interface OAuthTokens {
   scopes: SiteScope[];
 }
 
-function aad(id: string): string {
-  return `site_credentials:${id}`;
-}
+/** How long a claimed refresh lease lasts: well past REFRESH_TIMEOUT_SECONDS, so it never lapses mid-refresh. */
+export const REFRESH_LEASE_MS = 60_000;
+/** The whole token request of a refresh (every redirect hop included) is aborted after this. */
+export const REFRESH_TIMEOUT_SECONDS = 20;
+/** How long a caller waits for another caller's refresh before giving up (more than the refresh may take). */
+export const REFRESH_WAIT_MS = 30_000;
+/** Between two reads of a credential whose refresh someone else holds. */
+const REFRESH_POLL_MS = 150;
 
 /**
- * Credentials of vault sites: sealing, reading, and OAuth refresh. A refresh holds a row lock on the
- * credential, so across every API and worker process exactly one refresh uses a (single-use)
- * refresh token; the others wait, then read the new pair.
+ * Credentials of vault sites: sealing, reading, and OAuth refresh. Across every API and worker process
+ * exactly one caller uses a (single-use) refresh token: it claims a lease on the row with one atomic
+ * UPDATE and makes the token request outside any transaction, holding no database connection; the
+ * others re-read the row until the new pair is there (or the lease lapses and one of them takes over).
  */
 @Injectable()
 export class CredentialsService {
@@ -57,7 +64,7 @@ export class CredentialsService {
 
   /** Seals a secret into a new credential row, or over the given one (same id: the AAD stays bound). */
   private sealInto(row: CredentialEntity, secret: CredentialSecret, hintOf: string): void {
-    const sealed = this.cipher.seal(JSON.stringify(secret), aad(row.id));
+    const sealed = this.cipher.seal(JSON.stringify(secret), credentialAad(row.id, row.siteId));
     row.keyId = sealed.keyId;
     row.iv = sealed.iv;
     row.ciphertext = sealed.ciphertext;
@@ -67,7 +74,7 @@ export class CredentialsService {
 
   open(row: CredentialEntity): CredentialSecret {
     try {
-      return JSON.parse(this.cipher.open(row, aad(row.id))) as CredentialSecret;
+      return JSON.parse(this.cipher.open(row, credentialAad(row.id, row.siteId))) as CredentialSecret;
     } catch (err) {
       if (err instanceof VaultTamperedError) {
         this.logger.error(`credential ${row.id} cannot be opened: ${err.message}`);
@@ -107,7 +114,15 @@ export class CredentialsService {
         return null;
       }
       this.sealInto(row, { kind: 'bearer', token }, token);
-      Object.assign(row, { kind: 'bearer', status: 'active', expiresAt, scopes: null, generation: row.generation + 1 });
+      Object.assign(row, {
+        kind: 'bearer',
+        status: 'active',
+        expiresAt,
+        scopes: null,
+        generation: row.generation + 1,
+        refreshLeaseOwner: null,
+        refreshLeaseUntil: null,
+      });
       return em.save(row);
     });
   }
@@ -128,6 +143,8 @@ export class CredentialsService {
         scopes: tokens.scopes,
         expiresAt: expiryOf(tokens.expiresInSeconds),
         generation: row.generation + 1,
+        refreshLeaseOwner: null,
+        refreshLeaseUntil: null,
       });
       return em.save(row);
     });
@@ -139,14 +156,10 @@ export class CredentialsService {
   }
 
   /**
-   * A token to call the site with. OAuth tokens near expiry are refreshed first; `staleGeneration`
-   * (after a 401) forces a refresh unless someone already replaced that generation.
+   * The site's credential row when a call can be made with it: NO_CREDENTIAL, re-authorisation needed
+   * and an expired bearer token are refused here, before the call takes an outgoing slot.
    */
-  async tokenFor(
-    site: SiteEntity,
-    staleGeneration?: number,
-    prefetched?: CredentialEntity | null,
-  ): Promise<UsableToken> {
+  async usableRow(site: SiteEntity, prefetched?: CredentialEntity | null): Promise<CredentialEntity> {
     const row = prefetched !== undefined ? prefetched : await this.findForSite(site.id);
     if (row === null) {
       throw new ToolCallFailure(
@@ -155,6 +168,19 @@ export class CredentialsService {
       );
     }
     this.assertUsable(row, site);
+    return row;
+  }
+
+  /**
+   * A token to call the site with. OAuth tokens near expiry are refreshed first; `staleGeneration`
+   * (after a 401) forces a refresh unless someone already replaced that generation.
+   */
+  async tokenFor(
+    site: SiteEntity,
+    staleGeneration?: number,
+    prefetched?: CredentialEntity | null,
+  ): Promise<UsableToken> {
+    const row = await this.usableRow(site, prefetched);
     if (row.kind === 'bearer') {
       const secret = this.open(row) as Extract<CredentialSecret, { kind: 'bearer' }>;
       return { token: secret.token, generation: row.generation, kind: 'bearer' };
@@ -181,62 +207,133 @@ export class CredentialsService {
     }
   }
 
-  /** Single-flight refresh across processes: the row lock serialises; latecomers reuse the result. */
+  /**
+   * Single-flight refresh across processes. The caller that claims the row's lease refreshes; the others
+   * re-read the row (short queries, no connection held between them) until the generation they saw has
+   * been replaced, then use the new token.
+   */
   async refresh(site: SiteEntity, seenGeneration: number): Promise<UsableToken> {
-    const outcome = await this.dataSource.transaction(async (em): Promise<UsableToken | ToolCallFailure> => {
-      const row = await this.lockedRow(em, site.id);
+    const deadline = Date.now() + REFRESH_WAIT_MS;
+    for (;;) {
+      const row = await this.findForSite(site.id);
       if (row === null) {
-        return new ToolCallFailure('no_credential', `No credential for ${site.manifest.name} in the vault`);
+        throw new ToolCallFailure('no_credential', `No credential for ${site.manifest.name} in the vault`);
       }
       if (row.status === 'reauth_required') {
-        return new ToolCallFailure('reauth_required', `The connection to ${site.manifest.name} must be renewed`);
+        throw new ToolCallFailure('reauth_required', `The connection to ${site.manifest.name} must be renewed`);
       }
-      const secret = this.open(row);
       if (row.generation !== seenGeneration && !needsRefresh(row)) {
-        // Another caller refreshed while we waited for the lock.
+        // Another caller refreshed meanwhile (or the user stored a new credential).
+        const secret = this.open(row);
         return {
           token: secret.kind === 'oauth2' ? secret.accessToken : secret.token,
           generation: row.generation,
           kind: row.kind,
         };
       }
-      if (secret.kind !== 'oauth2' || secret.refreshToken === null || site.manifest.auth.type !== 'oauth2') {
-        return new ToolCallFailure(
-          'unauthorized',
-          `${site.manifest.name} refused the stored token and it cannot be refreshed`,
+      const owner = randomUUID();
+      if (await this.claimLease(row, owner)) {
+        return this.refreshUnderLease(site, row, owner);
+      }
+      if (Date.now() >= deadline) {
+        throw new ToolCallFailure(
+          'timeout',
+          `The token refresh for ${site.manifest.name} did not finish within ${REFRESH_WAIT_MS / 1000} s`,
         );
       }
-      let tokens: oidc.TokenEndpointResponse;
-      try {
-        tokens = await oidc.refreshTokenGrant(this.oauth.forManifest(site.manifest), secret.refreshToken);
-      } catch (err) {
-        if (err instanceof oidc.ResponseBodyError && err.error === 'invalid_grant') {
-          // The grant is gone (revoked, expired, or replayed): keep the row, ask the user to reconnect.
-          row.status = 'reauth_required';
-          await em.save(row);
-          this.logger.warn(`refresh of credential ${row.id} refused (invalid_grant); marked reauth_required`);
-          return new ToolCallFailure(
-            'reauth_required',
-            `${site.manifest.name} refused the refresh: reconnect with OAuth`,
-          );
-        }
-        throw refreshFailure(err, site);
-      }
-      this.sealInto(
-        row,
-        { kind: 'oauth2', accessToken: tokens.access_token, refreshToken: tokens.refresh_token ?? secret.refreshToken },
-        tokens.access_token,
-      );
-      row.expiresAt = expiryOf(tokens.expires_in);
-      row.generation += 1;
-      await em.save(row);
-      this.logger.log(`refreshed credential ${row.id} (generation ${row.generation})`);
-      return { token: tokens.access_token, generation: row.generation, kind: 'oauth2' };
-    });
-    if (outcome instanceof ToolCallFailure) {
-      throw outcome;
+      await delay(REFRESH_POLL_MS + Math.floor(Math.random() * REFRESH_POLL_MS));
     }
-    return outcome;
+  }
+
+  /** One atomic UPDATE: the lease is ours when no live lease is held on this generation of the row. */
+  private async claimLease(row: CredentialEntity, owner: string): Promise<boolean> {
+    const claimed = await this.dataSource.query(
+      `UPDATE site_credentials
+          SET refresh_lease_owner = $2, refresh_lease_until = now() + make_interval(secs => $3)
+        WHERE id = $1 AND generation = $4 AND status = 'active'
+          AND (refresh_lease_until IS NULL OR refresh_lease_until < now())
+        RETURNING id`,
+      [row.id, owner, REFRESH_LEASE_MS / 1000, row.generation],
+    );
+    return rowsOf(claimed).length === 1;
+  }
+
+  private async releaseLease(row: CredentialEntity, owner: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE site_credentials SET refresh_lease_owner = NULL, refresh_lease_until = NULL
+        WHERE id = $1 AND refresh_lease_owner = $2`,
+      [row.id, owner],
+    );
+  }
+
+  /** The token request, under our lease and outside any transaction; the new pair is written only if the lease is still ours. */
+  private async refreshUnderLease(site: SiteEntity, row: CredentialEntity, owner: string): Promise<UsableToken> {
+    let secret: CredentialSecret;
+    try {
+      secret = this.open(row);
+    } catch (err) {
+      await this.releaseLease(row, owner);
+      throw err;
+    }
+    if (secret.kind !== 'oauth2' || secret.refreshToken === null || site.manifest.auth.type !== 'oauth2') {
+      await this.releaseLease(row, owner);
+      throw new ToolCallFailure(
+        'unauthorized',
+        `${site.manifest.name} refused the stored token and it cannot be refreshed`,
+      );
+    }
+    let tokens: oidc.TokenEndpointResponse;
+    try {
+      const config = this.oauth.forManifest(site.manifest);
+      config.timeout = REFRESH_TIMEOUT_SECONDS;
+      tokens = await oidc.refreshTokenGrant(config, secret.refreshToken);
+    } catch (err) {
+      if (err instanceof oidc.ResponseBodyError && err.error === 'invalid_grant') {
+        // The grant is gone (revoked, expired, or replayed): keep the row, ask the user to reconnect.
+        await this.dataSource.query(
+          `UPDATE site_credentials
+              SET status = 'reauth_required', refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = now()
+            WHERE id = $1 AND refresh_lease_owner = $2`,
+          [row.id, owner],
+        );
+        this.logger.warn(`refresh of credential ${row.id} refused (invalid_grant); marked reauth_required`);
+        throw new ToolCallFailure('reauth_required', `${site.manifest.name} refused the refresh: reconnect with OAuth`);
+      }
+      await this.releaseLease(row, owner);
+      throw refreshFailure(err, site);
+    }
+    const next: CredentialSecret = {
+      kind: 'oauth2',
+      accessToken: tokens.access_token,
+      refreshToken: tokens.refresh_token ?? secret.refreshToken,
+    };
+    const sealed = this.cipher.seal(JSON.stringify(next), credentialAad(row.id, row.siteId));
+    const written = rowsOf<{ generation: number }>(
+      await this.dataSource.query(
+        `UPDATE site_credentials
+          SET key_id = $3, iv = $4, ciphertext = $5, auth_tag = $6, token_hint = $7, expires_at = $8,
+              generation = generation + 1, refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = now()
+        WHERE id = $1 AND refresh_lease_owner = $2
+        RETURNING generation`,
+        [
+          row.id,
+          owner,
+          sealed.keyId,
+          sealed.iv,
+          sealed.ciphertext,
+          sealed.authTag,
+          tokenHint(tokens.access_token),
+          expiryOf(tokens.expires_in),
+        ],
+      ),
+    );
+    if (written.length === 0) {
+      // The user replaced the credential while we refreshed: that one stands; this token still works once.
+      this.logger.warn(`credential ${row.id} was replaced during its refresh; the refreshed pair is not kept`);
+      return { token: tokens.access_token, generation: row.generation, kind: 'oauth2' };
+    }
+    this.logger.log(`refreshed credential ${row.id} (generation ${written[0]!.generation})`);
+    return { token: tokens.access_token, generation: written[0]!.generation, kind: 'oauth2' };
   }
 
   private lockedRow(em: EntityManager, siteId: string): Promise<CredentialEntity | null> {
@@ -247,6 +344,14 @@ export class CredentialsService {
       .where('c.site_id = :siteId', { siteId })
       .getOne();
   }
+}
+
+/** An UPDATE … RETURNING through DataSource.query answers [rows, count] with the postgres driver. */
+function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
+    return result[0] as T[];
+  }
+  return result as T[];
 }
 
 function needsRefresh(row: CredentialEntity): boolean {
@@ -265,7 +370,8 @@ function refreshFailure(err: unknown, site: SiteEntity): ToolCallFailure {
     );
   }
   if (err instanceof SiteNetworkError) {
-    return new ToolCallFailure(err.kind === 'timeout' ? 'timeout' : 'network', `Token refresh failed: ${err.message}`);
+    const kind = err.kind === 'timeout' ? 'timeout' : err.kind === 'redirect' ? 'redirected' : 'network';
+    return new ToolCallFailure(kind, `Token refresh failed: ${err.message}`);
   }
   return new ToolCallFailure('network', `Token refresh at ${site.manifest.name} failed: ${(err as Error).message}`);
 }

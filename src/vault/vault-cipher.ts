@@ -57,9 +57,22 @@ export class VaultCipher {
       decipher.setAuthTag(sealed.authTag);
       return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]).toString('utf8');
     } catch {
-      throw new VaultTamperedError('a vault entry failed authentication (tampered, or sealed for another row)');
+      throw new VaultTamperedError('a vault entry failed authentication (tampered, or sealed for another row or site)');
     }
   }
+}
+
+/**
+ * The additional data a credential is sealed with: its row and its site, so a ciphertext copied onto
+ * another row, or a row moved to another site, does not open.
+ */
+export function credentialAad(id: string, siteId: string): string {
+  return `site_credentials:${id}:${siteId}`;
+}
+
+/** The additional data before it named the site (only the migration that re-seals reads it). */
+export function legacyCredentialAad(id: string): string {
+  return `site_credentials:${id}`;
 }
 
 /** `…a1b2`: the last four characters, enough for a user to recognise a token. */
