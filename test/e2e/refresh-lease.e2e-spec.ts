@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectError, Http } from '../utils/http.js';
 import { eventually } from '../utils/runs.js';
-import { approveAtSite, siteEnv, testSites, type TestSites } from '../utils/site.js';
+import { approveAtSite, completeOAuth, siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { Stack } from '../utils/stack.js';
 import { registerUser, type TestUser } from '../utils/users.js';
 
@@ -35,7 +35,7 @@ describe('token refresh under a lease, outside any transaction (e2e)', () => {
     const siteId = (await http.post('/api/vault/sites', { url: site.url }, { token: user.token })).body.id as string;
     const start = await http.post(`/api/vault/sites/${siteId}/oauth/start`, {}, { token: user.token });
     const callback = await approveAtSite(sites.ca, start.body.authorizationUrl);
-    expect((await http.get(`${callback.pathname}${callback.search}`)).status).toBe(200);
+    expect((await completeOAuth(http, callback, user.token)).status).toBe(200);
     return { site, stack, http, user, siteId };
   }
 
