@@ -44,7 +44,7 @@ export class BillingController {
 
   @Post('payment-method')
   @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'Store a payment method' })
+  @ApiOperation({ summary: 'Store a payment method (PAYMENT_FAILED when the server takes no payments)' })
   paymentMethod(@CurrentUser() auth: AuthUser, @Body() body: PaymentMethodDto): Promise<BillingResponse> {
     return this.billing.setPaymentMethod(auth.user.id, body.paymentMethodToken);
   }
