@@ -433,7 +433,7 @@ export class RunsService {
   async timeline(run: RunEntity): Promise<TimelineEntry[]> {
     try {
       const history = await this.client.workflow.getHandle(run.workflowId).fetchHistory();
-      return timelineFromHistory(history.events ?? []);
+      return timelineFromHistory(history.events ?? [], { workflowId: run.workflowId, runId: run.temporalRunId });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
         return [

@@ -11,7 +11,7 @@ import { SiteHttpClient, SiteNetworkError } from '../sites/site-http.js';
 import { CredentialsService } from '../vault/credentials.service.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
-import { ToolCallFailure } from './tool-failure.js';
+import { publicNetworkMessage, ToolCallFailure } from './tool-failure.js';
 
 /** The outgoing limit of the specification: tool calls per minute per site domain. */
 export const OUTGOING_WINDOW_SECONDS = 60;
@@ -130,7 +130,12 @@ export class ToolCaller {
     } catch (err) {
       if (err instanceof SiteNetworkError) {
         const kind = err.kind === 'timeout' ? 'timeout' : err.kind === 'too_large' ? 'invalid_response' : 'network';
-        throw new ToolCallFailure(kind, `Tool call to ${request.site.manifest.name} failed: ${err.message}`);
+        // The socket's own error (addresses, ports, TLS internals) is for the log; users get its gist.
+        this.logger.warn(`tool call to ${outgoingKey(endpoint)} failed: ${err.message}`);
+        throw new ToolCallFailure(
+          kind,
+          `Tool call to ${request.site.manifest.name} failed: ${publicNetworkMessage(err)}`,
+        );
       }
       throw err;
     }
