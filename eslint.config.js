@@ -20,6 +20,24 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'class-validator',
+              importNames: ['IsOptional'],
+              message:
+                'IsOptional lets null through to NOT NULL columns: use Optional() (or Nullable()) from src/common/optional.ts.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Tests read loosely typed JSON answers.
     files: ['test/**/*.ts', '**/*.spec.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

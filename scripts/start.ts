@@ -44,6 +44,13 @@ async function main(): Promise<void> {
 
   try {
     const env: NodeJS.ProcessEnv = { ...process.env };
+    if (env.PAYMENT_PROVIDER === undefined || env.PAYMENT_PROVIDER === '') {
+      // Development default: test cards work. A production process (docker compose, the image) does not
+      // run this script, and without PAYMENT_PROVIDER takes no payments at all.
+      env.PAYMENT_PROVIDER = 'test';
+      env.ALLOW_TEST_PAYMENTS = 'true';
+      say('payments: the test provider (tok_visa, tok_chargeDeclined; PAYMENT_PROVIDER=none turns payments off)');
+    }
     if (settings.databaseUrl === undefined) {
       if (await portOpen(settings.embeddedPostgresPort)) {
         throw new Error(

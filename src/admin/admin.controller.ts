@@ -1,6 +1,7 @@
 import { Body, Controller, Get, Param, ParseUUIDPipe, Patch, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsIn, IsInt, Max, Min } from 'class-validator';
+import { Optional } from '../common/optional.js';
 import { AdminOnly } from '../auth/decorators.js';
 import { AppError } from '../common/app-error.js';
 import { ListQueryDto, type Page, pageQuery } from '../common/pagination.js';
@@ -16,24 +17,29 @@ import { type UserResponse, UsersService } from '../users/users.service.js';
 
 export class AdminUserPatchDto {
   @ApiPropertyOptional({ enum: TIERS })
-  @IsOptional()
+  @Optional()
   @IsIn(TIERS)
   tier?: Tier;
 
-  @ApiPropertyOptional({ minimum: 0, description: 'The new credit balance' })
-  @IsOptional()
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'The new credit balance',
+  })
+  @Optional()
   @IsInt()
   @Min(0)
   @Max(Number.MAX_SAFE_INTEGER)
   credits?: number;
 
   @ApiPropertyOptional({ enum: SUBSCRIPTION_STATUSES })
-  @IsOptional()
+  @Optional()
   @IsIn(SUBSCRIPTION_STATUSES)
   subscriptionStatus?: SubscriptionStatus;
 
   @ApiPropertyOptional({ enum: ROLES })
-  @IsOptional()
+  @Optional()
   @IsIn(ROLES)
   role?: Role;
 }

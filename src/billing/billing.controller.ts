@@ -10,6 +10,7 @@ export class PaymentMethodDto {
   @ApiProperty({
     example: 'tok_visa',
     description: "A one-time token from the payment provider's client (test: tok_visa, tok_chargeDeclined)",
+    maxLength: 200,
   })
   @IsString()
   @MaxLength(200)
@@ -17,7 +18,7 @@ export class PaymentMethodDto {
 }
 
 export class PurchaseCreditsDto {
-  @ApiProperty({ minimum: 1, maximum: 1_000_000, description: 'Credits to buy (1 credit = 1 cent)' })
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Credits to buy (1 credit = 1 cent)' })
   @IsInt()
   @Min(1)
   @Max(1_000_000)
@@ -44,7 +45,7 @@ export class BillingController {
 
   @Post('payment-method')
   @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'Store a payment method' })
+  @ApiOperation({ summary: 'Store a payment method (PAYMENT_FAILED when the server takes no payments)' })
   paymentMethod(@CurrentUser() auth: AuthUser, @Body() body: PaymentMethodDto): Promise<BillingResponse> {
     return this.billing.setPaymentMethod(auth.user.id, body.paymentMethodToken);
   }

@@ -3,11 +3,17 @@ import { CreditsService } from '../credits/credits.service.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { BillingController } from './billing.controller.js';
 import { BillingService } from './billing.service.js';
-import { PAYMENT_PROVIDER, TestPaymentProvider } from './payment-provider.js';
+import { SETTINGS } from '../config/settings.module.js';
+import type { Settings } from '../config/settings.js';
+import { PAYMENT_PROVIDER, paymentProviderFor } from './payment-provider.js';
 
 @Module({
   imports: [DatabaseModule],
   controllers: [BillingController],
-  providers: [BillingService, CreditsService, { provide: PAYMENT_PROVIDER, useClass: TestPaymentProvider }],
+  providers: [
+    BillingService,
+    CreditsService,
+    { provide: PAYMENT_PROVIDER, inject: [SETTINGS], useFactory: (settings: Settings) => paymentProviderFor(settings) },
+  ],
 })
 export class BillingModule {}

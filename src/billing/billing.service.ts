@@ -4,7 +4,7 @@ import { type DataSource } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { CreditsService } from '../credits/credits.service.js';
 import { type SubscriptionStatus, type Tier, UserEntity } from '../users/user.entity.js';
-import { PAYMENT_PROVIDER, type PaymentProvider } from './payment-provider.js';
+import { PAYMENT_PROVIDER, type PaymentProvider, paymentsNotConfigured } from './payment-provider.js';
 import { CREDIT_PRICE_CENTS, limitsOf, TIER_LIMITS, type TierLimits } from './tiers.js';
 
 export interface BillingResponse {
@@ -39,7 +39,15 @@ export class BillingService {
     };
   }
 
+  /** Without a payment provider, every payment is refused before anything else is looked at. */
+  private requirePayments(): void {
+    if (!this.provider.configured) {
+      throw paymentsNotConfigured();
+    }
+  }
+
   async setPaymentMethod(userId: string, token: string): Promise<BillingResponse> {
+    this.requirePayments();
     const card = await this.provider.attach(token);
     await this.users.update({ id: userId }, { paymentMethod: card });
     return this.describe(userId);
@@ -50,6 +58,7 @@ export class BillingService {
    * everything back, so a failed purchase leaves no credits and no rows.
    */
   async purchaseCredits(userId: string, amount: number): Promise<{ credits: number }> {
+    this.requirePayments();
     return this.dataSource.transaction(async (em) => {
       const user = await em
         .getRepository(UserEntity)
@@ -77,6 +86,7 @@ export class BillingService {
         .getOneOrFail();
       const price = TIER_LIMITS[tier].priceCents;
       if (price > 0) {
+        this.requirePayments();
         if (user.paymentMethod === null) {
           throw new AppError('NO_PAYMENT_METHOD', 'Add a payment method first: POST /api/billing/payment-method');
         }

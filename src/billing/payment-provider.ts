@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
+import type { Settings } from '../config/settings.js';
 
 export interface CardOnFile {
   brand: string;
@@ -10,6 +11,8 @@ export interface CardOnFile {
 }
 
 export interface PaymentProvider {
+  /** False when the server takes no payments (PAYMENT_PROVIDER=none): every payment is refused up front. */
+  readonly configured: boolean;
   /** Turns a one-time token from the client into a stored payment method (VALIDATION_ERROR if unknown). */
   attach(token: string): Promise<CardOnFile>;
   /** Charges the method; PAYMENT_FAILED when declined. Returns the charge's id. */
@@ -17,6 +20,29 @@ export interface PaymentProvider {
 }
 
 export const PAYMENT_PROVIDER = Symbol('PAYMENT_PROVIDER');
+
+/** The one answer of a server without a payment provider (see NoPaymentProvider). */
+export function paymentsNotConfigured(): AppError {
+  return new AppError('PAYMENT_FAILED', 'payments are not configured on this server');
+}
+
+/**
+ * PAYMENT_PROVIDER=none (the default): nothing can be attached or charged, so no credit or tier is
+ * ever granted by a payment. PAYMENT_FAILED (402) rather than NO_PAYMENT_METHOD: the client did
+ * nothing wrong and adding a card would not help; the payment itself is impossible here.
+ */
+@Injectable()
+export class NoPaymentProvider implements PaymentProvider {
+  readonly configured = false;
+
+  async attach(): Promise<CardOnFile> {
+    throw paymentsNotConfigured();
+  }
+
+  async charge(): Promise<string> {
+    throw paymentsNotConfigured();
+  }
+}
 
 /** Test cards, as a card processor's test mode has them. */
 const TEST_CARDS: Record<string, { brand: string; last4: string; declines: boolean }> = {
@@ -27,11 +53,13 @@ const TEST_CARDS: Record<string, { brand: string; last4: string; declines: boole
 };
 
 /**
- * The default provider: local, no network, deterministic. `tok_visa` attaches and charges;
+ * PAYMENT_PROVIDER=test (only with ALLOW_TEST_PAYMENTS=true): local, no network, deterministic. `tok_visa` attaches and charges;
  * `tok_chargeDeclined` attaches, then every charge is declined.
  */
 @Injectable()
 export class TestPaymentProvider implements PaymentProvider {
+  readonly configured = true;
+
   async attach(token: string): Promise<CardOnFile> {
     const card = TEST_CARDS[token];
     if (card === undefined) {
@@ -55,5 +83,16 @@ export class TestPaymentProvider implements PaymentProvider {
       throw new AppError('PAYMENT_FAILED', 'Invalid charge amount');
     }
     return `ch_test_${randomUUID()}`;
+  }
+}
+
+/** The provider the settings name (`stripe` joins here when it exists). */
+export function paymentProviderFor(settings: Pick<Settings, 'paymentProvider' | 'allowTestPayments'>): PaymentProvider {
+  switch (settings.paymentProvider) {
+    case 'test':
+      // loadSettings refuses `test` without the allowance; checked again so no other path can skip it.
+      return settings.allowTestPayments ? new TestPaymentProvider() : new NoPaymentProvider();
+    case 'none':
+      return new NoPaymentProvider();
   }
 }

@@ -19,7 +19,10 @@ import {
   type RunTool,
   type ToolResultBlock,
 } from '../../workflows/contracts.js';
-import { inOwnersVaultSql, requireRole, type Scope } from '../workspaces/scope.js';
+import { limitsOf } from '../billing/tiers.js';
+import type { SubscriptionStatus, Tier } from '../users/user.entity.js';
+import type { WorkspaceRole } from '../workspaces/workspace.entities.js';
+import { inOwnersVaultSql, requireRole, roleAtLeast, type Scope } from '../workspaces/scope.js';
 import { ChatMessageEntity, ChatSessionEntity, type SessionSite, type ToolCallRecord } from './chat.entities.js';
 import { RowMapper } from '../database/row-mapper.js';
 import { AuthenticatedPrefetch } from '../auth/prefetch.js';
@@ -88,6 +91,44 @@ function liveSession(session: ChatSessionEntity | null): ChatSessionEntity {
   return session;
 }
 
+/**
+ * SQL: the session's workspace membership as it is now (the caller's role, the owner's plan), read in
+ * the same query as the session: `member_role` is null when the user is no longer a member.
+ */
+const MEMBERSHIP_COLUMNS = 'wm.role AS member_role, o.tier AS owner_tier, o.subscription_status AS owner_status';
+const MEMBERSHIP_JOINS =
+  'LEFT JOIN workspace_members wm ON wm.workspace_id = cs.workspace_id AND wm.user_id = cs.user_id ' +
+  'LEFT JOIN workspaces w ON w.id = cs.workspace_id LEFT JOIN users o ON o.id = w.owner_id';
+
+/**
+ * A workspace session is used with the workspace's credentials, so every use re-checks what creating
+ * it checked: the user is still a member (PERMISSION_DENIED once removed: the session exists and is
+ * theirs, but the workspace no longer lets them in), the role still allows the use (`minimum`:
+ * `member` to chat, as for creating a session; any role to read or delete it), and the owner is
+ * still on Team (WORKSPACE_REQUIRED, as X-Workspace-Id answers).
+ */
+function requireSessionAccess(
+  session: ChatSessionEntity,
+  row: Record<string, unknown>,
+  minimum: WorkspaceRole,
+  action: string,
+): void {
+  if (session.workspaceId === null) {
+    return;
+  }
+  const role = row.member_role as WorkspaceRole | null;
+  if (role === null) {
+    throw new AppError('PERMISSION_DENIED', "You are no longer a member of this session's workspace");
+  }
+  const owner = { tier: row.owner_tier as Tier, subscriptionStatus: row.owner_status as SubscriptionStatus };
+  if (limitsOf(owner).workspaces === 0) {
+    throw new AppError('WORKSPACE_REQUIRED', "This workspace's owner is no longer on the Team plan");
+  }
+  if (!roleAtLeast(role, minimum)) {
+    throw new AppError('PERMISSION_DENIED', `${action} needs the ${minimum} role in this workspace (you are ${role})`);
+  }
+}
+
 /** Where a chat turn's context, read ahead during authentication, waits for the route (see openTurn). */
 export const TURN_PREFETCH = Symbol('turnPrefetch');
 
@@ -114,6 +155,7 @@ export class ChatService implements OnModuleInit {
   private readonly siteRows: RowMapper<SiteEntity>;
   private readonly messageRows: RowMapper<ChatMessageEntity>;
   private readonly sessionQuery: string;
+  private readonly findQuery: string;
   private readonly historyQuery: string;
 
   constructor(
@@ -128,10 +170,15 @@ export class ChatService implements OnModuleInit {
     this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
     this.messageRows = new RowMapper(dataSource, ChatMessageEntity, 'm');
     // The session with its chosen sites (from the vault it belongs to: its workspace's, or its user's).
+    // ... and the user's membership of its workspace as it is now (re-checked on every turn).
     this.sessionQuery =
-      `SELECT ${this.sessionRows.select()}, ${this.siteRows.select()} FROM chat_sessions cs ` +
+      `SELECT ${this.sessionRows.select()}, ${this.siteRows.select()}, ${MEMBERSHIP_COLUMNS} FROM chat_sessions cs ` +
+      `${MEMBERSHIP_JOINS} ` +
       "LEFT JOIN sites s ON s.id::text IN (SELECT e->>'siteId' FROM jsonb_array_elements(cs.sites) e) " +
       `AND ${inOwnersVaultSql('s', 'cs')} WHERE cs.token_hash = $1 AND cs.user_id = $2`;
+    this.findQuery =
+      `SELECT ${this.sessionRows.select()}, ${MEMBERSHIP_COLUMNS} FROM chat_sessions cs ${MEMBERSHIP_JOINS} ` +
+      'WHERE cs.token_hash = $1 AND cs.user_id = $2';
     this.historyQuery =
       `SELECT ${this.messageRows.select()} FROM chat_messages m JOIN chat_sessions cs ON cs.id = m.session_id ` +
       'WHERE cs.token_hash = $1 AND cs.user_id = $2 ORDER BY m.seq ASC';
@@ -189,10 +236,19 @@ export class ChatService implements OnModuleInit {
     return { ...(await this.describeSession(session)), token };
   }
 
-  /** INVALID_SESSION (malformed), SESSION_NOT_FOUND (unknown, or another user's), SESSION_EXPIRED. */
+  /**
+   * INVALID_SESSION (malformed), SESSION_NOT_FOUND (unknown, or another user's), SESSION_EXPIRED;
+   * for a workspace session, PERMISSION_DENIED / WORKSPACE_REQUIRED once membership no longer allows
+   * reading it (any role may read or delete their own session; see requireSessionAccess).
+   */
   async findByToken(userId: string, token: string): Promise<ChatSessionEntity> {
-    const tokenHash = hashedSessionToken(token);
-    return liveSession(await this.dataSource.getRepository(ChatSessionEntity).findOneBy({ tokenHash, userId }));
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.findQuery, [
+      hashedSessionToken(token),
+      userId,
+    ]);
+    const session = liveSession(rows[0] === undefined ? null : this.sessionRows.from(rows[0]));
+    requireSessionAccess(session, rows[0]!, 'viewer', 'Reading or deleting a session');
+    return session;
   }
 
   /** A turn's session and messages are read while authentication finishes (saves a round trip's wait). */
@@ -216,8 +272,9 @@ export class ChatService implements OnModuleInit {
 
   /**
    * What a turn needs before the model can be called, in one round trip's wait: the session with its
-   * sites, and its messages so far (both keyed by the token, so they are read side by side). The same
-   * codes as findByToken.
+   * sites and the user's current membership of its workspace, and its messages so far (both keyed by
+   * the token, so they are read side by side). The same codes as findByToken, and chatting needs the
+   * member role in the session's workspace, checked on every turn.
    */
   async openTurn(userId: string, token: string): Promise<TurnContext> {
     const hash = hashedSessionToken(token);
@@ -226,6 +283,7 @@ export class ChatService implements OnModuleInit {
       this.dataSource.query(this.historyQuery, [hash, userId]),
     ])) as [Array<Record<string, unknown>>, Array<Record<string, unknown>>];
     const session = liveSession(sessionRows[0] === undefined ? null : this.sessionRows.from(sessionRows[0]));
+    requireSessionAccess(session, sessionRows[0]!, 'member', 'Chatting');
     const found = sessionRows.map((row) => this.siteRows.from(row)).filter((site) => site !== null);
     return {
       session,

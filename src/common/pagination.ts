@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsInt, IsString, Max, Min } from 'class-validator';
+import { Optional } from './optional.js';
 import { type ObjectLiteral, type SelectQueryBuilder } from 'typeorm';
 import { AppError } from './app-error.js';
 
@@ -9,7 +10,7 @@ export const MAX_PAGE_SIZE = 200;
 
 export class ListQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
-  @IsOptional()
+  @Optional()
   @Type(() => Number)
   @IsInt()
   @Min(1)
@@ -17,7 +18,7 @@ export class ListQueryDto {
   limit?: number;
 
   @ApiPropertyOptional({ description: 'The nextCursor of the previous page' })
-  @IsOptional()
+  @Optional()
   @IsString()
   cursor?: string;
 }

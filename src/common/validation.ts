@@ -6,7 +6,7 @@ import {
   type ValidationError,
 } from '@nestjs/common';
 import { AppError, type FieldProblem } from './app-error.js';
-import { jsonDepth } from './json-depth.js';
+import { jsonDepth, nulCharacterPath } from './json-depth.js';
 
 /** Deepest nesting a request body may have. */
 export const MAX_BODY_DEPTH = 64;
@@ -40,8 +40,9 @@ const classValidation = new ValidationPipe({
 });
 
 /**
- * The global pipe: DTO bodies must be JSON objects (not arrays or scalars) and pass class-validator;
- * every failure is a VALIDATION_ERROR naming each invalid field.
+ * The global pipe: DTO bodies must be JSON objects (not arrays or scalars) without NUL characters and
+ * pass class-validator; every failure is a VALIDATION_ERROR naming each invalid field. Optional
+ * fields use Optional() (src/common/optional.ts), so `null` is checked like any other value.
  */
 @Injectable()
 export class AppValidationPipe implements PipeTransform {
@@ -53,6 +54,12 @@ export class AppValidationPipe implements PipeTransform {
       }
       if (jsonDepth(value, MAX_BODY_DEPTH + 1) > MAX_BODY_DEPTH) {
         throw AppError.validation([{ field: 'body', message: `is nested deeper than ${MAX_BODY_DEPTH} levels` }]);
+      }
+    }
+    if ((metadata.type === 'body' || metadata.type === 'query') && isDto) {
+      const nul = nulCharacterPath(value);
+      if (nul !== undefined) {
+        throw AppError.validation([{ field: nul, message: 'must not contain a NUL character (U+0000)' }]);
       }
     }
     return classValidation.transform(value, metadata);

@@ -61,6 +61,33 @@ describe('loadSettings', () => {
   });
 });
 
+describe('payment provider settings', () => {
+  it('default to no payments at all', () => {
+    const settings = loadSettings({ DATA_DIR: tempDir() });
+    expect(settings.paymentProvider).toBe('none');
+    expect(settings.allowTestPayments).toBe(false);
+  });
+
+  it('refuse the test provider without ALLOW_TEST_PAYMENTS, naming both variables', () => {
+    for (const allowance of [undefined, 'false', '']) {
+      let caught: unknown;
+      try {
+        loadSettings({ DATA_DIR: tempDir(), PAYMENT_PROVIDER: 'test', ALLOW_TEST_PAYMENTS: allowance });
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).toBeInstanceOf(SettingsError);
+      expect((caught as SettingsError).message).toMatch(/PAYMENT_PROVIDER=test.*ALLOW_TEST_PAYMENTS=true/s);
+    }
+  });
+
+  it('accept the test provider when it is explicitly allowed, and refuse unknown providers', () => {
+    const settings = loadSettings({ DATA_DIR: tempDir(), PAYMENT_PROVIDER: 'test', ALLOW_TEST_PAYMENTS: 'true' });
+    expect(settings.paymentProvider).toBe('test');
+    expect(() => loadSettings({ DATA_DIR: tempDir(), PAYMENT_PROVIDER: 'paypal' })).toThrow(/PAYMENT_PROVIDER/);
+  });
+});
+
 describe('parseVaultKeys', () => {
   it('reads a single key and id:key lists, first one encrypting', () => {
     const problems: string[] = [];

@@ -38,7 +38,17 @@ export interface Settings {
   rateLimitPerIp: number;
   trustProxy: boolean;
   logLevel: LogLevel;
+  /** Who takes payments: `none` (no payments possible) or `test` (test cards; needs allowTestPayments). */
+  paymentProvider: PaymentProviderName;
+  allowTestPayments: boolean;
 }
+
+/**
+ * The payment providers the service knows. A real one (`stripe`) joins this list with its own
+ * settings; `test` hands out credits and tiers for test card tokens, so it needs ALLOW_TEST_PAYMENTS.
+ */
+export const PAYMENT_PROVIDERS = ['none', 'test'] as const;
+export type PaymentProviderName = (typeof PAYMENT_PROVIDERS)[number];
 
 export interface VaultKey {
   id: string;
@@ -121,7 +131,18 @@ export function loadSettings(env: Env = process.env): Settings {
     rateLimitPerIp: reader.int('RATE_LIMIT_PER_IP', 1200, 1, 1_000_000),
     trustProxy: reader.bool('TRUST_PROXY', false),
     logLevel: reader.oneOf('LOG_LEVEL', ['error', 'warn', 'log', 'debug'] as const, 'log'),
+    paymentProvider: reader.oneOf('PAYMENT_PROVIDER', PAYMENT_PROVIDERS, 'none'),
+    allowTestPayments: reader.bool('ALLOW_TEST_PAYMENTS', false),
   };
+
+  if (settings.paymentProvider === 'test' && !settings.allowTestPayments) {
+    // The test provider grants credits and tiers for well-known test card tokens: free money for
+    // anyone who can register, so it must be asked for twice.
+    problems.push(
+      'PAYMENT_PROVIDER=test accepts test card tokens and grants credits and tiers for free: it needs ' +
+        'ALLOW_TEST_PAYMENTS=true (development and tests only); production leaves PAYMENT_PROVIDER unset (none)',
+    );
+  }
 
   if (settings.siteCaCerts !== undefined) {
     try {

@@ -1,10 +1,11 @@
-import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Logger, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type Connection } from '@temporalio/client';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { type DataSource } from 'typeorm';
 import { Public } from '../auth/decorators.js';
+import { correlationIdOf } from '../common/correlation.js';
 import { NoRateLimit } from '../common/rate-limit.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
@@ -25,22 +26,35 @@ export interface HealthReport {
   temporal: ComponentHealth;
 }
 
-async function timed(check: () => Promise<Record<string, unknown> | void>): Promise<ComponentHealth> {
+/**
+ * Runs one check. The route is public: a failure answers only `publicError` (a driver's message names
+ * hosts, ports, users and databases); the real error goes to the log with the request's correlation id.
+ */
+async function timed(
+  check: () => Promise<Record<string, unknown> | void>,
+  publicError: string,
+  logDown: (detail: string) => void,
+): Promise<ComponentHealth> {
   const started = performance.now();
   try {
     const extra = await Promise.race([
       check(),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS).unref()),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS).unref(),
+      ),
     ]);
     return { status: 'up', latencyMs: Math.round(performance.now() - started), ...(extra ?? {}) };
   } catch (err) {
-    return { status: 'down', latencyMs: Math.round(performance.now() - started), error: (err as Error).message };
+    logDown(err instanceof Error ? err.message : String(err));
+    return { status: 'down', latencyMs: Math.round(performance.now() - started), error: publicError };
   }
 }
 
 @ApiTags('health')
 @Controller('health')
 export class HealthController {
+  private readonly logger = new Logger('Health');
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(TEMPORAL_CONNECTION) private readonly temporal: Connection,
@@ -51,24 +65,34 @@ export class HealthController {
   @NoRateLimit()
   @Get()
   @ApiOperation({ summary: 'Status of the database and of Temporal (503 when either is down)' })
-  async health(@Res({ passthrough: true }) res: Response): Promise<HealthReport> {
+  async health(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<HealthReport> {
+    const down = (component: string) => (detail: string) =>
+      this.logger.warn(`${correlationIdOf(req)} health: ${component} is down: ${detail}`);
     const [database, temporal] = await Promise.all([
-      timed(async () => {
-        await this.dataSource.query('SELECT 1');
-      }),
-      timed(async () => {
-        // No connection.withDeadline here: its AsyncLocalStorage switches on Node 20's promise hooks for
-        // the whole process from the first health probe on, after which every promise of every request
-        // costs about 2.7 times as much (measured here). `timed` bounds the wait, and gRPC keepalive
-        // ends a call on a dead connection.
-        await this.temporal.healthService.check({});
-        const queue = await this.temporal.workflowService.describeTaskQueue({
-          namespace: this.settings.temporalNamespace,
-          taskQueue: { name: this.settings.temporalTaskQueue },
-          taskQueueType: 1, // workflow tasks
-        });
-        return { namespace: this.settings.temporalNamespace, workerPollers: queue.pollers?.length ?? 0 };
-      }),
+      timed(
+        async () => {
+          await this.dataSource.query('SELECT 1');
+        },
+        'database unavailable',
+        down('the database'),
+      ),
+      timed(
+        async () => {
+          // No connection.withDeadline here: its AsyncLocalStorage switches on Node 20's promise hooks for
+          // the whole process from the first health probe on, after which every promise of every request
+          // costs about 2.7 times as much (measured here). `timed` bounds the wait, and gRPC keepalive
+          // ends a call on a dead connection.
+          await this.temporal.healthService.check({});
+          const queue = await this.temporal.workflowService.describeTaskQueue({
+            namespace: this.settings.temporalNamespace,
+            taskQueue: { name: this.settings.temporalTaskQueue },
+            taskQueueType: 1, // workflow tasks
+          });
+          return { namespace: this.settings.temporalNamespace, workerPollers: queue.pollers?.length ?? 0 };
+        },
+        'temporal unavailable',
+        down('Temporal'),
+      ),
     ]);
     const report: HealthReport = {
       status: database.status === 'up' && temporal.status === 'up' ? 'ok' : 'degraded',

@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
@@ -128,17 +128,26 @@ function isAbort(err: unknown): boolean {
   return err instanceof Anthropic.APIUserAbortError || (err instanceof Error && err.name === 'AbortError');
 }
 
+const logger = new Logger('Model');
+
+/**
+ * A MODEL_ERROR whose message users and run timelines may show: the provider's status and its error
+ * type, never its body or a runtime error's text (those go to the log).
+ */
 function modelFailure(err: unknown): unknown {
   if (err instanceof ModelError || isAbort(err)) {
     return err;
   }
+  logger.warn(`model call failed: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
   if (err instanceof Anthropic.APIConnectionError) {
-    return new ModelError(`The model provider could not be reached: ${err.message}`, true);
+    return new ModelError('The model provider could not be reached', true);
   }
   if (err instanceof Anthropic.APIError) {
     const status = err.status ?? 0;
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-    return new ModelError(`The model provider answered ${status}: ${err.message}`, retryable);
+    const type = (err.error as { error?: { type?: unknown } } | undefined)?.error?.type;
+    const kind = typeof type === 'string' && /^[a-z_]{1,64}$/.test(type) ? ` (${type})` : '';
+    return new ModelError(`The model provider answered ${status}${kind}`, retryable);
   }
-  return new ModelError(`The model call failed: ${(err as Error).message}`, false);
+  return new ModelError('The model call failed unexpectedly; the details are in the log', false);
 }

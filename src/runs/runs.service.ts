@@ -13,7 +13,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { In, type DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { AgentEntity } from '../agents/agent.entity.js';
+import { requireFeature } from '../billing/tiers.js';
 import { AppError } from '../common/app-error.js';
+import type { SubscriptionStatus, Tier } from '../users/user.entity.js';
 import { type Page, type PageQuery, keysetWhere, pageOf } from '../common/pagination.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
@@ -130,9 +132,12 @@ export class RunsService {
   ) {
     this.agentRows = new RowMapper(dataSource, AgentEntity, 'a');
     this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
+    // The tier that counts is the workspace owner's for a workspace agent, else the agent owner's.
     this.startQuery =
-      `SELECT ${this.agentRows.select()}, ${this.siteRows.select()}, u.credits AS owner_credits ` +
-      'FROM agents a JOIN users u ON u.id = a.user_id ' +
+      `SELECT ${this.agentRows.select()}, ${this.siteRows.select()}, u.credits AS owner_credits, ` +
+      't.tier AS tier_owner_tier, t.subscription_status AS tier_owner_status ' +
+      'FROM agents a JOIN users u ON u.id = a.user_id LEFT JOIN workspaces w ON w.id = a.workspace_id ' +
+      'JOIN users t ON t.id = COALESCE(w.owner_id, a.user_id) ' +
       `LEFT JOIN sites s ON s.id = ANY(a.site_ids) AND ${inOwnersVaultSql('s', 'a')} WHERE a.id = $1`;
   }
 
@@ -348,6 +353,13 @@ export class RunsService {
     if (agent === null) {
       throw new AppError('AGENT_NOT_FOUND', 'The agent was deleted');
     }
+    // The tier may have changed since the agent was saved (a downgrade, a lapsed payment): a schedule
+    // or a webhook run that the tier no longer allows ends here (TIER_REQUIRED or SUBSCRIPTION_PAST_DUE
+    // in its timeline), before the model is called.
+    requireTriggerTier(request.triggeredBy, {
+      tier: rows[0]!.tier_owner_tier as Tier,
+      subscriptionStatus: rows[0]!.tier_owner_status as SubscriptionStatus,
+    });
     if (Number(rows[0]!.owner_credits) <= 0) {
       throw new AppError('NO_CREDITS', 'Insufficient credit balance');
     }
@@ -421,7 +433,7 @@ export class RunsService {
   async timeline(run: RunEntity): Promise<TimelineEntry[]> {
     try {
       const history = await this.client.workflow.getHandle(run.workflowId).fetchHistory();
-      return timelineFromHistory(history.events ?? []);
+      return timelineFromHistory(history.events ?? [], { workflowId: run.workflowId, runId: run.temporalRunId });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
         return [
@@ -532,6 +544,23 @@ export class RunsService {
     this.logger.log(
       `agent ${agentId}: queue stopped (active ${state.activeRunId ?? 'none'}, ${state.queuedRunIds.length} queued)`,
     );
+  }
+}
+
+/** What the trigger of a run needs of the tier, checked when the run starts (manual runs need nothing). */
+export function requireTriggerTier(
+  trigger: RunTrigger,
+  tierOwner: { tier: Tier; subscriptionStatus: SubscriptionStatus },
+): void {
+  switch (trigger) {
+    case 'schedule':
+      requireFeature(tierOwner, (l) => l.scheduledAgents, 'Running on a schedule');
+      return;
+    case 'webhook':
+      requireFeature(tierOwner, (l) => l.webhookAgents, 'Running from a webhook (harness tier or higher)');
+      return;
+    case 'manual':
+      return;
   }
 }
 

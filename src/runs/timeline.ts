@@ -1,5 +1,7 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import proto, { type temporal } from '@temporalio/proto';
+import { INTERNAL_FAILURE, internalFailureMessage } from '../../activities/failures.js';
+import { isErrorCode } from '../common/error-codes.js';
 import {
   RATE_LIMIT_TIMER_SUMMARY,
   type CallToolInput,
@@ -27,23 +29,57 @@ function first<T>(payloads: Payloads): T | undefined {
   return payload ? defaultPayloadConverter.fromPayload<T>(payload) : undefined;
 }
 
-function failureOf(failure: temporal.api.failure.v1.IFailure | null | undefined): { error: string; code: string } {
+/** Where an operator finds a failure in the worker log (its lines carry these ids). */
+export interface FailureReference {
+  workflowId?: string;
+  runId?: string | null;
+}
+
+/** Longest message of a failure the timeline shows (a site's own `error` is capped at 500 already). */
+const MAX_FAILURE_MESSAGE = 1000;
+
+/**
+ * The failure as a user may read it. A failure with a code of the specification (or the activities'
+ * own INTERNAL_ERROR, whose message holds only ids) keeps its message; any other one (a driver's or
+ * a runtime's error, from a history written before the activities classified everything) shows a
+ * generic message with the reference to grep the worker log for, never its own text.
+ */
+function failureOf(
+  failure: temporal.api.failure.v1.IFailure | null | undefined,
+  reference: FailureReference,
+  attempt?: number,
+): { error: string; code: string } {
   let current = failure;
   // An activity failure wraps the application failure that carries our code.
   while (current?.cause && !current.applicationFailureInfo) {
     current = current.cause;
   }
-  return {
-    error: current?.message ?? failure?.message ?? 'failed',
-    code: current?.applicationFailureInfo?.type ?? 'MODEL_ERROR',
-  };
+  const type = current?.applicationFailureInfo?.type;
+  if (type === undefined || type === null) {
+    // A timeout or a cancellation: Temporal's own words, no error text of ours.
+    return {
+      error: (current?.message ?? failure?.message ?? 'failed').slice(0, MAX_FAILURE_MESSAGE),
+      code: 'MODEL_ERROR',
+    };
+  }
+  if (isErrorCode(type) || type === INTERNAL_FAILURE) {
+    return { error: (current?.message ?? 'failed').slice(0, MAX_FAILURE_MESSAGE), code: type };
+  }
+  const where = [
+    reference.workflowId && `workflow ${reference.workflowId}`,
+    reference.runId && `run ${reference.runId}`,
+    attempt !== undefined && `attempt ${attempt}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return { error: internalFailureMessage(where || undefined), code: INTERNAL_FAILURE };
 }
 
 /**
  * Builds a run's timeline from its workflow history: what the user reads is what an operator sees
  * in the Temporal UI. Activity inputs and results are the entries' data.
  */
-export function timelineFromHistory(events: HistoryEvent[]): TimelineEntry[] {
+export function timelineFromHistory(events: HistoryEvent[], reference: FailureReference = {}): TimelineEntry[] {
   const timeline: TimelineEntry[] = [];
   const scheduled = new Map<string, { type: string; input: unknown }>();
   const attempts = new Map<string, number>();
@@ -125,7 +161,7 @@ export function timelineFromHistory(events: HistoryEvent[]): TimelineEntry[] {
         const activity = scheduled.get(key);
         if (activity?.type === 'callTool') {
           const call = activity.input as CallToolInput;
-          const { error, code } = failureOf(attrs?.failure);
+          const { error, code } = failureOf(attrs?.failure, reference, attempts.get(key) ?? 1);
           timeline.push({
             at,
             type: 'tool_result',
@@ -157,7 +193,11 @@ export function timelineFromHistory(events: HistoryEvent[]): TimelineEntry[] {
         break;
       }
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
-        timeline.push({ at, type: 'failed', ...failureOf(event.workflowExecutionFailedEventAttributes?.failure) });
+        timeline.push({
+          at,
+          type: 'failed',
+          ...failureOf(event.workflowExecutionFailedEventAttributes?.failure, reference),
+        });
         break;
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
         timeline.push({ at, type: 'cancelled' });

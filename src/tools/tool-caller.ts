@@ -12,7 +12,7 @@ import { CredentialsService } from '../vault/credentials.service.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
 import { MAX_DURABLE_WAIT_SECONDS } from '../../workflows/contracts.js';
-import { ToolCallFailure } from './tool-failure.js';
+import { publicNetworkMessage, ToolCallFailure } from './tool-failure.js';
 
 /** The outgoing limit of the specification: tool calls per minute per site domain. */
 export const OUTGOING_WINDOW_SECONDS = 60;
@@ -155,7 +155,12 @@ export class ToolCaller {
               : err.kind === 'redirect'
                 ? 'redirected'
                 : 'network';
-        throw new ToolCallFailure(kind, `Tool call to ${request.site.manifest.name} failed: ${err.message}`);
+        // The socket's own error (addresses, ports, TLS internals) is for the log; users get its gist.
+        this.logger.warn(`tool call to ${outgoingKey(endpoint)} failed: ${err.message}`);
+        throw new ToolCallFailure(
+          kind,
+          `Tool call to ${request.site.manifest.name} failed: ${publicNetworkMessage(err)}`,
+        );
       }
       throw err;
     }

@@ -1,7 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { AppError } from '../common/app-error.js';
 import { ajvProblems } from '../sites/manifest.js';
-import { jsonDepth } from '../common/json-depth.js';
+import { jsonDepth, nulCharacterPath } from '../common/json-depth.js';
 import type { WebhookField } from '../agents/agent.entity.js';
 
 const ajv = new Ajv({ allErrors: true, strict: false });
@@ -31,6 +31,12 @@ export function validatePayload(fields: WebhookField[], payload: unknown): Recor
   if (jsonDepth(payload, MAX_PAYLOAD_DEPTH + 1) > MAX_PAYLOAD_DEPTH) {
     throw new AppError('WEBHOOK_PAYLOAD_INVALID', `The payload is nested deeper than ${MAX_PAYLOAD_DEPTH} levels`, [
       { field: 'body', message: `nested deeper than ${MAX_PAYLOAD_DEPTH} levels` },
+    ]);
+  }
+  const nul = nulCharacterPath(payload);
+  if (nul !== undefined) {
+    throw new AppError('WEBHOOK_PAYLOAD_INVALID', 'The payload contains a NUL character (U+0000)', [
+      { field: nul, message: 'must not contain a NUL character (U+0000)' },
     ]);
   }
   const schema = payloadSchema(fields);

@@ -9,7 +9,9 @@ import { freePort, stopChild } from '../../scripts/runtime/processes.js';
 import { startTemporalDevServer } from '../../scripts/runtime/temporal.js';
 import { FakeModel } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
-import { expectError, Http } from '../utils/http.js';
+import { expectError, Http, type HttpAnswer } from '../utils/http.js';
+import { casesOf, type OpenApiDocument, type SweepCase } from '../utils/openapi-sweep.js';
+import { siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import { Stack } from '../utils/stack.js';
 import { registerUser, type TestUser, uniqueEmail } from '../utils/users.js';
@@ -38,12 +40,22 @@ describe('fault suite: hostile input', () => {
   let http: Http;
   let admin: TestUser;
   let model: FakeModel;
+  let sites: TestSites;
+  let siteUrl: string;
   const adminEmail = uniqueEmail('admin');
 
   beforeAll(async () => {
     model = await FakeModel.start();
+    sites = await testSites();
+    const site = await sites.start();
+    siteUrl = site.url;
     stack = await Stack.start({
-      env: { ADMIN_EMAILS: adminEmail, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url },
+      env: {
+        ...siteEnv(sites, [site]),
+        ADMIN_EMAILS: adminEmail,
+        ANTHROPIC_API_KEY: 'k',
+        ANTHROPIC_BASE_URL: model.url,
+      },
     });
     http = new Http(stack.baseUrl);
     admin = await registerUser(http, { email: adminEmail });
@@ -52,6 +64,7 @@ describe('fault suite: hostile input', () => {
   afterAll(async () => {
     await stack?.stop();
     await model?.stop();
+    await sites?.stopAll();
   });
 
   it('1 MB and deeply nested webhook bodies, invalid UTF-8 and wrong content types: 4xx, nothing started', async () => {
@@ -174,7 +187,118 @@ describe('fault suite: hostile input', () => {
     );
     expect(requests).toBe(600);
   });
+
+  it('a schema-driven sweep: null, every JSON type and boundary values in every field of every route', async () => {
+    const doc = (await http.get('/api/docs/openapi.json')).body as OpenApiDocument;
+    // The fixtures the valid parts of each body and its path name: real ids, so a value that passes
+    // validation reaches the service and the database.
+    const owner = await registerUser(http, { email: uniqueEmail('sweep-owner') });
+    const victim = await registerUser(http, { email: uniqueEmail('sweep-victim') });
+    await http.patch(`/api/admin/users/${owner.id}`, { tier: 'team', credits: 1_000_000 }, { token: admin.token });
+    const asOwner = { token: owner.token };
+    const siteId = (await http.post('/api/vault/sites', { url: siteUrl }, asOwner)).body.id as string;
+    const tool = (await http.get(`/api/vault/sites/${siteId}`, asOwner)).body.tools[0].name as string;
+    const agentId = (
+      await http.post(
+        '/api/agents',
+        { name: 'sweep', systemPrompt: 'p', siteIds: [siteId], trigger: { type: 'manual' } },
+        asOwner,
+      )
+    ).body.id as string;
+    const session = (await http.post('/api/sessions', { sites: [{ siteId }] }, asOwner)).body.token as string;
+    const workspaceId = (await http.post('/api/workspaces', { name: 'sweep' }, asOwner)).body.id as string;
+    await http.post(`/api/workspaces/${workspaceId}/members`, { email: victim.email, role: 'member' }, asOwner);
+    const pathValues: Record<string, string> = { tool, token: session, userId: victim.id };
+    const idOf = (route: string): string =>
+      route.startsWith('/api/admin/users')
+        ? victim.id
+        : route.startsWith('/api/vault/sites')
+          ? siteId
+          : route.startsWith('/api/agents')
+            ? agentId
+            : route.startsWith('/api/workspaces')
+              ? workspaceId
+              : '00000000-0000-4000-8000-000000000000';
+    const byName: Record<string, unknown> = {
+      siteId,
+      siteIds: [siteId],
+      userId: victim.id,
+      // Fails fast (a private address), instead of fetching a manifest from the internet.
+      url: 'https://127.0.0.1:1/',
+    };
+    const values = { byName: (_route: string, name: string) => byName[name] };
+    // Logging out would only make the rest of the sweep answer TOKEN_REVOKED.
+    const skip = new Set(['/api/auth/logout', '/api/auth/logout-all']);
+    const cases = Object.entries(doc.paths)
+      .filter(([route]) => !skip.has(route))
+      .flatMap(([route, methods]) => Object.keys(methods).flatMap((method) => casesOf(doc, route, method, values)));
+    // Every route with a body or a query, every field of it, and null for each of them.
+    expect(new Set(cases.map((c) => `${c.method} ${c.route}`)).size).toBeGreaterThanOrEqual(25);
+    expect(cases.filter((c) => c.value === null).length).toBeGreaterThan(60);
+    expect(cases.length).toBeLessThan(2500);
+
+    const problems: string[] = [];
+    const started = Date.now();
+    const run = async (c: SweepCase): Promise<void> => {
+      const url =
+        c.route.replace(/\{([^}]+)\}/g, (_m, name: string) =>
+          encodeURIComponent(name === 'id' ? idOf(c.route) : (pathValues[name] ?? name)),
+        ) + (c.query ? `?${new URLSearchParams(c.query).toString()}` : '');
+      const res = await http.request(c.method.toUpperCase(), url, {
+        token: c.route.startsWith('/api/admin/') ? admin.token : owner.token,
+        ...(c.body !== undefined ? { body: c.body } : {}),
+      });
+      const problem = sweepProblem(c, res);
+      if (problem !== undefined) {
+        const shown = JSON.stringify(c.value)?.slice(0, 60);
+        problems.push(
+          `${c.method.toUpperCase()} ${c.route} ${c.field}=${shown}: ${problem} (${res.status} ${res.text.slice(0, 200)})`,
+        );
+      }
+    };
+    // A few requests at a time: the whole sweep stays well under a minute.
+    const queue = [...cases];
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let c = queue.shift(); c !== undefined; c = queue.shift()) {
+          await run(c);
+        }
+      }),
+    );
+    console.log(`schema-driven sweep: ${cases.length} requests in ${Date.now() - started} ms`);
+    expect(problems).toEqual([]);
+  });
 });
+
+/** Why an answer to a sweep case is wrong, or undefined when it is fine. */
+function sweepProblem(c: SweepCase, res: HttpAnswer): string | undefined {
+  if (res.status >= 500 && res.status !== 502 && res.status !== 503 && res.status !== 504) {
+    return 'server error';
+  }
+  if (/\bat .+\.(js|ts):\d+/.test(res.text)) {
+    return 'stack trace';
+  }
+  if (res.status >= 400 && !LISTED.has(res.body?.code)) {
+    return 'unlisted code';
+  }
+  if (c.mustRefuse && res.body?.code !== 'RATE_LIMITED') {
+    if (res.status !== 400 || res.body?.code !== 'VALIDATION_ERROR') {
+      return 'accepted a value its schema refuses (expected VALIDATION_ERROR)';
+    }
+    const field = c.field.replace(/^(body|query)\./, '');
+    const named = (res.body.details as Array<{ field: string }> | undefined)?.some(
+      (d) =>
+        d.field === field ||
+        d.field.startsWith(`${field}.`) ||
+        d.field.startsWith(`${field}[`) ||
+        field.startsWith(d.field),
+    );
+    if (!named) {
+      return `VALIDATION_ERROR does not name ${field}`;
+    }
+  }
+  return undefined;
+}
 
 describe('fault suite: processes and servers failing', () => {
   let model: FakeModel;
@@ -297,9 +421,18 @@ describe('fault suite: processes and servers failing', () => {
       expect(during.status).toBeGreaterThanOrEqual(500);
       expect(typeof during.body.error).toBe('string');
       expect(during.text).not.toMatch(/\bat .+\.(js|ts):\d+/);
-      const health = await http.get('/api/health');
+      const correlationId = `pg-down-${Date.now()}-probe`;
+      const health = await http.get('/api/health', { headers: { 'x-correlation-id': correlationId } });
       expect(health.status).toBe(503);
-      expect(health.body.database.status).toBe('down');
+      // Public and unlimited: a generic reason only; the driver's error is in the log, by correlation id.
+      expect(health.body.database).toMatchObject({ status: 'down', error: 'database unavailable' });
+      expect(health.text).not.toMatch(/ECONNREFUSED|terminat|\d+\.\d+\.\d+\.\d+|:\d{4,5}\b/);
+      expect(
+        stack
+          .logs()
+          .split('\n')
+          .find((line) => line.includes(correlationId)),
+      ).toMatch(/the database is down: \S+/);
       postgres = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port, fast: true });
       const run = await waitForRun(http, user.token, accepted.body.runId, undefined, 120_000);
       expect(run.status).toBe('completed');

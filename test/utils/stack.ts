@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, stopChild, waitFor } from '../../scripts/runtime/processes.js';
+import { freePort, stopChild, StopWaiting, waitFor } from '../../scripts/runtime/processes.js';
 import { testEnv } from '../setup/shared-runtime.js';
 
 const distRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -61,6 +61,9 @@ export class Stack {
       LOG_LEVEL: 'log',
       RATE_LIMIT_PER_IP: '100000',
       RATE_LIMIT_PER_USER: '100000',
+      // The suites buy credits and tiers with test cards; a stack may turn this off with '' values.
+      PAYMENT_PROVIDER: 'test',
+      ALLOW_TEST_PAYMENTS: 'true',
       ...options.env,
     };
     const stack = new Stack(port, env, dir);
@@ -93,7 +96,10 @@ export class Stack {
       `API on ${this.baseUrl}`,
       async () => {
         if (api.exitCode !== null) {
-          throw new Error(`API exited with ${api.exitCode}:\n${readFileSync(this.api.logFile, 'utf8').slice(-3000)}`);
+          // An API that exited will not answer: stop waiting at once, with its last words.
+          throw new StopWaiting(
+            `API exited with ${api.exitCode}:\n${readFileSync(this.api.logFile, 'utf8').slice(-3000)}`,
+          );
         }
         const res = await fetch(`${this.baseUrl}/api/health`);
         if (anyAnswer) {

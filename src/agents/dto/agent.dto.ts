@@ -5,7 +5,7 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
-  IsOptional,
+  IsObject,
   IsString,
   IsUUID,
   Matches,
@@ -13,10 +13,11 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { Nullable, Optional } from '../../common/optional.js';
 import { TRIGGER_TYPES, type TriggerType, WEBHOOK_FIELD_TYPES, type WebhookFieldType } from '../agent.entity.js';
 
 export class WebhookFieldDto {
-  @ApiProperty({ example: 'customer_email' })
+  @ApiProperty({ example: 'customer_email', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$', maxLength: 64 })
   @IsString()
   @Matches(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, { message: 'name must be an identifier of at most 64 characters' })
   name: string;
@@ -26,13 +27,13 @@ export class WebhookFieldDto {
   type: WebhookFieldType;
 
   @ApiPropertyOptional({ maxLength: 1000 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(1000)
   description?: string;
 
   @ApiPropertyOptional({ default: false })
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   required?: boolean;
 }
@@ -42,25 +43,29 @@ export class TriggerDto {
   @IsIn(TRIGGER_TYPES)
   type: TriggerType;
 
-  @ApiPropertyOptional({ description: 'scheduled: a 5-field cron expression', example: '*/15 * * * *' })
-  @IsOptional()
+  @ApiPropertyOptional({ description: 'scheduled: a 5-field cron expression', example: '*/15 * * * *', maxLength: 200 })
+  @Optional()
   @IsString()
   @MaxLength(200)
   cron?: string;
 
-  @ApiPropertyOptional({ description: 'scheduled: an IANA time zone (default UTC)', example: 'Europe/Berlin' })
-  @IsOptional()
+  @ApiPropertyOptional({
+    description: 'scheduled: an IANA time zone (default UTC)',
+    example: 'Europe/Berlin',
+    maxLength: 100,
+  })
+  @Optional()
   @IsString()
   @MaxLength(100)
   timezone?: string;
 
   @ApiPropertyOptional({ description: 'webhook: let a string `action` in the payload replace the system prompt' })
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   allowActionOverride?: boolean;
 
-  @ApiPropertyOptional({ type: [WebhookFieldDto], description: 'webhook: the payload fields' })
-  @IsOptional()
+  @ApiPropertyOptional({ type: [WebhookFieldDto], description: 'webhook: the payload fields', maxItems: 100 })
+  @Optional()
   @IsArray()
   @ArrayMaxSize(100)
   @ValidateNested({ each: true })
@@ -69,66 +74,78 @@ export class TriggerDto {
 }
 
 export class CreateAgentDto {
-  @ApiProperty({ maxLength: 200 })
+  @ApiProperty({ minLength: 1, maxLength: 200 })
   @IsString()
   @MinLength(1)
   @MaxLength(200)
   name: string;
 
-  @ApiProperty({ maxLength: 50_000 })
+  @ApiProperty({ minLength: 1, maxLength: 50_000 })
   @IsString()
   @MinLength(1)
   @MaxLength(50_000)
   systemPrompt: string;
 
-  @ApiProperty({ type: [String], description: 'Ids of sites in your vault' })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'string', format: 'uuid' },
+    maxItems: 20,
+    description: 'Ids of sites in your vault',
+  })
   @IsArray()
   @ArrayMaxSize(20)
   @IsUUID('all', { each: true })
   siteIds: string[];
 
-  @ApiPropertyOptional({ description: 'Model name (default: DEFAULT_MODEL)' })
-  @IsOptional()
+  @ApiPropertyOptional({ description: 'Model name (default: DEFAULT_MODEL)', maxLength: 100 })
+  @Optional()
   @IsString()
   @MaxLength(100)
   model?: string;
 
   @ApiProperty({ type: TriggerDto })
+  @IsObject()
   @ValidateNested()
   @Type(() => TriggerDto)
   trigger: TriggerDto;
 }
 
 export class UpdateAgentDto {
-  @ApiPropertyOptional({ maxLength: 200 })
-  @IsOptional()
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200 })
+  @Optional()
   @IsString()
   @MinLength(1)
   @MaxLength(200)
   name?: string;
 
-  @ApiPropertyOptional({ maxLength: 50_000 })
-  @IsOptional()
+  @ApiPropertyOptional({ minLength: 1, maxLength: 50_000 })
+  @Optional()
   @IsString()
   @MinLength(1)
   @MaxLength(50_000)
   systemPrompt?: string;
 
-  @ApiPropertyOptional({ type: [String] })
-  @IsOptional()
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string', format: 'uuid' }, maxItems: 20 })
+  @Optional()
   @IsArray()
   @ArrayMaxSize(20)
   @IsUUID('all', { each: true })
   siteIds?: string[];
 
-  @ApiPropertyOptional()
-  @IsOptional()
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 100,
+    description: 'Model name; null goes back to the default (DEFAULT_MODEL)',
+  })
+  @Nullable()
   @IsString()
   @MaxLength(100)
-  model?: string;
+  model?: string | null;
 
   @ApiPropertyOptional({ type: TriggerDto })
-  @IsOptional()
+  @Optional()
+  @IsObject()
   @ValidateNested()
   @Type(() => TriggerDto)
   trigger?: TriggerDto;
@@ -136,7 +153,7 @@ export class UpdateAgentDto {
 
 export class StartRunDto {
   @ApiPropertyOptional({ description: 'What to ask the agent for this run', maxLength: 50_000 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(50_000)
   input?: string;

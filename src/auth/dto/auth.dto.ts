@@ -1,10 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmail, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsEmail, IsString, MaxLength, MinLength } from 'class-validator';
+import { Optional } from '../../common/optional.js';
 
 export const MIN_PASSWORD_LENGTH = 12;
 
 export class RegisterDto {
-  @ApiProperty({ example: 'ada@example.com' })
+  @ApiProperty({ example: 'ada@example.com', format: 'email', maxLength: 320 })
   @IsEmail({}, { message: 'email must be an email address' })
   @MaxLength(320)
   email: string;
@@ -16,19 +17,19 @@ export class RegisterDto {
   password: string;
 
   @ApiPropertyOptional({ maxLength: 200 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(200)
   name?: string;
 }
 
 export class LoginDto {
-  @ApiProperty()
+  @ApiProperty({ maxLength: 320 })
   @IsString()
   @MaxLength(320)
   email: string;
 
-  @ApiProperty()
+  @ApiProperty({ maxLength: 1024 })
   @IsString()
   @MaxLength(1024)
   password: string;
@@ -36,7 +37,7 @@ export class LoginDto {
 
 export class AcceptTermsDto {
   @ApiPropertyOptional({ description: 'The version of the terms the user accepted', maxLength: 64 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(64)
   version?: string;

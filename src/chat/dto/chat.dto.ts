@@ -4,21 +4,25 @@ import {
   ArrayMaxSize,
   ArrayMinSize,
   IsArray,
-  IsOptional,
   IsString,
   IsUUID,
   MaxLength,
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { Optional } from '../../common/optional.js';
 
 export class SessionSiteDto {
-  @ApiProperty()
+  @ApiProperty({ format: 'uuid' })
   @IsUUID('all')
   siteId: string;
 
-  @ApiPropertyOptional({ type: [String], description: 'Tools of the site the chat may use (default: all)' })
-  @IsOptional()
+  @ApiPropertyOptional({
+    type: [String],
+    description: 'Tools of the site the chat may use (default: all)',
+    maxItems: 200,
+  })
+  @Optional()
   @IsArray()
   @ArrayMaxSize(200)
   @IsString({ each: true })
@@ -26,7 +30,7 @@ export class SessionSiteDto {
 }
 
 export class CreateSessionDto {
-  @ApiProperty({ type: [SessionSiteDto] })
+  @ApiProperty({ type: [SessionSiteDto], minItems: 1, maxItems: 20 })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(20)
@@ -35,14 +39,14 @@ export class CreateSessionDto {
   sites: SessionSiteDto[];
 
   @ApiPropertyOptional({ maxLength: 200 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(200)
   title?: string;
 }
 
 export class SendMessageDto {
-  @ApiProperty({ maxLength: 100_000 })
+  @ApiProperty({ minLength: 1, maxLength: 100_000 })
   @IsString()
   @MinLength(1)
   @MaxLength(100_000)

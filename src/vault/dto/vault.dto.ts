@@ -1,31 +1,31 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsDateString,
-  IsObject,
-  IsOptional,
-  IsString,
-  MaxLength,
-  MinLength,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsDateString, IsObject, IsString, MaxLength, MinLength } from 'class-validator';
+import { Optional } from '../../common/optional.js';
 
 export class AddSiteDto {
-  @ApiProperty({ example: 'https://notes.example.com', description: "The site's https:// address" })
+  @ApiProperty({ example: 'https://notes.example.com', description: "The site's https:// address", maxLength: 2048 })
   @IsString()
   @MaxLength(2048)
   url: string;
 }
 
 export class StoreTokenDto {
-  @ApiProperty({ description: 'The API token the user generated on the site (never returned)' })
+  @ApiProperty({
+    description: 'The API token the user generated on the site (never returned)',
+    minLength: 1,
+    maxLength: 8192,
+  })
   @IsString()
   @MinLength(1)
   @MaxLength(8192)
   token: string;
 
-  @ApiPropertyOptional({ description: 'When the token expires (ISO-8601)', example: '2027-01-01T00:00:00Z' })
-  @IsOptional()
+  @ApiPropertyOptional({
+    description: 'When the token expires (ISO-8601)',
+    example: '2027-01-01T00:00:00Z',
+    format: 'date-time',
+  })
+  @Optional()
   @IsDateString({ strict: true })
   expiresAt?: string;
 }
@@ -34,8 +34,9 @@ export class OAuthStartDto {
   @ApiPropertyOptional({
     type: [String],
     description: 'Tools the connection is for (default: all); scopes are the least they need',
+    maxItems: 200,
   })
-  @IsOptional()
+  @Optional()
   @IsArray()
   @ArrayMaxSize(200)
   @IsString({ each: true })

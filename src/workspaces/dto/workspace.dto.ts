@@ -5,7 +5,7 @@ export const ASSIGNABLE_ROLES = ['admin', 'member', 'viewer'] as const;
 export type AssignableRole = (typeof ASSIGNABLE_ROLES)[number];
 
 export class CreateWorkspaceDto {
-  @ApiProperty({ maxLength: 200 })
+  @ApiProperty({ minLength: 1, maxLength: 200 })
   @IsString()
   @MinLength(1)
   @MaxLength(200)
@@ -13,7 +13,7 @@ export class CreateWorkspaceDto {
 }
 
 export class AddMemberDto {
-  @ApiProperty()
+  @ApiProperty({ format: 'email', maxLength: 320 })
   @IsEmail({}, { message: 'email must be an email address' })
   @MaxLength(320)
   email: string;
@@ -30,7 +30,7 @@ export class ChangeRoleDto {
 }
 
 export class TransferOwnershipDto {
-  @ApiProperty()
+  @ApiProperty({ format: 'uuid' })
   @IsUUID('all')
   userId: string;
 }
