@@ -9,10 +9,11 @@ import { freePort, stopChild } from '../../scripts/runtime/processes.js';
 import { startTemporalDevServer } from '../../scripts/runtime/temporal.js';
 import { FakeModel } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
+import { registerAdmin } from '../utils/admin.js';
 import { expectError, Http } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import { Stack } from '../utils/stack.js';
-import { registerUser, type TestUser, uniqueEmail } from '../utils/users.js';
+import { registerUser, type TestUser } from '../utils/users.js';
 
 const LISTED = new Set<string>(ERROR_CODES);
 
@@ -38,15 +39,14 @@ describe('fault suite: hostile input', () => {
   let http: Http;
   let admin: TestUser;
   let model: FakeModel;
-  const adminEmail = uniqueEmail('admin');
 
   beforeAll(async () => {
     model = await FakeModel.start();
     stack = await Stack.start({
-      env: { ADMIN_EMAILS: adminEmail, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url },
+      env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url },
     });
     http = new Http(stack.baseUrl);
-    admin = await registerUser(http, { email: adminEmail });
+    admin = await registerAdmin(http, stack);
   });
 
   afterAll(async () => {
@@ -186,13 +186,12 @@ describe('fault suite: processes and servers failing', () => {
   });
 
   it('the API killed right after a 202: the run still happens', async () => {
-    const adminEmail = uniqueEmail('admin');
     const stack = await Stack.start({
-      env: { ADMIN_EMAILS: adminEmail, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url },
+      env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url },
     });
     try {
       const http = new Http(stack.baseUrl);
-      const admin = await registerUser(http, { email: adminEmail });
+      const admin = await registerAdmin(http, stack);
       const { user, agent } = await webhookAgent(http, admin);
       model.script({ text: 'survived', delayMs: 500 });
       const accepted = await http.post(
@@ -224,10 +223,8 @@ describe('fault suite: processes and servers failing', () => {
       logFile: path.join(dir, 'temporal.log'),
     };
     let temporal = await startTemporalDevServer(options);
-    const adminEmail = uniqueEmail('admin');
     const stack = await Stack.start({
       env: {
-        ADMIN_EMAILS: adminEmail,
         ANTHROPIC_API_KEY: 'k',
         ANTHROPIC_BASE_URL: model.url,
         TEMPORAL_ADDRESS: temporal.address,
@@ -235,7 +232,7 @@ describe('fault suite: processes and servers failing', () => {
     });
     try {
       const http = new Http(stack.baseUrl);
-      const admin = await registerUser(http, { email: adminEmail });
+      const admin = await registerAdmin(http, stack);
       const { user, agent } = await webhookAgent(http, admin);
       model.fallback = { text: 'done after restart', delayMs: 300 };
       const accepted: string[] = [];
@@ -269,10 +266,8 @@ describe('fault suite: processes and servers failing', () => {
     chmodSync(dir, 0o755);
     const port = await freePort();
     let postgres = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port, fast: true });
-    const adminEmail = uniqueEmail('admin');
     const stack = await Stack.start({
       env: {
-        ADMIN_EMAILS: adminEmail,
         ANTHROPIC_API_KEY: 'k',
         ANTHROPIC_BASE_URL: model.url,
         DATABASE_URL: postgres.url,
@@ -280,7 +275,7 @@ describe('fault suite: processes and servers failing', () => {
     });
     try {
       const http = new Http(stack.baseUrl);
-      const admin = await registerUser(http, { email: adminEmail });
+      const admin = await registerAdmin(http, stack);
       const { user, agent } = await webhookAgent(http, admin);
       model.script({ text: 'finished after the database came back', delayMs: 3000 });
       const accepted = await http.post(

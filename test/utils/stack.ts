@@ -61,6 +61,10 @@ export class Stack {
       LOG_LEVEL: 'log',
       RATE_LIMIT_PER_IP: '100000',
       RATE_LIMIT_PER_USER: '100000',
+      AUTH_ATTEMPTS_PER_IP: '100000',
+      // The lowest scrypt cost the settings accept: the suites register hundreds of users, and at the
+      // default (2^17, ~0.3 s of a core each) that alone would take minutes. settings.spec proves the default.
+      PASSWORD_SCRYPT_N: '16384',
       ...options.env,
     };
     const stack = new Stack(port, env, dir);
