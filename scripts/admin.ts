@@ -22,9 +22,13 @@ class CommandError extends Error {}
 
 async function run(args: string[]): Promise<void> {
   const [command, email, ...extra] = args;
-  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+  if (command === undefined) {
+    console.error(USAGE);
+    process.exitCode = 2;
+    return;
+  }
+  if (command === 'help' || command === '--help' || command === '-h') {
     console.log(USAGE);
-    process.exitCode = command === undefined ? 2 : 0;
     return;
   }
   const needsEmail = command === 'grant' || command === 'revoke';
