@@ -22,7 +22,8 @@ import { TEST_ENV } from '../test/setup/shared-runtime.js';
 import { Http } from '../test/utils/http.js';
 import { siteEnv, testSites } from '../test/utils/site.js';
 import { Stack } from '../test/utils/stack.js';
-import { registerUser, uniqueEmail } from '../test/utils/users.js';
+import { registerAdmin } from '../test/utils/admin.js';
+import { registerUser } from '../test/utils/users.js';
 import { fmt, interleaved, line, load, percentile } from './stats.js';
 
 const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -121,11 +122,9 @@ async function main(): Promise<void> {
   const sites = await testSites();
   const site = await sites.start({ limitPerToken: 1_000_000, limitPerIp: 1_000_000 });
   const model = await FakeModel.start();
-  const adminEmail = uniqueEmail('admin');
   const stack = await Stack.start({
     env: {
       ...siteEnv(sites, [site]),
-      ADMIN_EMAILS: adminEmail,
       ANTHROPIC_API_KEY: 'bench',
       ANTHROPIC_BASE_URL: model.url,
       OUTGOING_CALLS_PER_MINUTE: '1000000',
@@ -136,7 +135,7 @@ async function main(): Promise<void> {
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection });
   try {
-    const admin = await registerUser(api, { email: adminEmail });
+    const admin = await registerAdmin(api, stack);
     const user = await registerUser(api);
     await api.patch(`/api/admin/users/${user.id}`, { tier: 'harness', credits: 100_000_000 }, { token: admin.token });
     const siteId = (await api.post('/api/vault/sites', { url: site.url }, { token: user.token })).body.id as string;

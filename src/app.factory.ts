@@ -45,14 +45,15 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   );
   app.use(express.urlencoded({ extended: false, limit: MAX_BODY_BYTES, verify }));
   // Body parser failures never reach Nest's filters: answer them here with the same error body
-  // (on the webhook route, with the webhook's own code).
+  // (on the webhook route, with the webhook's own code). This runs before routing, so it can only
+  // look at the path: case-insensitively, as Express routes.
   app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
     const problem = bodyParserProblem(err);
     if (problem === undefined) {
       next(err);
       return;
     }
-    const webhook = req.path.startsWith('/api/webhooks/');
+    const webhook = req.path.toLowerCase().startsWith('/api/webhooks/');
     writeAppError(res, webhook ? new AppError('WEBHOOK_PAYLOAD_INVALID', problem.message, problem.details) : problem);
   });
   app.setGlobalPrefix('api');

@@ -7,11 +7,13 @@ import { CurrentScope, requireRole, type Scope, WORKSPACE_HEADER } from '../work
 import { type AgentResponse, AgentsService } from './agents.service.js';
 import { CreateAgentDto, StartRunDto, UpdateAgentDto } from './dto/agent.dto.js';
 import { SchedulesService } from './schedules.service.js';
+import { TermsRequired } from '../auth/decorators.js';
 
 /** In a workspace: viewers read agents and runs, members create and run agents, admins change and delete them. */
 @ApiTags('agents')
 @ApiBearerAuth()
 @ApiHeader({ name: WORKSPACE_HEADER, required: false, description: "Act on a Team workspace's agents" })
+@TermsRequired()
 @Controller('agents')
 export class AgentsController {
   constructor(

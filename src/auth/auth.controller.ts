@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Ip, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { type UserResponse, UsersService } from '../users/users.service.js';
 import type { AuthUser } from './auth-user.js';
@@ -13,17 +13,19 @@ export class AuthController {
 
   @Public()
   @Post('register')
-  @ApiOperation({ summary: 'Create an account; answers a JWT' })
-  register(@Body() body: RegisterDto): Promise<SessionAnswer> {
-    return this.auth.register(body);
+  @ApiOperation({ summary: 'Create an account; answers a JWT (RATE_LIMITED past the sign-in limits)' })
+  register(@Body() body: RegisterDto, @Ip() address: string | undefined): Promise<SessionAnswer> {
+    return this.auth.register(body, address ?? 'unknown');
   }
 
   @Public()
   @Post('login')
   @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'Log in; answers a JWT (UNAUTHORIZED on wrong credentials)' })
-  login(@Body() body: LoginDto): Promise<SessionAnswer> {
-    return this.auth.login(body);
+  @ApiOperation({
+    summary: 'Log in; answers a JWT (UNAUTHORIZED on wrong credentials, RATE_LIMITED past the sign-in limits)',
+  })
+  login(@Body() body: LoginDto, @Ip() address: string | undefined): Promise<SessionAnswer> {
+    return this.auth.login(body, address ?? 'unknown');
   }
 
   @Post('logout')

@@ -8,6 +8,8 @@ import { UsersModule } from '../users/users.module.js';
 import { AuthController, MeController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
 import { JwtStrategy } from './jwt.strategy.js';
+import { LoginThrottle } from './login-throttle.js';
+import { PasswordHasher } from './password.js';
 import { ApiRateLimits } from '../common/rate-limit.js';
 
 @Module({
@@ -25,7 +27,7 @@ import { ApiRateLimits } from '../common/rate-limit.js';
     }),
   ],
   controllers: [AuthController, MeController],
-  providers: [AuthService, JwtStrategy, ApiRateLimits],
+  providers: [AuthService, JwtStrategy, ApiRateLimits, PasswordHasher, LoginThrottle],
   exports: [ApiRateLimits],
 })
 export class AuthModule {}

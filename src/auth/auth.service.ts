@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LessThan, QueryFailedError, type Repository } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { UserEntity } from '../users/user.entity.js';
+import { normalizeEmail, UserEntity } from '../users/user.entity.js';
 import { type UserResponse, UsersService } from '../users/users.service.js';
 import type { AuthUser, JwtClaims } from './auth-user.js';
-import { DUMMY_HASH_PROMISE, hashPassword, verifyPassword } from './password.js';
+import { LoginThrottle } from './login-throttle.js';
+import { PasswordHasher } from './password.js';
 import { RevokedTokenEntity } from './revoked-token.entity.js';
 
 /** Credits a new account starts with (the free tier's allowance). */
@@ -23,44 +24,72 @@ export interface SessionAnswer {
 
 @Injectable()
 export class AuthService {
+  private readonly logger = new Logger('Auth');
+
   constructor(
     @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
     @InjectRepository(RevokedTokenEntity) private readonly revoked: Repository<RevokedTokenEntity>,
     private readonly jwt: JwtService,
     private readonly usersService: UsersService,
+    private readonly hasher: PasswordHasher,
+    private readonly throttle: LoginThrottle,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
-  async register(input: { email: string; password: string; name?: string }): Promise<SessionAnswer> {
-    const email = input.email.trim().toLowerCase();
-    const passwordHash = await hashPassword(input.password);
+  /** `address` is the client's address (req.ip, as TRUST_PROXY defines it), for the sign-in limits. */
+  async register(input: { email: string; password: string; name?: string }, address: string): Promise<SessionAnswer> {
+    const email = normalizeEmail(input.email);
+    await this.throttle.attempt(address, email);
+    // A taken address is answered before hashing: a duplicate costs no scrypt (the unique index
+    // still decides a race).
+    if (await this.users.existsBy({ email })) {
+      throw alreadyRegistered();
+    }
+    const passwordHash = await this.hasher.hash(input.password);
     let user: UserEntity;
     try {
+      // Never an admin from a registration form: admins are made by an operator (npm run admin).
       user = await this.users.save(
-        this.users.create({
-          email,
-          name: input.name ?? null,
-          passwordHash,
-          role: this.settings.adminEmails.includes(email) ? 'admin' : 'user',
-          credits: SIGNUP_CREDITS,
-        }),
+        this.users.create({ email, name: input.name ?? null, passwordHash, role: 'user', credits: SIGNUP_CREDITS }),
       );
     } catch (err) {
       if (err instanceof QueryFailedError && (err.driverError as { code?: string }).code === '23505') {
-        throw AppError.validation([{ field: 'email', message: 'email is already registered' }]);
+        throw alreadyRegistered();
       }
       throw err;
     }
+    await this.throttle.succeeded(email);
     return this.issue(user);
   }
 
-  async login(input: { email: string; password: string }): Promise<SessionAnswer> {
-    const user = await this.users.findOneBy({ email: input.email.trim().toLowerCase() });
-    const ok = await verifyPassword(input.password, user?.passwordHash ?? (await DUMMY_HASH_PROMISE));
+  async login(input: { email: string; password: string }, address: string): Promise<SessionAnswer> {
+    const email = normalizeEmail(input.email);
+    await this.throttle.attempt(address, email);
+    const user = await this.users.findOneBy({ email });
+    const ok = await this.hasher.verify(input.password, user?.passwordHash ?? null);
     if (user === null || !ok) {
       throw new AppError('UNAUTHORIZED', 'Email or password is wrong');
     }
+    await this.throttle.succeeded(email);
+    await this.upgradeHash(user, input.password);
     return this.issue(user);
+  }
+
+  /**
+   * A hash made with cheaper parameters than today's is replaced while the password is at hand (the
+   * only moment it is). Best effort: the login succeeds either way, and a hash changed meanwhile
+   * (another login's upgrade) is left as it is.
+   */
+  private async upgradeHash(user: UserEntity, password: string): Promise<void> {
+    if (!this.hasher.needsRehash(user.passwordHash)) {
+      return;
+    }
+    try {
+      const passwordHash = await this.hasher.hash(password);
+      await this.users.update({ id: user.id, passwordHash: user.passwordHash }, { passwordHash });
+    } catch (err) {
+      this.logger.warn(`password hash of user ${user.id} not upgraded: ${(err as Error).message}`);
+    }
   }
 
   async logout(auth: AuthUser): Promise<void> {
@@ -87,4 +116,8 @@ export class AuthService {
     const accessToken = await this.jwt.signAsync(claims);
     return { user: this.usersService.toResponse(user), accessToken, expiresIn: this.settings.jwtTtlSeconds };
   }
+}
+
+function alreadyRegistered(): AppError {
+  return AppError.validation([{ field: 'email', message: 'email is already registered' }]);
 }

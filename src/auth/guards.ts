@@ -5,20 +5,8 @@ import type { Request } from 'express';
 import { AppError } from '../common/app-error.js';
 import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT, rateLimitExempt } from '../common/rate-limit.js';
 import type { AuthUser } from './auth-user.js';
-import { ADMIN_ONLY, IS_PUBLIC } from './decorators.js';
+import { ADMIN_ONLY, IS_PUBLIC, TERMS_REQUIRED } from './decorators.js';
 import { hasAuthorizationHeader } from './jwt.strategy.js';
-
-/** Route prefixes that answer TERMS_NOT_ACCEPTED until the user has accepted the terms. */
-export const TERMS_GATED_PREFIXES = [
-  '/api/vault',
-  // The callback is @Public(); completing a connection stores a credential, like the vault's routes.
-  '/api/oauth',
-  '/api/sessions',
-  '/api/agents',
-  '/api/runs',
-  '/api/workspaces',
-  '/api/billing',
-] as const;
 
 function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
   return reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]) === true;
@@ -83,7 +71,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
   }
 }
 
-/** TERMS_NOT_ACCEPTED on the gated prefixes until POST /api/auth/accept-terms. */
+/** TERMS_NOT_ACCEPTED on routes marked @TermsRequired() until POST /api/auth/accept-terms. */
 @Injectable()
 export class TermsGuard implements CanActivate {
   constructor(private readonly reflector: Reflector) {}
@@ -92,10 +80,9 @@ export class TermsGuard implements CanActivate {
     if (isPublic(this.reflector, context)) {
       return true;
     }
-    const req = context.switchToHttp().getRequest<Request & { user?: AuthUser }>();
-    const path = req.originalUrl.split('?')[0] ?? req.path;
-    const gated = TERMS_GATED_PREFIXES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
-    if (gated && req.user !== undefined && req.user.user.acceptedTermsAt === null) {
+    const gated = this.reflector.getAllAndOverride<boolean>(TERMS_REQUIRED, [context.getHandler(), context.getClass()]);
+    const req = context.switchToHttp().getRequest<{ user?: AuthUser }>();
+    if (gated === true && req.user !== undefined && req.user.user.acceptedTermsAt === null) {
       throw new AppError('TERMS_NOT_ACCEPTED', 'Accept the terms of service first: POST /api/auth/accept-terms');
     }
     return true;

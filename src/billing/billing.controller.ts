@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/commo
 import { ApiBearerAuth, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { AuthUser } from '../auth/auth-user.js';
-import { CurrentUser } from '../auth/decorators.js';
+import { CurrentUser, TermsRequired } from '../auth/decorators.js';
 import { TIERS, type Tier } from '../users/user.entity.js';
 import { type BillingResponse, BillingService } from './billing.service.js';
 
@@ -33,6 +33,7 @@ export class SubscriptionDto {
 
 @ApiTags('billing')
 @ApiBearerAuth()
+@TermsRequired()
 @Controller('billing')
 export class BillingController {
   constructor(private readonly billing: BillingService) {}

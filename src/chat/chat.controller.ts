@@ -15,7 +15,7 @@ import {
 import { ApiBearerAuth, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
-import { CurrentUser } from '../auth/decorators.js';
+import { CurrentUser, TermsRequired } from '../auth/decorators.js';
 import { AppError } from '../common/app-error.js';
 import { correlationIdOf } from '../common/correlation.js';
 import { toAppError, writeAppError } from '../common/error-filter.js';
@@ -38,6 +38,7 @@ function sse(res: Response, event: string, data: unknown): void {
 
 @ApiTags('chat')
 @ApiBearerAuth()
+@TermsRequired()
 @Controller('sessions')
 export class ChatController {
   private readonly logger = new Logger('Chat');

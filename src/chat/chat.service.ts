@@ -138,7 +138,9 @@ export interface TurnPrefetch {
   context: Promise<TurnContext>;
 }
 
-const TURN_PATH = /^\/api\/sessions\/([^/?#]+)\/messages\/?(?:\?.*)?$/;
+// Case-insensitive like Express's routing, so /API/SESSIONS/x/messages is read ahead too (only a
+// speed-up: the route itself checks the token's user and session).
+const TURN_PATH = /^\/api\/sessions\/([^/?#]+)\/messages\/?(?:\?.*)?$/i;
 
 /** A session ready for a turn: the session, its sites (in its order) and its messages so far. */
 export interface TurnContext {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { effectiveDatabaseUrl, loadSettings, parseVaultKeys, SettingsError } from './settings.js';
+import { effectiveDatabaseUrl, loadSettings, parseTrustProxy, parseVaultKeys, SettingsError } from './settings.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 
@@ -23,6 +23,16 @@ describe('loadSettings', () => {
     expect(first.vaultKeys).toHaveLength(1);
     expect(first.vaultKeys[0]?.key).toHaveLength(32);
     expect(effectiveDatabaseUrl(first)).toContain(':54329/agentsite');
+    // Passwords: OWASP's scrypt cost unless lowered on purpose (the test stacks lower it for speed).
+    expect(first.passwordScryptN).toBe(2 ** 17);
+    expect(first.passwordHashConcurrency).toBe(2);
+    expect(first.passwordHashQueue).toBe(16);
+    expect(first.authAttemptsPerIp).toBe(20);
+    expect(first.authAttemptsWindowSeconds).toBe(60);
+    expect(first.loginFailuresPerAccount).toBe(10);
+    expect(first.loginFailureWindowSeconds).toBe(900);
+    expect(first.trustProxy).toBe(false);
+    expect(Object.keys(first)).not.toContain('adminEmails');
     // A second process reads the same generated secrets.
     const second = loadSettings({ DATA_DIR: dir });
     expect(second.jwtSecret).toBe(first.jwtSecret);
@@ -50,6 +60,14 @@ describe('loadSettings', () => {
     const message = (caught as SettingsError).message;
     for (const name of ['PORT', 'DATABASE_URL', 'TEMPORAL_ADDRESS', 'CHAT_TIMEOUT_MS', 'TRUST_PROXY', 'LOG_LEVEL']) {
       expect(message).toContain(name);
+    }
+  });
+
+  it('accepts PASSWORD_SCRYPT_N only as a power of two from 2^14 to 2^20', () => {
+    const secrets = { DATA_DIR: tempDir(), JWT_SECRET: 'x'.repeat(40), VAULT_KEY: KEY };
+    expect(loadSettings({ ...secrets, PASSWORD_SCRYPT_N: '16384' }).passwordScryptN).toBe(16384);
+    for (const bad of ['8192', '100000', String(2 ** 21)]) {
+      expect(() => loadSettings({ ...secrets, PASSWORD_SCRYPT_N: bad })).toThrow(/PASSWORD_SCRYPT_N/);
     }
   });
 
@@ -85,6 +103,41 @@ describe('payment provider settings', () => {
     const settings = loadSettings({ DATA_DIR: tempDir(), PAYMENT_PROVIDER: 'test', ALLOW_TEST_PAYMENTS: 'true' });
     expect(settings.paymentProvider).toBe('test');
     expect(() => loadSettings({ DATA_DIR: tempDir(), PAYMENT_PROVIDER: 'paypal' })).toThrow(/PAYMENT_PROVIDER/);
+  });
+});
+
+describe('TRUST_PROXY', () => {
+  const parse = (raw: string | undefined): { value: unknown; problems: string[] } => {
+    const problems: string[] = [];
+    return { value: parseTrustProxy(raw, problems), problems };
+  };
+
+  it('is off unless set, and takes a number of hops or a list of proxy addresses and CIDRs', () => {
+    expect(parse(undefined)).toEqual({ value: false, problems: [] });
+    expect(parse('false')).toEqual({ value: false, problems: [] });
+    expect(parse('0')).toEqual({ value: false, problems: [] });
+    expect(parse('1')).toEqual({ value: 1, problems: [] });
+    expect(parse('2')).toEqual({ value: 2, problems: [] });
+    expect(parse('10.0.0.0/8, 127.0.0.1,fd00::/8, loopback')).toEqual({
+      value: ['10.0.0.0/8', '127.0.0.1', 'fd00::/8', 'loopback'],
+      problems: [],
+    });
+  });
+
+  it('refuses true, explaining why and what to set instead', () => {
+    for (const raw of ['true', 'TRUE', 'yes', 'on']) {
+      const { problems } = parse(raw);
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/^TRUST_PROXY=true would take the client address from any X-Forwarded-For/);
+      expect(problems[0]).toContain('number of proxies');
+    }
+    expect(() => loadSettings({ DATA_DIR: tempDir(), TRUST_PROXY: 'true' })).toThrow(SettingsError);
+  });
+
+  it('refuses what is neither a hop count nor addresses', () => {
+    for (const raw of ['maybe', '10.0.0.0/33', '300.1.1.1', '127.1', '10.0.0.1/8/8', '-1', '99', ',', 'proxy.local']) {
+      expect(parse(raw).problems).toHaveLength(1);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, linkSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 
 /** Every setting of the service, validated once at start-up. Secrets are marked so they are never logged. */
 export interface Settings {
@@ -18,7 +19,6 @@ export interface Settings {
   jwtSecret: string;
   jwtTtlSeconds: number;
   vaultKeys: VaultKey[];
-  adminEmails: string[];
   oauthClientId: string;
   /** Where the OAuth callback sends the browser with code, state, iss or error (unset: a page or JSON). */
   oauthCompleteUrl: string | undefined;
@@ -36,7 +36,18 @@ export interface Settings {
   rateLimitWindowSeconds: number;
   rateLimitPerUser: number;
   rateLimitPerIp: number;
-  trustProxy: boolean;
+  /** Sign-in attempts (login and register) per client address per window. */
+  authAttemptsPerIp: number;
+  authAttemptsWindowSeconds: number;
+  /** Failed logins per account (any address) per window; the next attempt answers RATE_LIMITED. */
+  loginFailuresPerAccount: number;
+  loginFailureWindowSeconds: number;
+  /** scrypt cost N of new password hashes (r=8, p=1); weaker stored hashes are upgraded at login. */
+  passwordScryptN: number;
+  /** Password hashes computed at once by one process, and how many more may wait for a slot. */
+  passwordHashConcurrency: number;
+  passwordHashQueue: number;
+  trustProxy: TrustProxy;
   logLevel: LogLevel;
   /** Who takes payments: `none` (no payments possible) or `test` (test cards; needs allowTestPayments). */
   paymentProvider: PaymentProviderName;
@@ -56,6 +67,18 @@ export interface VaultKey {
 }
 
 export type LogLevel = 'error' | 'warn' | 'log' | 'debug';
+
+/**
+ * Which X-Forwarded-For entries the client address is taken from (Express `trust proxy`): none, the
+ * last n hops, or the entries added by proxies at these addresses / CIDRs (or proxy-addr's names).
+ */
+export type TrustProxy = false | number | string[];
+
+/** OWASP's scrypt parameters for passwords: N=2^17, r=8, p=1 (128 MiB and ~0.3 s of one core per hash). */
+export const OWASP_SCRYPT_N = 2 ** 17;
+/** The lowest PASSWORD_SCRYPT_N accepted: below 2^14 a hash is too cheap to be worth storing. */
+export const MIN_SCRYPT_N = 2 ** 14;
+const MAX_SCRYPT_N = 2 ** 20;
 
 /** Names of settings whose values are secret: never print them. */
 export const SECRET_SETTINGS = ['JWT_SECRET', 'VAULT_KEY', 'ANTHROPIC_API_KEY', 'DATABASE_URL'] as const;
@@ -108,7 +131,6 @@ export function loadSettings(env: Env = process.env): Settings {
     jwtSecret: reader.str('JWT_SECRET') ?? '',
     jwtTtlSeconds: reader.int('JWT_TTL_SECONDS', 3600, 30, 30 * 24 * 3600),
     vaultKeys: [],
-    adminEmails: reader.list('ADMIN_EMAILS').map((e) => e.toLowerCase()),
     oauthClientId: reader.str('OAUTH_CLIENT_ID') ?? 'agentsite',
     oauthCompleteUrl: reader.url('OAUTH_COMPLETE_URL', ['http:', 'https:']),
     siteCaCerts: reader.str('SITE_CA_CERTS'),
@@ -129,7 +151,14 @@ export function loadSettings(env: Env = process.env): Settings {
     rateLimitWindowSeconds: reader.int('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86400),
     rateLimitPerUser: reader.int('RATE_LIMIT_PER_USER', 600, 1, 1_000_000),
     rateLimitPerIp: reader.int('RATE_LIMIT_PER_IP', 1200, 1, 1_000_000),
-    trustProxy: reader.bool('TRUST_PROXY', false),
+    authAttemptsPerIp: reader.int('AUTH_ATTEMPTS_PER_IP', 20, 1, 1_000_000),
+    authAttemptsWindowSeconds: reader.int('AUTH_ATTEMPTS_WINDOW_SECONDS', 60, 1, 86400),
+    loginFailuresPerAccount: reader.int('LOGIN_FAILURES_PER_ACCOUNT', 10, 1, 1_000_000),
+    loginFailureWindowSeconds: reader.int('LOGIN_FAILURE_WINDOW_SECONDS', 900, 1, 86400),
+    passwordScryptN: reader.int('PASSWORD_SCRYPT_N', OWASP_SCRYPT_N, MIN_SCRYPT_N, MAX_SCRYPT_N),
+    passwordHashConcurrency: reader.int('PASSWORD_HASH_CONCURRENCY', 2, 1, 64),
+    passwordHashQueue: reader.int('PASSWORD_HASH_QUEUE', 16, 0, 10_000),
+    trustProxy: parseTrustProxy(reader.str('TRUST_PROXY'), problems),
     logLevel: reader.oneOf('LOG_LEVEL', ['error', 'warn', 'log', 'debug'] as const, 'log'),
     paymentProvider: reader.oneOf('PAYMENT_PROVIDER', PAYMENT_PROVIDERS, 'none'),
     allowTestPayments: reader.bool('ALLOW_TEST_PAYMENTS', false),
@@ -144,6 +173,9 @@ export function loadSettings(env: Env = process.env): Settings {
     );
   }
 
+  if ((settings.passwordScryptN & (settings.passwordScryptN - 1)) !== 0) {
+    problems.push(`PASSWORD_SCRYPT_N must be a power of two, got "${settings.passwordScryptN}"`);
+  }
   if (settings.siteCaCerts !== undefined) {
     try {
       readFileSync(settings.siteCaCerts);
@@ -166,6 +198,64 @@ export function loadSettings(env: Env = process.env): Settings {
     throw new SettingsError(problems);
   }
   return settings;
+}
+
+const PROXY_ADDR_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * `TRUST_PROXY`: unset or false (X-Forwarded-For is ignored), a number of proxy hops in front of the
+ * service, or a comma-separated list of the proxies' addresses / CIDRs. `true` is refused: it trusts
+ * whatever a client writes into X-Forwarded-For, so every per-address limit could be dodged.
+ */
+export function parseTrustProxy(raw: string | undefined, problems: string[]): TrustProxy {
+  const value = raw?.toLowerCase();
+  if (value === undefined || ['false', 'no', 'off', '0'].includes(value)) {
+    return false;
+  }
+  if (['true', 'yes', 'on'].includes(value)) {
+    problems.push(
+      'TRUST_PROXY=true would take the client address from any X-Forwarded-For a client sends, so per-address ' +
+        'limits could be dodged: set the number of proxies in front of the service (e.g. 1) or their ' +
+        'addresses / CIDRs (e.g. 10.0.0.0/8,127.0.0.1)',
+    );
+    return false;
+  }
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops > 32) {
+      problems.push(`TRUST_PROXY must be a number of proxy hops from 0 to 32, got "${raw}"`);
+      return false;
+    }
+    return hops;
+  }
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  const bad = entries.filter((entry) => !isProxyAddress(entry));
+  if (bad.length > 0 || entries.length === 0) {
+    problems.push(
+      `TRUST_PROXY must be false, a number of proxy hops, or comma-separated proxy addresses / CIDRs; ` +
+        `not understood: "${bad.join('", "') || raw}"`,
+    );
+    return false;
+  }
+  return entries;
+}
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_ADDR_NAMES.includes(entry)) {
+    return true;
+  }
+  const [address, prefix, ...rest] = entry.split('/');
+  if (address === undefined || rest.length > 0) {
+    return false;
+  }
+  const v4 = ipaddr.IPv4.isValidFourPartDecimal(address);
+  if (!v4 && !ipaddr.IPv6.isValid(address)) {
+    return false;
+  }
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (v4 ? 32 : 128));
 }
 
 /** `VAULT_KEY` is a base64 32-byte key, or `id:key,id:key` for rotation; the first key encrypts. */

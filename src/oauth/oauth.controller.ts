@@ -4,7 +4,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import type { Request, Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
-import { CurrentUser, Public } from '../auth/decorators.js';
+import { CurrentUser, Public, TermsRequired } from '../auth/decorators.js';
 import { AppError } from '../common/app-error.js';
 import { flattenValidationErrors } from '../common/validation.js';
 import { SETTINGS } from '../config/settings.module.js';
@@ -73,6 +73,8 @@ export class OAuthController {
       );
   }
 
+  // Completing a connection stores a credential, like the vault's routes, so it is gated the same way.
+  @TermsRequired()
   @Post('complete')
   @HttpCode(HttpStatus.OK)
   @ApiBearerAuth()

@@ -2,10 +2,12 @@ import { Controller, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/comm
 import { ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentScope, requireRole, type Scope, WORKSPACE_HEADER } from '../workspaces/scope.js';
 import { type RunResponse, RunsService } from './runs.service.js';
+import { TermsRequired } from '../auth/decorators.js';
 
 @ApiTags('runs')
 @ApiBearerAuth()
 @ApiHeader({ name: WORKSPACE_HEADER, required: false, description: "Act on a Team workspace's runs" })
+@TermsRequired()
 @Controller('runs')
 export class RunsController {
   constructor(private readonly runs: RunsService) {}

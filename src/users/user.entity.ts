@@ -9,6 +9,11 @@ export type Role = (typeof ROLES)[number];
 export const SUBSCRIPTION_STATUSES = ['active', 'past_due', 'canceled'] as const;
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 
+/** Emails are compared and stored trimmed and lower-cased (registration, login, the admin command). */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
 @Entity({ name: 'users' })
 export class UserEntity {
   @PrimaryGeneratedColumn('uuid')

@@ -1,11 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import { type DataSource, type Repository } from 'typeorm';
 import { CreditsService } from '../credits/credits.service.js';
 import { AppError } from '../common/app-error.js';
 import { type Page, pageOf, keysetWhere, type PageQuery } from '../common/pagination.js';
-import { SETTINGS } from '../config/settings.module.js';
-import { type Settings } from '../config/settings.js';
 import { type Role, type SubscriptionStatus, type Tier, UserEntity } from './user.entity.js';
 
 export interface UserResponse {
@@ -31,14 +29,16 @@ export interface UserPatch {
 export class UsersService {
   constructor(
     @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
-    @Inject(SETTINGS) private readonly settings: Settings,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly credits: CreditsService,
   ) {}
 
-  /** Admins are the users whose role is admin, and every email listed in ADMIN_EMAILS. */
+  /**
+   * Admins are the users whose role is admin: granted by an operator (`npm run admin -- grant`) or by
+   * another admin (PATCH /api/admin/users/:id), never by registering.
+   */
   isAdmin(user: UserEntity): boolean {
-    return user.role === 'admin' || this.settings.adminEmails.includes(user.email);
+    return user.role === 'admin';
   }
 
   toResponse(user: UserEntity): UserResponse {

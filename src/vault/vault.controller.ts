@@ -8,11 +8,13 @@ import type { WorkspaceRole } from '../workspaces/workspace.entities.js';
 import { AddSiteDto, OAuthStartDto, StoreTokenDto, ToolCallDto } from './dto/vault.dto.js';
 import type { SiteEntity } from './site.entity.js';
 import { type SiteResponse, type TokenAnswer, VaultService } from './vault.service.js';
+import { TermsRequired } from '../auth/decorators.js';
 
 /** In a workspace: viewers read, members call tools, admins manage sites and their credentials. */
 @ApiTags('vault')
 @ApiBearerAuth()
 @ApiHeader({ name: WORKSPACE_HEADER, required: false, description: "Act on a Team workspace's vault" })
+@TermsRequired()
 @Controller('vault/sites')
 export class VaultController {
   constructor(

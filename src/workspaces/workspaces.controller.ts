@@ -1,12 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { AuthUser } from '../auth/auth-user.js';
-import { CurrentUser } from '../auth/decorators.js';
+import { CurrentUser, TermsRequired } from '../auth/decorators.js';
 import { AddMemberDto, ChangeRoleDto, CreateWorkspaceDto, TransferOwnershipDto } from './dto/workspace.dto.js';
 import { type MemberResponse, type WorkspaceResponse, WorkspacesService } from './workspaces.service.js';
 
 @ApiTags('workspaces')
 @ApiBearerAuth()
+@TermsRequired()
 @Controller('workspaces')
 export class WorkspacesController {
   constructor(private readonly workspaces: WorkspacesService) {}

@@ -1,5 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { registerAdmin } from '../utils/admin.js';
 import { expectError, Http } from '../utils/http.js';
 import { Stack, TEST_JWT_SECRET } from '../utils/stack.js';
 import { registerUser, TEST_PASSWORD, uniqueEmail } from '../utils/users.js';
@@ -14,10 +15,9 @@ function signJwt(claims: Record<string, unknown>, secret = TEST_JWT_SECRET): str
 describe('auth and users (e2e)', () => {
   let stack: Stack;
   let http: Http;
-  const adminEmail = uniqueEmail('admin');
 
   beforeAll(async () => {
-    stack = await Stack.start({ worker: false, env: { ADMIN_EMAILS: adminEmail.toUpperCase() } });
+    stack = await Stack.start({ worker: false });
     http = new Http(stack.baseUrl);
   });
 
@@ -158,7 +158,56 @@ describe('auth and users (e2e)', () => {
     expect((await http.get('/api/billing', { token: user.token })).status).toBe(200);
   });
 
-  it('admin routes: ADMIN_REQUIRED for users; ADMIN_EMAILS admins list and change users', async () => {
+  it('gates by the route, not the path string: every casing of a gated route answers TERMS_NOT_ACCEPTED', async () => {
+    const user = await registerUser(http, { acceptTerms: false });
+    const token = user.token;
+    const id = randomUUID();
+    // Each gated controller, in the casing of the spec and in others Express routes just the same.
+    const gated: Array<[string, string, unknown?]> = [
+      ['GET', '/api/sessions/x'],
+      ['GET', '/API/SESSIONS/x'],
+      ['GET', '/Api/Sessions/x'],
+      ['POST', '/API/SESSIONS/x/MESSAGES', { content: 'hi' }],
+      ['DELETE', '/api/SESSIONS/x'],
+      ['GET', '/Api/Vault/sites'],
+      ['GET', '/API/VAULT/SITES'],
+      ['POST', '/api/vault/SITES', { url: 'https://example.com' }],
+      ['GET', '/API/AGENTS'],
+      ['GET', `/api/Agents/${id}`],
+      ['GET', `/API/RUNS/${id}`],
+      ['GET', `/Api/Runs/${id}`],
+      ['GET', '/API/WORKSPACES'],
+      ['POST', '/Api/Workspaces', { name: 'w' }],
+      ['GET', '/API/BILLING'],
+      ['GET', '/api/Billing'],
+      ['POST', '/API/BILLING/CREDITS/PURCHASE', { amount: 10 }],
+    ];
+    for (const [method, path, body] of gated) {
+      const answer = await http.request(method, path, { token, body });
+      try {
+        expectError(answer, 'TERMS_NOT_ACCEPTED', 403);
+      } catch (err) {
+        throw new Error(`${method} ${path}: ${(err as Error).message}`, { cause: err });
+      }
+    }
+    // Routes that are not gated answer as before, whatever their casing.
+    expect((await http.get('/API/ME', { token })).status).toBe(200);
+    expect((await http.get('/api/Me', { token })).body.id).toBe(user.id);
+    expect((await http.post('/API/AUTH/ACCEPT-TERMS', {}, { token })).status).toBe(200);
+    // Accepted: the same casings now reach the routes (a session token that names nothing, a list).
+    expect((await http.get('/API/SESSIONS/x', { token })).body.code).not.toBe('TERMS_NOT_ACCEPTED');
+    expect((await http.get('/Api/Vault/sites', { token })).status).toBe(200);
+    // The body parser answers before routing, so its webhook check reads the path: in any casing.
+    for (const path of [`/api/webhooks/agent/${id}`, `/API/WEBHOOKS/AGENT/${id}`, `/Api/Webhooks/agent/${id}`]) {
+      const malformed = await http.request('POST', path, {
+        rawBody: '{"n": ',
+        headers: { 'content-type': 'application/json' },
+      });
+      expectError(malformed, 'WEBHOOK_PAYLOAD_INVALID', 422);
+    }
+  });
+
+  it('admin routes: ADMIN_REQUIRED for users; admins list and change users', async () => {
     const user = await registerUser(http);
     expectError(await http.get('/api/admin/users', { token: user.token }), 'ADMIN_REQUIRED', 403);
     expectError(
@@ -167,7 +216,7 @@ describe('auth and users (e2e)', () => {
       403,
     );
 
-    const admin = await registerUser(http, { email: adminEmail });
+    const admin = await registerAdmin(http, stack);
     const me = await http.get('/api/me', { token: admin.token });
     expect(me.body.role).toBe('admin');
 

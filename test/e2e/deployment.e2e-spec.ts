@@ -92,6 +92,15 @@ describe('deployment files', () => {
     expect(dockerfile).toMatch(/^USER node$/m);
   });
 
+  it('the image carries the operator commands: `node dist/scripts/admin.js` runs in it as `npm run admin` does', () => {
+    const dockerfile = read('Dockerfile');
+    const runtimeStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(runtimeStage).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
+    const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.admin).toMatch(/&& node dist\/scripts\/admin\.js$/);
+    expect(existsSync(path.join(root, 'dist/scripts/admin.js'))).toBe(true);
+  });
+
   it('.ci/run runs the README test command', () => {
     const ci = read('.ci/run');
     const readme = read('README.md');

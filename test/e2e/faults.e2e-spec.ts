@@ -9,6 +9,7 @@ import { freePort, stopChild } from '../../scripts/runtime/processes.js';
 import { startTemporalDevServer } from '../../scripts/runtime/temporal.js';
 import { FakeModel } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
+import { registerAdmin } from '../utils/admin.js';
 import { expectError, Http, type HttpAnswer } from '../utils/http.js';
 import { casesOf, type OpenApiDocument, type SweepCase } from '../utils/openapi-sweep.js';
 import { siteEnv, testSites, type TestSites } from '../utils/site.js';
@@ -42,7 +43,6 @@ describe('fault suite: hostile input', () => {
   let model: FakeModel;
   let sites: TestSites;
   let siteUrl: string;
-  const adminEmail = uniqueEmail('admin');
 
   beforeAll(async () => {
     model = await FakeModel.start();
@@ -50,15 +50,10 @@ describe('fault suite: hostile input', () => {
     const site = await sites.start();
     siteUrl = site.url;
     stack = await Stack.start({
-      env: {
-        ...siteEnv(sites, [site]),
-        ADMIN_EMAILS: adminEmail,
-        ANTHROPIC_API_KEY: 'k',
-        ANTHROPIC_BASE_URL: model.url,
-      },
+      env: { ...siteEnv(sites, [site]), ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url },
     });
     http = new Http(stack.baseUrl);
-    admin = await registerUser(http, { email: adminEmail });
+    admin = await registerAdmin(http, stack);
   });
 
   afterAll(async () => {
@@ -310,13 +305,12 @@ describe('fault suite: processes and servers failing', () => {
   });
 
   it('the API killed right after a 202: the run still happens', async () => {
-    const adminEmail = uniqueEmail('admin');
     const stack = await Stack.start({
-      env: { ADMIN_EMAILS: adminEmail, ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url },
+      env: { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url },
     });
     try {
       const http = new Http(stack.baseUrl);
-      const admin = await registerUser(http, { email: adminEmail });
+      const admin = await registerAdmin(http, stack);
       const { user, agent } = await webhookAgent(http, admin);
       model.script({ text: 'survived', delayMs: 500 });
       const accepted = await http.post(
@@ -348,10 +342,8 @@ describe('fault suite: processes and servers failing', () => {
       logFile: path.join(dir, 'temporal.log'),
     };
     let temporal = await startTemporalDevServer(options);
-    const adminEmail = uniqueEmail('admin');
     const stack = await Stack.start({
       env: {
-        ADMIN_EMAILS: adminEmail,
         ANTHROPIC_API_KEY: 'k',
         ANTHROPIC_BASE_URL: model.url,
         TEMPORAL_ADDRESS: temporal.address,
@@ -359,7 +351,7 @@ describe('fault suite: processes and servers failing', () => {
     });
     try {
       const http = new Http(stack.baseUrl);
-      const admin = await registerUser(http, { email: adminEmail });
+      const admin = await registerAdmin(http, stack);
       const { user, agent } = await webhookAgent(http, admin);
       model.fallback = { text: 'done after restart', delayMs: 300 };
       const accepted: string[] = [];
@@ -393,10 +385,8 @@ describe('fault suite: processes and servers failing', () => {
     chmodSync(dir, 0o755);
     const port = await freePort();
     let postgres = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port, fast: true });
-    const adminEmail = uniqueEmail('admin');
     const stack = await Stack.start({
       env: {
-        ADMIN_EMAILS: adminEmail,
         ANTHROPIC_API_KEY: 'k',
         ANTHROPIC_BASE_URL: model.url,
         DATABASE_URL: postgres.url,
@@ -404,7 +394,7 @@ describe('fault suite: processes and servers failing', () => {
     });
     try {
       const http = new Http(stack.baseUrl);
-      const admin = await registerUser(http, { email: adminEmail });
+      const admin = await registerAdmin(http, stack);
       const { user, agent } = await webhookAgent(http, admin);
       model.script({ text: 'finished after the database came back', delayMs: 3000 });
       const accepted = await http.post(

@@ -6,10 +6,11 @@ import { CreditsService } from '../../src/credits/credits.service.js';
 import { loadSettings } from '../../src/config/settings.js';
 import { openDataSource } from '../../src/database/data-source.js';
 import { testEnv } from '../setup/shared-runtime.js';
+import { registerAdmin } from '../utils/admin.js';
 import { expectError, Http } from '../utils/http.js';
 import { siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { Stack } from '../utils/stack.js';
-import { registerUser, type TestUser, uniqueEmail } from '../utils/users.js';
+import { registerUser, type TestUser } from '../utils/users.js';
 
 describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
   let sites: TestSites;
@@ -17,14 +18,13 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
   let stack: Stack;
   let http: Http;
   let admin: TestUser;
-  const adminEmail = uniqueEmail('admin');
 
   beforeAll(async () => {
     sites = await testSites();
     site = await sites.start();
-    stack = await Stack.start({ env: { ...siteEnv(sites, [site]), ADMIN_EMAILS: adminEmail } });
+    stack = await Stack.start({ env: siteEnv(sites, [site]) });
     http = new Http(stack.baseUrl);
-    admin = await registerUser(http, { email: adminEmail });
+    admin = await registerAdmin(http, stack);
   });
 
   afterAll(async () => {

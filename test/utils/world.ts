@@ -3,7 +3,8 @@ import { FakeModel } from '../fixtures/fake-model.js';
 import { Http } from './http.js';
 import { siteEnv, testSites, type TestSites } from './site.js';
 import { Stack } from './stack.js';
-import { registerUser, type TestUser, uniqueEmail } from './users.js';
+import { registerAdmin } from './admin.js';
+import { type TestUser } from './users.js';
 
 /**
  * What the agent, webhook and chat suites run against: a reference site, the fake model, the real
@@ -20,7 +21,6 @@ export interface World {
 }
 
 export async function startWorld(options: { worker?: boolean; env?: Record<string, string> } = {}): Promise<World> {
-  const adminEmail = uniqueEmail('admin');
   const sites = await testSites();
   const site = await sites.start();
   const model = await FakeModel.start();
@@ -30,12 +30,11 @@ export async function startWorld(options: { worker?: boolean; env?: Record<strin
       ...siteEnv(sites, [site]),
       ANTHROPIC_API_KEY: 'test-key',
       ANTHROPIC_BASE_URL: model.url,
-      ADMIN_EMAILS: adminEmail,
       ...options.env,
     },
   });
   const http = new Http(stack.baseUrl);
-  const admin = await registerUser(http, { email: adminEmail });
+  const admin = await registerAdmin(http, stack);
   return {
     sites,
     site,
