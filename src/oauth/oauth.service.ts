@@ -4,9 +4,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import * as oidc from 'openid-client';
 import { type DataSource } from 'typeorm';
 import { AppError } from '../common/app-error.js';
-import { expectedIssuer, manifestUrlProblems } from '../sites/manifest.js';
+import { assertStoredManifestUsable, expectedIssuer } from '../sites/manifest.js';
 import { scopesFor, type SiteScope } from '../sites/scopes.js';
-import { SiteNetworkError } from '../sites/site-http.js';
+import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';
 import { CredentialsService } from '../vault/credentials.service.js';
 import { OAuthStateEntity } from '../vault/oauth-state.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
@@ -59,14 +59,7 @@ export class OAuthService {
       throw AppError.validation([{ field: 'site', message: 'this site uses bearer tokens, not OAuth 2.0' }]);
     }
     // A manifest stored before the registrable-domain rule existed is held to it here.
-    const urlProblems = manifestUrlProblems(manifest, site.url);
-    if (urlProblems.length > 0) {
-      throw new AppError(
-        'MANIFEST_INVALID',
-        'The stored manifest of this site has URLs that are no longer accepted; refresh the manifest',
-        urlProblems,
-      );
-    }
+    assertStoredManifestUsable(manifest, site.url);
     const unknown = (toolNames ?? []).filter((name) => !manifest.tools.some((t) => t.name === name));
     if (unknown.length > 0) {
       throw AppError.validation(unknown.map((name) => ({ field: 'tools', message: `the site has no tool "${name}"` })));
@@ -202,6 +195,8 @@ export class OAuthService {
   }
 }
 
+const exchangeLogger = new Logger('OAuth');
+
 function exchangeFailure(err: unknown, site: SiteEntity): AppError {
   if (err instanceof oidc.ResponseBodyError) {
     return new AppError(
@@ -209,14 +204,11 @@ function exchangeFailure(err: unknown, site: SiteEntity): AppError {
       `${site.manifest.name} refused the code exchange: ${err.error_description ?? err.error}`,
     );
   }
-  if (err instanceof SiteNetworkError) {
-    return new AppError('TOOL_EXECUTION_ERROR', `Code exchange with ${site.manifest.name} failed: ${err.message}`);
-  }
   if (err instanceof AppError) {
     return err;
   }
-  return new AppError(
-    'TOOL_EXECUTION_ERROR',
-    `Code exchange with ${site.manifest.name} failed: ${(err as Error).message}`,
-  );
+  // The error's own text (socket addresses, ports, library internals) goes to the log only.
+  exchangeLogger.warn(`code exchange for site ${site.id} failed: ${(err as Error).message}`);
+  const gist = err instanceof SiteNetworkError ? publicNetworkMessage(err) : 'the answer could not be used';
+  return new AppError('TOOL_EXECUTION_ERROR', `Code exchange with ${site.manifest.name} failed: ${gist}`);
 }

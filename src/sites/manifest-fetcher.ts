@@ -1,7 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
 import { type Manifest, validateManifest } from './manifest.js';
-import { SiteHttpClient, SiteNetworkError } from './site-http.js';
+import { publicNetworkMessage, SiteHttpClient, SiteNetworkError } from './site-http.js';
 
 export const MANIFEST_PATH = '/.well-known/agentsite.json';
 const MANIFEST_TIMEOUT_MS = 10_000;
@@ -16,6 +16,8 @@ export function normaliseSiteUrl(url: URL): string {
 
 @Injectable()
 export class ManifestFetcher {
+  private readonly logger = new Logger('Sites');
+
   constructor(private readonly http: SiteHttpClient) {}
 
   /** Fetches and validates `{site}/.well-known/agentsite.json`: MANIFEST_NOT_FOUND or MANIFEST_INVALID. */
@@ -31,7 +33,9 @@ export class ManifestFetcher {
       });
     } catch (err) {
       if (err instanceof SiteNetworkError) {
-        throw new AppError('MANIFEST_NOT_FOUND', `Could not fetch ${manifestUrl}: ${err.message}`);
+        // The socket's own text (resolved addresses, ports) would help map a private network: log only.
+        this.logger.warn(`manifest fetch of ${manifestUrl} failed: ${err.message}`);
+        throw new AppError('MANIFEST_NOT_FOUND', `Could not fetch ${manifestUrl}: ${publicNetworkMessage(err)}`);
       }
       throw err;
     }

@@ -319,3 +319,19 @@ export function validateToolInput(tool: ManifestTool, input: unknown): void {
     );
   }
 }
+
+/**
+ * Holds a stored manifest to the URL rules of today: a manifest saved before a rule existed must not
+ * send a token, a refresh token or a code to another domain (checked before every OAuth start and
+ * tool call; a few URL parses).
+ */
+export function assertStoredManifestUsable(manifest: Manifest, siteUrl: string): void {
+  const problems = manifestUrlProblems(manifest, siteUrl);
+  if (problems.length > 0) {
+    throw new AppError(
+      'MANIFEST_INVALID',
+      'The stored manifest of this site has URLs that are no longer accepted; refresh the manifest',
+      problems,
+    );
+  }
+}

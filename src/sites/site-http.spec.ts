@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestCa, issueServerCert } from '../../examples/site/tls.js';
 import type { Settings } from '../config/settings.js';
-import { SiteHttpClient, SiteNetworkError } from './site-http.js';
+import { publicNetworkMessage, SiteHttpClient, SiteNetworkError } from './site-http.js';
 
 /**
  * A site that drops a connection instead of answering, on request: the race of a kept-alive socket
@@ -188,5 +188,40 @@ describe('SiteHttpClient and redirects to another origin', () => {
         headers: expect.objectContaining({ authorization: 'Bearer secret-token', cookie: 'session=secret-cookie' }),
       }),
     ]);
+  });
+});
+
+describe('publicNetworkMessage', () => {
+  it('tells users the gist of a refused connection, never the address and port the socket reported', async () => {
+    // A port that was just free: nothing listens there, so the connection is refused for real.
+    const probe = https.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const client = new SiteHttpClient({ siteAllowPrivateHosts: [`127.0.0.1:${port}`] } as Settings);
+    let caught: unknown;
+    try {
+      await client.request({ method: 'GET', url: `https://127.0.0.1:${port}/x`, timeoutMs: 5_000 });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(SiteNetworkError);
+    // The raw error names the socket; the public words do not.
+    expect(`${(caught as Error).message} ${String((caught as Error).cause)}`).toMatch(/ECONNREFUSED|127\.0\.0\.1/);
+    const message = publicNetworkMessage(caught as SiteNetworkError);
+    expect(message).toBe('the site refused the connection');
+    expect(message).not.toContain(String(port));
+  });
+
+  it('keeps the words the service itself wrote about timeouts and redirects', () => {
+    expect(publicNetworkMessage(new SiteNetworkError('site.example did not answer within 5000 ms', 'timeout'))).toBe(
+      'site.example did not answer within 5000 ms',
+    );
+    expect(publicNetworkMessage(new SiteNetworkError('a redirect to another origin is not followed', 'redirect'))).toBe(
+      'a redirect to another origin is not followed',
+    );
+    expect(
+      publicNetworkMessage(new SiteNetworkError('boom 10.1.2.3:5432', 'network', { cause: { code: 'EWEIRD' } })),
+    ).toBe('the site could not be reached');
   });
 });

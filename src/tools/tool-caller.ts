@@ -6,13 +6,13 @@ import { AppError } from '../common/app-error.js';
 import { postgresLimiter } from '../common/rate-limit.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { type ManifestTool, validateToolInput } from '../sites/manifest.js';
-import { SiteHttpClient, SiteNetworkError } from '../sites/site-http.js';
+import { assertStoredManifestUsable, type ManifestTool, validateToolInput } from '../sites/manifest.js';
+import { publicNetworkMessage, SiteHttpClient, SiteNetworkError } from '../sites/site-http.js';
 import { CredentialsService } from '../vault/credentials.service.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
 import { MAX_DURABLE_WAIT_SECONDS } from '../../workflows/contracts.js';
-import { publicNetworkMessage, ToolCallFailure } from './tool-failure.js';
+import { ToolCallFailure } from './tool-failure.js';
 
 /** The outgoing limit of the specification: tool calls per minute per site domain. */
 export const OUTGOING_WINDOW_SECONDS = 60;
@@ -85,6 +85,7 @@ export class ToolCaller {
     const { site } = request;
     const tool = this.findTool(site, request.tool);
     validateToolInput(tool, request.input);
+    assertStoredManifestUsable(site.manifest, site.url);
     const endpoint = `${site.manifest.server.url.replace(/\/+$/, '')}/tools/${encodeURIComponent(tool.name)}`;
     const started = performance.now();
     // Only a call that will be sent takes an outgoing slot: input, credential presence and status are

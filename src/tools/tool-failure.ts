@@ -1,5 +1,4 @@
 import { AppError } from '../common/app-error.js';
-import type { SiteNetworkError } from '../sites/site-http.js';
 
 /** How a tool call failed; decides whether retrying can help (activities) and what the API answers. */
 export type ToolFailureKind =
@@ -39,36 +38,5 @@ export class ToolCallFailure extends AppError {
     );
     this.name = 'ToolCallFailure';
     this.retryable = RETRYABLE.has(kind);
-  }
-}
-
-/** System error codes of a failed connection, as a user can read them (without addresses or ports). */
-const NETWORK_GIST: Array<[RegExp, string]> = [
-  [/ENOTFOUND|EAI_AGAIN/, "the site's address does not resolve"],
-  [/ECONNREFUSED/, 'the site refused the connection'],
-  [/ECONNRESET|EPIPE|socket hang up/i, 'the site closed the connection'],
-  [/EHOSTUNREACH|ENETUNREACH/, 'the site cannot be reached'],
-  [/CERT|certificate|self[- ]signed|SSL|TLS/i, "the site's TLS certificate is not trusted"],
-];
-
-/**
- * What a tool call's network failure says to users, the model and run timelines: the site's host
- * (from its manifest) is fine, the socket error's own text (resolved addresses, ports) is not.
- */
-export function publicNetworkMessage(err: SiteNetworkError): string {
-  switch (err.kind) {
-    case 'timeout':
-    case 'too_large':
-    case 'aborted':
-    case 'redirect':
-      return err.message; // built by us from the host, our limits and our redirect policy only
-    case 'network': {
-      if (/redirect/i.test(err.message)) {
-        return err.message; // our own words about the site's redirects (no socket error text)
-      }
-      const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
-      const text = `${String(cause?.code ?? '')} ${String(cause?.message ?? '')} ${err.message}`;
-      return NETWORK_GIST.find(([pattern]) => pattern.test(text))?.[1] ?? 'the site could not be reached';
-    }
   }
 }

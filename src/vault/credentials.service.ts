@@ -6,7 +6,7 @@ import * as oidc from 'openid-client';
 import { type DataSource, type EntityManager } from 'typeorm';
 import { OAuthConfigs } from '../oauth/oauth-config.js';
 import type { SiteScope } from '../sites/scopes.js';
-import { SiteNetworkError } from '../sites/site-http.js';
+import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';
 import { ToolCallFailure } from '../tools/tool-failure.js';
 import { CredentialEntity, type CredentialSecret } from './credential.entity.js';
 import type { SiteEntity } from './site.entity.js';
@@ -354,6 +354,8 @@ function rowsOf<T>(result: unknown): T[] {
   return result as T[];
 }
 
+const refreshLogger = new Logger('Credentials');
+
 function needsRefresh(row: CredentialEntity): boolean {
   return row.kind === 'oauth2' && row.expiresAt !== null && row.expiresAt.getTime() - REFRESH_SKEW_MS <= Date.now();
 }
@@ -369,9 +371,11 @@ function refreshFailure(err: unknown, site: SiteEntity): ToolCallFailure {
       `${site.manifest.name} refused the token refresh: ${err.error_description ?? err.error}`,
     );
   }
+  // The error's own text (socket addresses, ports, library internals) goes to the log only.
+  refreshLogger.warn(`token refresh for site ${site.id} failed: ${(err as Error).message}`);
   if (err instanceof SiteNetworkError) {
     const kind = err.kind === 'timeout' ? 'timeout' : err.kind === 'redirect' ? 'redirected' : 'network';
-    return new ToolCallFailure(kind, `Token refresh failed: ${err.message}`);
+    return new ToolCallFailure(kind, `Token refresh at ${site.manifest.name} failed: ${publicNetworkMessage(err)}`);
   }
-  return new ToolCallFailure('network', `Token refresh at ${site.manifest.name} failed: ${(err as Error).message}`);
+  return new ToolCallFailure('network', `Token refresh at ${site.manifest.name} failed: the answer could not be used`);
 }

@@ -344,7 +344,7 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
         expectError(res, 'MANIFEST_INVALID', 422);
         expect(res.body.details.map((d: { field: string }) => d.field)).toEqual(fields);
       }
-      // A manifest stored before these rules is held to them when a connection starts.
+      // A manifest stored before these rules is held to them when a connection starts...
       site.manifestOverride = undefined;
       const db = new pg.Client({ connectionString: stack.env.DATABASE_URL });
       await db.connect();
@@ -359,6 +359,14 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
       const start = await http.post(`/api/vault/sites/${siteId}/oauth/start`, {}, { token: user.token });
       expectError(start, 'MANIFEST_INVALID', 422);
       expect(start.body.details.map((d: { field: string }) => d.field)).toEqual(['server.url']);
+      // ...and when a tool is called, before any credential or token is looked at.
+      const call = await http.post(
+        `/api/vault/sites/${siteId}/tools/search_notes/call`,
+        { input: { query: 'milk' } },
+        { token: user.token },
+      );
+      expectError(call, 'MANIFEST_INVALID', 422);
+      expect(call.body.details.map((d: { field: string }) => d.field)).toEqual(['server.url']);
     } finally {
       site.manifestOverride = undefined;
     }
