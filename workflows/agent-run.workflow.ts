@@ -4,6 +4,7 @@ import {
   CancellationScope,
   CancelledFailure,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   sleep,
@@ -167,8 +168,9 @@ async function callTool(
       if (cause.type === FAILURE.outgoingRateLimited && waits < MAX_RATE_LIMIT_WAITS) {
         const details = cause.details?.[0] as { retryAfterSeconds?: number } | undefined;
         const waitSeconds = Math.max(1, details?.retryAfterSeconds ?? 60);
-        if (waitSeconds > MAX_DURABLE_WAIT_SECONDS) {
-          // The activity already refuses a site's longer Retry-After; this keeps the cap whatever the source.
+        // The activity already refuses a site's longer Retry-After; this keeps the cap whatever the source.
+        // Behind a patch marker: a run that began a longer wait under the previous code replays as it ran.
+        if (waitSeconds > MAX_DURABLE_WAIT_SECONDS && patched('cap-durable-wait')) {
           return {
             type: 'tool_result',
             tool_use_id: use.id,

@@ -135,7 +135,22 @@ describe('TRUST_PROXY', () => {
   });
 
   it('refuses what is neither a hop count nor addresses', () => {
-    for (const raw of ['maybe', '10.0.0.0/33', '300.1.1.1', '127.1', '10.0.0.1/8/8', '-1', '99', ',', 'proxy.local']) {
+    for (const raw of [
+      'maybe',
+      '10.0.0.0/33',
+      '300.1.1.1',
+      '127.1',
+      '10.0.0.1/8/8',
+      '-1',
+      '99',
+      ',',
+      'proxy.local',
+      // Ranges that cover public clients: the same as trusting everyone.
+      '0.0.0.0/0',
+      '::/0',
+      '10.0.0.1, 0.0.0.0/1',
+      '2000::/3',
+    ]) {
       expect(parse(raw).problems).toHaveLength(1);
     }
   });

@@ -235,8 +235,8 @@ export function parseTrustProxy(raw: string | undefined, problems: string[]): Tr
   const bad = entries.filter((entry) => !isProxyAddress(entry));
   if (bad.length > 0 || entries.length === 0) {
     problems.push(
-      `TRUST_PROXY must be false, a number of proxy hops, or comma-separated proxy addresses / CIDRs; ` +
-        `not understood: "${bad.join('", "') || raw}"`,
+      `TRUST_PROXY must be false, a number of proxy hops, or comma-separated proxy addresses / CIDRs no wider ` +
+        `than /8 (IPv4) or /7 (IPv6); not accepted: "${bad.join('", "') || raw}"`,
     );
     return false;
   }
@@ -255,7 +255,12 @@ function isProxyAddress(entry: string): boolean {
   if (!v4 && !ipaddr.IPv6.isValid(address)) {
     return false;
   }
-  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (v4 ? 32 : 128));
+  // A range wider than the widest private one (10.0.0.0/8, fc00::/7) would trust public clients'
+  // X-Forwarded-For too: 0.0.0.0/0 is TRUST_PROXY=true in disguise.
+  const widest = v4 ? 8 : 7;
+  return (
+    prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) >= widest && Number(prefix) <= (v4 ? 32 : 128))
+  );
 }
 
 /** `VAULT_KEY` is a base64 32-byte key, or `id:key,id:key` for rotation; the first key encrypts. */

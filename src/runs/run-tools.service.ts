@@ -9,7 +9,7 @@ import { SiteEntity } from '../vault/site.entity.js';
 import { AgentEntity } from '../agents/agent.entity.js';
 import { inOwnersVaultSql } from '../workspaces/scope.js';
 import { RunEntity } from './run.entity.js';
-import type { CallToolInput, CallToolOutput } from '../../workflows/contracts.js';
+import { type CallToolInput, type CallToolOutput, MAX_DURABLE_WAIT_SECONDS } from '../../workflows/contracts.js';
 
 /** A run's tool call: the site as the run's owner has it, through the one ToolCaller. */
 @Injectable()
@@ -23,7 +23,14 @@ export class RunToolsService {
 
   async call(input: CallToolInput, idempotencyKey: string, signal: AbortSignal): Promise<CallToolOutput> {
     const site = await this.ownedSite(input);
-    return this.caller.call({ site, tool: input.tool, input: input.input, idempotencyKey, signal });
+    return this.caller.call({
+      site,
+      tool: input.tool,
+      input: input.input,
+      idempotencyKey,
+      signal,
+      maxRetryAfterSeconds: MAX_DURABLE_WAIT_SECONDS,
+    });
   }
 
   /**

@@ -11,7 +11,6 @@ import { publicNetworkMessage, SiteHttpClient, SiteNetworkError } from '../sites
 import { CredentialsService } from '../vault/credentials.service.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
-import { MAX_DURABLE_WAIT_SECONDS } from '../../workflows/contracts.js';
 import { ToolCallFailure } from './tool-failure.js';
 
 /** The outgoing limit of the specification: tool calls per minute per site domain. */
@@ -28,6 +27,11 @@ export interface ToolCallRequest {
   idempotencyKey?: string;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /**
+   * Runs wait out a site's 429 on a durable timer: a longer Retry-After than this fails the call
+   * instead (TOOL_EXECUTION_ERROR). Unset (chat, direct calls): the 429 is answered with the site's wait.
+   */
+  maxRetryAfterSeconds?: number;
 }
 
 export interface ToolCallResult {
@@ -103,7 +107,7 @@ export class ToolCaller {
       response = await this.post(endpoint, credential.token, request);
     }
     const durationMs = Math.round((performance.now() - started) * 10) / 10;
-    return { result: classify(response, site, tool.name), durationMs, refreshed };
+    return { result: classify(response, site, tool.name, request.maxRetryAfterSeconds), durationMs, refreshed };
   }
 
   /**
@@ -182,6 +186,7 @@ function classify(
   response: { status: number; headers: Record<string, string>; body: Buffer },
   site: SiteEntity,
   tool: string,
+  maxRetryAfterSeconds: number | undefined,
 ): unknown {
   const name = site.manifest.name;
   const message = siteMessage(response.body);
@@ -202,11 +207,11 @@ function classify(
       throw new ToolCallFailure('not_found', `${name} answered 404 for ${tool}${said}`);
     case 429: {
       const retryAfter = parseRetryAfter(response.headers['retry-after']);
-      if (retryAfter !== undefined && retryAfter > MAX_DURABLE_WAIT_SECONDS) {
+      if (retryAfter !== undefined && maxRetryAfterSeconds !== undefined && retryAfter > maxRetryAfterSeconds) {
         // Waiting that long would park the agent's whole queue: fail the call, let the model go on.
         throw new ToolCallFailure(
           'wait_too_long',
-          `${name} asked to wait ${retryAfter} s before calling ${tool} again (429), over the ${MAX_DURABLE_WAIT_SECONDS} s cap; not waiting${said}`,
+          `${name} asked to wait ${retryAfter} s before calling ${tool} again (429), over the ${maxRetryAfterSeconds} s cap; not waiting${said}`,
         );
       }
       throw new ToolCallFailure(

@@ -315,6 +315,11 @@ describe('vault: sites, manifests, bearer tokens and tool calls (e2e)', () => {
     const limited = await call('list_notes', {});
     expectError(limited, 'OUTGOING_RATE_LIMITED', 429);
     expect(limited.headers.get('retry-after')).toBe('7');
+    // The 300 s cap is for runs' durable waits: a direct call hands the site's wait on, however long.
+    site.failures.push({ tool: 'list_notes', status: 429, retryAfterSeconds: 100_000 });
+    const longWait = await call('list_notes', {});
+    expectError(longWait, 'OUTGOING_RATE_LIMITED', 429);
+    expect(longWait.headers.get('retry-after')).toBe('100000');
 
     site.failures.push({ tool: 'list_notes', status: 503, rawBody: JSON.stringify({ error: 'maintenance window' }) });
     const down = await call('list_notes', {});
