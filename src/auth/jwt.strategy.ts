@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
-import { ExtractJwt, Strategy } from 'passport-jwt';
+import { Strategy } from 'passport-jwt';
 import { type DataSource } from 'typeorm';
 import { RowMapper } from '../database/row-mapper.js';
 import { AuthenticatedPrefetch } from './prefetch.js';
@@ -34,7 +34,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     private readonly prefetch: AuthenticatedPrefetch,
   ) {
     super({
-      jwtFromRequest: ExtractJwt.fromAuthHeaderAsBearerToken(),
+      jwtFromRequest: bearerToken,
       // A KeyObject: given a string, jsonwebtoken first tries (and fails) to parse it as a public
       // key on every verification, which the profile showed as the costliest step of a request.
       secretOrKey: createSecretKey(Buffer.from(settings.jwtSecret, 'utf8')) as unknown as string,
@@ -94,6 +94,19 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
       ? { user: null, revoked: false }
       : { user: this.users.from(row), revoked: row.revoked === true };
   }
+}
+
+/**
+ * RFC 6750 section 2.1: the `Bearer` scheme (in any case, RFC 9110), spaces, one b64token and nothing
+ * after it. passport-jwt's own extractor reads only the first two words, so `Bearer <token> <more>`
+ * passed as if the rest were not there; anything but exactly one token is INVALID_TOKEN.
+ */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+
+/** The bearer token of the request, or null when the header is missing or not exactly `Bearer <token>`. */
+export function bearerToken(req: Request): string | null {
+  const header = req.headers.authorization;
+  return (typeof header === 'string' ? BEARER.exec(header.trim())?.[1] : undefined) ?? null;
 }
 
 /** Whether the request carries an Authorization header at all (missing vs malformed). */

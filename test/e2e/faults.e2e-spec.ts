@@ -3,15 +3,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { ERROR_CODES } from '../../src/common/error-codes.js';
+import { ERROR_CODES, ERROR_STATUS, type ErrorCode } from '../../src/common/error-codes.js';
 import { startEmbeddedPostgres } from '../../scripts/runtime/postgres.js';
 import { freePort, stopChild } from '../../scripts/runtime/processes.js';
 import { startTemporalDevServer } from '../../scripts/runtime/temporal.js';
 import { FakeModel } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { registerAdmin } from '../utils/admin.js';
-import { expectError, Http, type HttpAnswer } from '../utils/http.js';
-import { casesOf, type OpenApiDocument, type SweepCase } from '../utils/openapi-sweep.js';
+import { expectError, Http, type HttpAnswer, rawRequest } from '../utils/http.js';
+import {
+  BAD_SEGMENTS,
+  casesOf,
+  type OpenApiDocument,
+  pathParameters,
+  type SweepCase,
+  validValue,
+} from '../utils/openapi-sweep.js';
 import { siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import { Stack } from '../utils/stack.js';
@@ -263,7 +270,330 @@ describe('fault suite: hostile input', () => {
     console.log(`schema-driven sweep: ${cases.length} requests in ${Date.now() - started} ms`);
     expect(problems).toEqual([]);
   });
+
+  it("route parameters and headers: every bad id and header answers its route's own code", async () => {
+    const doc = (await http.get('/api/docs/openapi.json')).body as OpenApiDocument;
+    const owner = await registerUser(http, { email: uniqueEmail('params-owner') });
+    const stranger = await registerUser(http, { email: uniqueEmail('params-stranger') });
+    await http.patch(`/api/admin/users/${owner.id}`, { tier: 'team', credits: 1_000_000 }, { token: admin.token });
+    await http.patch(`/api/admin/users/${stranger.id}`, { tier: 'team' }, { token: admin.token });
+    const asOwner = { token: owner.token };
+    const siteId = (await http.post('/api/vault/sites', { url: siteUrl }, asOwner)).body.id as string;
+    const tool = (await http.get(`/api/vault/sites/${siteId}`, asOwner)).body.tools[0].name as string;
+    const agentId = (
+      await http.post(
+        '/api/agents',
+        { name: 'params', systemPrompt: 'p', siteIds: [siteId], trigger: { type: 'manual' } },
+        asOwner,
+      )
+    ).body.id as string;
+    const workspaceId = (await http.post('/api/workspaces', { name: 'params' }, asOwner)).body.id as string;
+    await http.post(`/api/workspaces/${workspaceId}/members`, { email: stranger.email, role: 'member' }, asOwner);
+    const strangersWorkspace = (await http.post('/api/workspaces', { name: 'other' }, { token: stranger.token })).body
+      .id as string;
+    const real: Record<string, string> = { tool, userId: stranger.id, agentId };
+    const byName: Record<string, unknown> = {
+      siteId,
+      siteIds: [siteId],
+      userId: stranger.id,
+      email: stranger.email,
+      url: 'https://127.0.0.1:1/',
+    };
+    const values = { byName: (_route: string, name: string) => byName[name] };
+
+    // Each path parameter's codes, as its route answers them: a malformed value names nothing (the
+    // route's not-found code; a session token has its own INVALID_SESSION), and so does a well-formed
+    // one that is unknown. A parameter missing here fails the test: new routes must be added.
+    const codes = (route: string, param: string): { malformed: ErrorCode; unknown: ErrorCode; wellFormed?: string } => {
+      const table: Array<[RegExp, string, ErrorCode, ErrorCode, string?]> = [
+        [/^\/api\/admin\/users\//, 'id', 'NOT_FOUND', 'NOT_FOUND'],
+        [/^\/api\/agents\//, 'id', 'AGENT_NOT_FOUND', 'AGENT_NOT_FOUND'],
+        [/^\/api\/webhooks\/agent\//, 'agentId', 'AGENT_NOT_FOUND', 'AGENT_NOT_FOUND'],
+        [/^\/api\/runs\//, 'id', 'RUN_NOT_FOUND', 'RUN_NOT_FOUND'],
+        [/^\/api\/vault\/sites\//, 'id', 'NOT_FOUND', 'NOT_FOUND'],
+        [/^\/api\/vault\/sites\/.*\/tools\//, 'tool', 'NOT_FOUND', 'NOT_FOUND'],
+        [/^\/api\/workspaces\//, 'id', 'WORKSPACE_NOT_FOUND', 'WORKSPACE_NOT_FOUND'],
+        [/^\/api\/workspaces\/.*\/members\//, 'userId', 'MEMBER_NOT_FOUND', 'MEMBER_NOT_FOUND'],
+        [/^\/api\/sessions\//, 'token', 'INVALID_SESSION', 'SESSION_NOT_FOUND', `ses_${'A'.repeat(43)}`],
+      ];
+      const row = table.find(([pattern, name]) => pattern.test(route) && name === param);
+      if (row === undefined) {
+        throw new Error(`no expected codes for the path parameter ${param} of ${route}: add it to the table`);
+      }
+      return { malformed: row[2], unknown: row[3], ...(row[4] !== undefined ? { wellFormed: row[4] } : {}) };
+    };
+    const realId = (route: string): string =>
+      route.startsWith('/api/workspaces') ? workspaceId : route.startsWith('/api/vault') ? siteId : agentId;
+
+    interface Probe {
+      what: string;
+      method: string;
+      path: string;
+      headers?: Record<string, string | string[]>;
+      body?: string;
+      /** The code that must answer, or a success status (for an equivalent of the valid request). */
+      expect: ErrorCode | number;
+    }
+    const probes: Probe[] = [];
+    const skip = new Set(['/api/auth/logout', '/api/auth/logout-all']);
+    let withParams = 0;
+    for (const [route, methods] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(methods)) {
+        const params = pathParameters(doc, route, method);
+        if (params.length === 0 || skip.has(route)) {
+          continue;
+        }
+        withParams += 1;
+        const operation = doc.paths[route]![method]!;
+        const schema = operation.requestBody?.content?.['application/json']?.schema;
+        const body = schema === undefined ? undefined : JSON.stringify(validValue(doc, schema, route, '', values));
+        const token = route.startsWith('/api/admin/') ? admin.token : owner.token;
+        const headers: Record<string, string> = route.startsWith('/api/webhooks/')
+          ? {}
+          : { authorization: `Bearer ${token}` };
+        // Sharing needs a workspace before it looks at the id (WORKSPACE_REQUIRED otherwise).
+        if (route.endsWith('/share')) {
+          headers['x-workspace-id'] = workspaceId;
+        }
+        if (body !== undefined) {
+          headers['content-type'] = 'application/json';
+        }
+        for (const param of params) {
+          const expected = codes(route, param);
+          const segments = [...BAD_SEGMENTS];
+          if (expected.wellFormed !== undefined) {
+            segments.push({ label: 'a well-formed unknown value', raw: expected.wellFormed, wellFormed: true });
+          }
+          for (const segment of segments) {
+            const path = route.replace(/\{([^}]+)\}/g, (_m, name: string) =>
+              name === param ? segment.raw : encodeURIComponent(name === 'id' ? realId(route) : real[name]!),
+            );
+            const sessionUuid = param === 'token' && segment.wellFormed === true && segment.raw !== expected.wellFormed;
+            probes.push({
+              what: `${method.toUpperCase()} ${route} ${param}=${segment.label}`,
+              method: method.toUpperCase(),
+              path,
+              headers,
+              ...(body !== undefined ? { body } : {}),
+              expect: segment.undecodable
+                ? 'VALIDATION_ERROR'
+                : segment.wellFormed && !sessionUuid
+                  ? expected.unknown
+                  : expected.malformed,
+            });
+          }
+        }
+      }
+    }
+    expect(withParams).toBeGreaterThanOrEqual(25);
+
+    // X-Workspace-Id on every route that reads it (and on GET /api/me, which ignores scopes but not
+    // the header): only a workspace the caller belongs to, given once, opens a scope.
+    const bearer = { authorization: `Bearer ${owner.token}` };
+    const scoped = Object.entries(doc.paths).flatMap(([route, methods]) =>
+      Object.entries(methods)
+        .filter(([, op]) => (op.parameters ?? []).some((p) => p.in === 'header' && /^x-workspace-id$/i.test(p.name)))
+        .map(([method]) => ({ route, method: method.toUpperCase() })),
+    );
+    expect(scoped.length).toBeGreaterThanOrEqual(15);
+    const badWorkspaces: Array<[string, string | string[]]> = [
+      ['not a UUID', 'not-a-uuid'],
+      ['10,000 characters', LONG_HEADER],
+      ['an unknown UUID', '5b0e9c1e-3a52-4d0b-9f3e-2f8b6c1d7a40'],
+      ["another user's workspace", strangersWorkspace],
+      ['repeated', [workspaceId, workspaceId]],
+      ['repeated, the second not ours', [workspaceId, strangersWorkspace]],
+      ['two ids in one line', `${workspaceId},${strangersWorkspace}`],
+      ['non-ASCII', 'wörkspace-😀'],
+      ['a UUID with a NUL-like escape', `${workspaceId}%00`],
+    ];
+    for (const { route, method } of [...scoped, { route: '/api/me', method: 'GET' }]) {
+      const path = route.replace(/\{([^}]+)\}/g, (_m, name: string) =>
+        encodeURIComponent(name === 'id' ? realId(route) : real[name]!),
+      );
+      for (const [label, value] of badWorkspaces) {
+        probes.push({
+          what: `${method} ${route} X-Workspace-Id=${label}`,
+          method,
+          path,
+          headers: { ...bearer, 'x-workspace-id': value },
+          expect: 'WORKSPACE_NOT_FOUND',
+        });
+      }
+    }
+    // An empty header is no header: the personal scope.
+    for (const value of ['', ' ']) {
+      probes.push({
+        what: `GET /api/agents X-Workspace-Id=${JSON.stringify(value)}`,
+        method: 'GET',
+        path: '/api/agents',
+        headers: { ...bearer, 'x-workspace-id': value },
+        expect: 200,
+      });
+    }
+
+    // X-Webhook-Secret on a real webhook agent: anything but the secret itself is WEBHOOK_SECRET_INVALID.
+    const hook = await webhookAgent(http, admin);
+    const secret = hook.agent.webhookSecret;
+    const json = { 'content-type': 'application/json' };
+    const badSecrets: Array<[string, Record<string, string | string[]>]> = [
+      ['missing', {}],
+      ['empty', { 'x-webhook-secret': '' }],
+      ['10,000 characters', { 'x-webhook-secret': LONG_HEADER }],
+      ['non-ASCII', { 'x-webhook-secret': 'sécrèt-😀' }],
+      ['non-ASCII after the secret', { 'x-webhook-secret': `${secret}é` }],
+      ['the secret with a suffix', { 'x-webhook-secret': `${secret}x` }],
+      ['the secret cut short', { 'x-webhook-secret': secret.slice(0, -1) }],
+      ['the secret in upper case', { 'x-webhook-secret': secret.toUpperCase() }],
+      ['the secret repeated', { 'x-webhook-secret': [secret, secret] }],
+      ['another agent secret', { 'x-webhook-secret': 'whs_' + 'A'.repeat(43) }],
+    ];
+    for (const [label, extra] of badSecrets) {
+      probes.push({
+        what: `POST /api/webhooks/agent/{agentId} X-Webhook-Secret=${label}`,
+        method: 'POST',
+        path: `/api/webhooks/agent/${hook.agent.id}`,
+        headers: { ...json, ...extra },
+        body: '{"n":1}',
+        expect: 'WEBHOOK_SECRET_INVALID',
+      });
+    }
+
+    // Authorization: anything but `Bearer <a token we signed>` is refused before any route runs.
+    const [head, payload] = owner.token.split('.') as [string, string];
+    const unsigned = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${payload}.`;
+    const badAuthorizations: Array<[string, string | string[], ErrorCode]> = [
+      ['Basic credentials', `Basic ${Buffer.from('a@b.c:pw').toString('base64')}`, 'INVALID_TOKEN'],
+      ['another scheme with our token', `Token ${owner.token}`, 'INVALID_TOKEN'],
+      ['the token without a scheme', owner.token, 'INVALID_TOKEN'],
+      ['Bearer alone', 'Bearer', 'INVALID_TOKEN'],
+      ['Bearer and garbage', 'Bearer garbage', 'INVALID_TOKEN'],
+      ['Bearer and three empty parts', 'Bearer ..', 'INVALID_TOKEN'],
+      ['Bearer and 10,000 characters', `Bearer ${LONG_HEADER}`, 'INVALID_TOKEN'],
+      ['Bearer and non-ASCII', 'Bearer tökén-😀', 'INVALID_TOKEN'],
+      ['a tampered signature', `${owner.token.slice(0, -2)}AA`.replace(/^/, 'Bearer '), 'INVALID_TOKEN'],
+      ['alg none', `Bearer ${unsigned}`, 'INVALID_TOKEN'],
+      ['a foreign header on our payload', `Bearer ${head}x.${payload}.sig`, 'INVALID_TOKEN'],
+      ['our token twice in one line', `Bearer ${owner.token} ${owner.token}`, 'INVALID_TOKEN'],
+      ['garbage first, our token second', ['Bearer garbage', `Bearer ${owner.token}`], 'INVALID_TOKEN'],
+      ['empty', '', 'UNAUTHORIZED'],
+      ['only spaces', '   ', 'UNAUTHORIZED'],
+    ];
+    for (const [label, value, code] of badAuthorizations) {
+      for (const path of ['/api/me', `/api/agents/${agentId}`]) {
+        probes.push({
+          what: `GET ${path} Authorization=${label}`,
+          method: 'GET',
+          path,
+          headers: { authorization: value },
+          expect: code,
+        });
+      }
+    }
+    // The scheme is case-insensitive (RFC 9110) and may be followed by several spaces.
+    for (const value of [`bearer ${owner.token}`, `BEARER  ${owner.token}`]) {
+      probes.push({
+        what: `GET /api/me Authorization=${value.slice(0, 8)}…`,
+        method: 'GET',
+        path: '/api/me',
+        headers: { authorization: value },
+        expect: 200,
+      });
+    }
+
+    // Content-Type on a JSON route with a required field (PATCH a member's role, the same role again):
+    // JSON in any spelling is read; anything else is not, so the field is missing.
+    const rolePath = `/api/workspaces/${workspaceId}/members/${stranger.id}`;
+    const contentTypes: Array<[string | undefined, string, ErrorCode | number]> = [
+      ['application/json', '{"role":"member"}', 200],
+      ['application/json; charset=utf-8', '{"role":"member"}', 200],
+      ['APPLICATION/JSON', '{"role":"member"}', 200],
+      ['application/merge-patch+json', '{"role":"member"}', 200],
+      ['application/json; charset=utf-16', '{"role":"member"}', 'VALIDATION_ERROR'],
+      ['application/json; charset=nonsense', '{"role":"member"}', 'VALIDATION_ERROR'],
+      ['application/json', 'null', 'VALIDATION_ERROR'],
+      ['application/json', '[{"role":"member"}]', 'VALIDATION_ERROR'],
+      ['application/json', '"member"', 'VALIDATION_ERROR'],
+      ['application/json', '{"role":"member"', 'VALIDATION_ERROR'],
+      ['application/json', '', 'VALIDATION_ERROR'],
+      ['text/plain', '{"role":"member"}', 'VALIDATION_ERROR'],
+      ['application/xml', '<role>member</role>', 'VALIDATION_ERROR'],
+      [
+        'multipart/form-data; boundary=x',
+        '--x\r\nContent-Disposition: form-data; name="role"\r\n\r\nmember\r\n--x--',
+        'VALIDATION_ERROR',
+      ],
+      ['application/x-www-form-urlencoded', 'role=owner', 'VALIDATION_ERROR'],
+      ['application/x-www-form-urlencoded', 'role[]=member', 'VALIDATION_ERROR'],
+      [undefined, '{"role":"member"}', 'VALIDATION_ERROR'],
+      ['', '{"role":"member"}', 'VALIDATION_ERROR'],
+      ['application/json', `{"role":"${'x'.repeat(300 * 1024)}"}`, 'VALIDATION_ERROR'],
+    ];
+    for (const [type, body, code] of contentTypes) {
+      probes.push({
+        what: `PATCH /api/workspaces/{id}/members/{userId} Content-Type=${String(type)} body=${body.slice(0, 40)}`,
+        method: 'PATCH',
+        path: rolePath,
+        headers: { ...bearer, ...(type !== undefined ? { 'content-type': type } : {}) },
+        body,
+        expect: code,
+      });
+    }
+    probes.push({
+      what: 'PATCH member role with Content-Encoding: gzip over plain JSON',
+      method: 'PATCH',
+      path: rolePath,
+      headers: { ...bearer, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: '{"role":"member"}',
+      expect: 'VALIDATION_ERROR',
+    });
+
+    const problems: string[] = [];
+    const started = Date.now();
+    const queue = [...probes];
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let p = queue.shift(); p !== undefined; p = queue.shift()) {
+          const res = await rawRequest(stack.baseUrl, p.method, p.path, p.headers, p.body);
+          const problem = probeProblem(p.expect, res);
+          if (problem !== undefined) {
+            problems.push(`${p.what}: ${problem} (${res.status} ${res.text.slice(0, 200)})`);
+          }
+        }
+      }),
+    );
+    console.log(`route-parameter and header sweep: ${probes.length} requests in ${Date.now() - started} ms`);
+    expect(problems).toEqual([]);
+    // Nothing was acted on: the agent, the membership and the webhook agent's (empty) runs are as they were.
+    expect((await http.get(`/api/agents/${agentId}`, asOwner)).status).toBe(200);
+    expect((await http.get(`/api/workspaces/${workspaceId}/members`, asOwner)).body.items).toEqual(
+      expect.arrayContaining([expect.objectContaining({ userId: stranger.id, role: 'member' })]),
+    );
+    expect((await http.get(`/api/agents/${hook.agent.id}/runs`, { token: hook.user.token })).body.items).toEqual([]);
+  });
 });
+
+const LONG_HEADER = 'h'.repeat(10_000);
+
+/** Why an answer to a route-parameter or header probe is wrong, or undefined when it is fine. */
+function probeProblem(expected: ErrorCode | number, res: HttpAnswer): string | undefined {
+  if (/\bat .+\.(js|ts):\d+/.test(res.text)) {
+    return 'stack trace';
+  }
+  if (typeof expected === 'number') {
+    return res.status === expected ? undefined : `expected ${expected}`;
+  }
+  const body = res.body as { code?: unknown; statusCode?: unknown; error?: unknown } | undefined;
+  if (
+    res.status !== ERROR_STATUS[expected] ||
+    body?.code !== expected ||
+    body.statusCode !== res.status ||
+    typeof body.error !== 'string'
+  ) {
+    return `expected ${ERROR_STATUS[expected]} ${expected}`;
+  }
+  return undefined;
+}
 
 /** Why an answer to a sweep case is wrong, or undefined when it is fine. */
 function sweepProblem(c: SweepCase, res: HttpAnswer): string | undefined {

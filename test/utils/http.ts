@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+
 export interface HttpAnswer<T = any> {
   status: number;
   body: T;
@@ -68,4 +70,53 @@ export function expectError(answer: HttpAnswer, code: string, statusCode: number
   ) {
     throw new Error(`expected ${statusCode} ${code}, got ${answer.status} ${answer.text.slice(0, 500)}`);
   }
+}
+
+/**
+ * A request sent exactly as given: the path's bytes untouched (fetch would normalise `%2e%2e`, `..`
+ * and unicode), header values as raw bytes (non-ASCII included) and repeated headers as separate
+ * lines (an array value). The answer is read like Http's.
+ */
+export function rawRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  headers: Record<string, string | string[]> = {},
+  body?: string | Buffer,
+): Promise<HttpAnswer> {
+  const { hostname, port } = new URL(baseUrl);
+  // Node writes header values as latin1: a UTF-8 value goes out as its own bytes.
+  const latin1 = (value: string): string => Buffer.from(value, 'utf8').toString('latin1');
+  const sent: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    sent[name] = Array.isArray(value) ? value.map(latin1) : latin1(value);
+  }
+  if (body !== undefined) {
+    sent['content-length'] = String(Buffer.byteLength(body));
+  }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: hostname, port, method, path, headers: sent, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let parsed: unknown = text;
+        try {
+          parsed = text === '' ? undefined : JSON.parse(text);
+        } catch {
+          // not JSON; keep the text
+        }
+        const answerHeaders = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
+            answerHeaders.append(name, one);
+          }
+        }
+        resolve({ status: res.statusCode ?? 0, body: parsed, headers: answerHeaders, text });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -358,3 +358,55 @@ export function casesOf(doc: OpenApiDocument, route: string, method: string, val
   }
   return cases;
 }
+
+/** A route's path parameters, from the document (`{name}` in the template and `in: path` entries). */
+export function pathParameters(doc: OpenApiDocument, route: string, method: string): string[] {
+  const declared = (doc.paths[route]?.[method.toLowerCase()]?.parameters ?? [])
+    .filter((p) => p.in === 'path')
+    .map((p) => p.name);
+  const inTemplate = [...route.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+  return [...new Set([...inTemplate, ...declared])];
+}
+
+export interface BadSegment {
+  label: string;
+  /** The segment as it goes on the wire (already percent-encoded where it needs to be). */
+  raw: string;
+  /** A well-formed id that names nothing: the route's not-found code, never VALIDATION_ERROR. */
+  wellFormed?: boolean;
+  /** Not valid percent-encoding of UTF-8: no route can read it, VALIDATION_ERROR naming the path. */
+  undecodable?: boolean;
+}
+
+/**
+ * Bad values for a path parameter: ids of the wrong shape, encodings that decode to something
+ * surprising, and well-formed ids that name nothing.
+ */
+export const BAD_SEGMENTS: BadSegment[] = [
+  { label: 'not a UUID', raw: 'not-a-uuid' },
+  { label: 'a UUID with a non-hex digit', raw: '00000000-0000-4000-8000-00000000000g' },
+  { label: 'a UUID in braces', raw: '%7B00000000-0000-4000-8000-000000000000%7D' },
+  { label: 'a UUID with a trailing space', raw: '00000000-0000-4000-8000-000000000000%20' },
+  { label: '10,000 characters', raw: LONG },
+  { label: 'a percent-encoded NUL', raw: '%00' },
+  { label: 'NUL inside a UUID', raw: '00000000-0000-4000-8000-%0000000000000' },
+  { label: 'a percent-encoded slash', raw: '%2F' },
+  { label: 'an encoded parent directory', raw: '%2E%2E' },
+  { label: 'a literal parent directory', raw: '..' },
+  { label: 'unicode', raw: encodeURIComponent('😀ünïcödé') },
+  { label: 'a fullwidth UUID', raw: encodeURIComponent('０００００００００-0000-4000-8000-000000000000') },
+  { label: 'an encoded space', raw: '%20' },
+  { label: 'an encoded tab', raw: '%09' },
+  { label: 'a broken percent-encoding', raw: '%E0%A4%A', undecodable: true },
+  { label: 'a lone percent sign', raw: '%', undecodable: true },
+  { label: 'invalid UTF-8', raw: '%FF%FE', undecodable: true },
+  { label: 'SQL', raw: encodeURIComponent("' OR 1=1 --") },
+  { label: 'zero', raw: '0' },
+  { label: 'a negative number', raw: '-1' },
+  { label: 'a 40-digit number', raw: '9'.repeat(40) },
+  { label: 'a float', raw: '1.5' },
+  { label: 'an overflowing exponent', raw: '1e309' },
+  { label: 'an unknown UUID', raw: '5b0e9c1e-3a52-4d0b-9f3e-2f8b6c1d7a40', wellFormed: true },
+  { label: 'an unknown UUID in upper case', raw: '5B0E9C1E-3A52-4D0B-9F3E-2F8B6C1D7A40', wellFormed: true },
+  { label: 'the nil UUID', raw: '00000000-0000-0000-0000-000000000000', wellFormed: true },
+];
