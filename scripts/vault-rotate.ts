@@ -22,6 +22,11 @@ async function main(): Promise<void> {
   const cipher = new VaultCipher(settings);
   const dataSource = await openDataSource(settings);
   try {
+    // Rows are opened with the additional data of the current schema: before the pending migrations
+    // (the credential re-seal among them) every row would look unreadable.
+    if (await dataSource.showMigrations()) {
+      throw new Error('the database has pending migrations: start the service (or npm run migration:run) first');
+    }
     for (const { table, id, scope, aad } of TABLES) {
       const stale: Array<{ id: string; scope: string }> = await dataSource.query(
         `SELECT ${id} AS id, ${scope} AS scope FROM ${table} WHERE key_id <> $1`,

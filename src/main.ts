@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { openDataSource, runMigrations } from './database/data-source.js';
 import { createApp, createLogger } from './app.factory.js';
 import { loadSettings, SettingsError } from './config/settings.js';
+import { MigrationRefusedError } from './database/migration-refused.error.js';
 
 async function main(): Promise<void> {
   const settings = loadSettings();
@@ -19,7 +20,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof SettingsError) {
+  if (err instanceof SettingsError || err instanceof MigrationRefusedError) {
+    // The operator's message as it is: what is wrong and what to do, no stack.
     console.error(err.message);
   } else {
     console.error('API failed to start:', err);

@@ -5,6 +5,7 @@ import { Connection } from '@temporalio/client';
 import { createLogger } from './app.factory.js';
 import { effectiveTemporalAddress, loadSettings, SettingsError } from './config/settings.js';
 import { openDataSource, runMigrations } from './database/data-source.js';
+import { MigrationRefusedError } from './database/migration-refused.error.js';
 import { ensureSearchAttributes } from './temporal/temporal.module.js';
 import { createWorker } from './temporal/worker-factory.js';
 import { WorkerModule } from './worker.module.js';
@@ -50,7 +51,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof SettingsError) {
+  if (err instanceof SettingsError || err instanceof MigrationRefusedError) {
+    // The operator's message as it is: what is wrong and what to do, no stack.
     console.error(err.message);
   } else {
     console.error('worker failed:', err);

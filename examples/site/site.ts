@@ -265,6 +265,11 @@ export class ReferenceSite {
   toolDelayMs = 0;
   /** Delay before answering a token request (a stalling token endpoint), in milliseconds. */
   tokenDelayMs = 0;
+  /**
+   * A replayed (already rotated) refresh token revokes its whole grant, as OAuth 2.1 advises. Some
+   * providers rotate without that (the replay alone fails): false plays one of those.
+   */
+  revokeFamilyOnReuse = true;
   /** Token requests that have started waiting out tokenDelayMs. */
   stalledTokenRequests = 0;
   accessTokenTtlSeconds: number;
@@ -679,7 +684,9 @@ export class ReferenceSite {
       }
       if (presented.used) {
         // Reuse of a rotated refresh token: someone replayed it. Revoke the whole family.
-        this.revokeFamily(presented.familyId);
+        if (this.revokeFamilyOnReuse) {
+          this.revokeFamily(presented.familyId);
+        }
         return fail('invalid_grant', 'Refresh token was already used; the grant is revoked');
       }
       presented.used = true;

@@ -17,6 +17,7 @@ import { ChargeFunction1764201600000 } from './migrations/1764201600000-charge-f
 import { WorkspaceEntity, WorkspaceMemberEntity } from '../workspaces/workspace.entities.js';
 import { CredentialRefreshLease1764320000000 } from './migrations/1764320000000-credential-refresh-lease.js';
 import { credentialSiteAadMigration } from './migrations/1764320100000-credential-site-aad.js';
+import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from './pool-limits.js';
 
 /** Every entity of the service, listed explicitly (no globs: the build is ESM). */
 export const ENTITIES = [
@@ -63,9 +64,10 @@ export function dataSourceOptions(settings: Settings): DataSourceOptions {
     logging: ['error'],
     extra: {
       max: 20,
-      connectionTimeoutMillis: 5_000,
+      // Both bound every query, the token refresh's final write included (its lease is sized from them).
+      connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS,
       // An API query never waits forever on a dead database: it fails and the caller answers an error.
-      query_timeout: 15_000,
+      query_timeout: DB_QUERY_TIMEOUT_MS,
       application_name: `agentsite-${process.title}`,
     },
   };

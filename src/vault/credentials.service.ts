@@ -4,6 +4,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import * as oidc from 'openid-client';
 import { type DataSource, type EntityManager } from 'typeorm';
+import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../database/pool-limits.js';
 import { OAuthConfigs } from '../oauth/oauth-config.js';
 import type { SiteScope } from '../sites/scopes.js';
 import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';
@@ -29,10 +30,16 @@ export interface OAuthTokens {
   scopes: SiteScope[];
 }
 
-/** How long a claimed refresh lease lasts: well past REFRESH_TIMEOUT_SECONDS, so it never lapses mid-refresh. */
-export const REFRESH_LEASE_MS = 60_000;
 /** The whole token request of a refresh (every redirect hop included) is aborted after this. */
 export const REFRESH_TIMEOUT_SECONDS = 20;
+/** The refresh's final write: a pooled connection and one UPDATE, each bounded by the pool's settings. */
+export const REFRESH_WRITE_BOUND_MS = DB_CONNECT_TIMEOUT_MS + DB_QUERY_TIMEOUT_MS;
+/**
+ * How long a claimed refresh lease lasts: half as long again as the longest refresh (token request plus
+ * final write), so it does not lapse while its owner still works and another caller replays the
+ * single-use refresh token. If it lapses all the same, the write below keeps the newer pair.
+ */
+export const REFRESH_LEASE_MS = Math.ceil(1.5 * (REFRESH_TIMEOUT_SECONDS * 1000 + REFRESH_WRITE_BOUND_MS));
 /** How long a caller waits for another caller's refresh before giving up (more than the refresh may take). */
 export const REFRESH_WAIT_MS = 30_000;
 /** Between two reads of a credential whose refresh someone else holds. */
@@ -266,8 +273,13 @@ export class CredentialsService {
     );
   }
 
-  /** The token request, under our lease and outside any transaction; the new pair is written only if the lease is still ours. */
+  /**
+   * The token request, under our lease and outside any transaction. The new pair is written when the row
+   * is still at the generation we refreshed, even if our lease lapsed meanwhile: the refresh token we
+   * used is spent at the provider, so our pair is the one that works.
+   */
   private async refreshUnderLease(site: SiteEntity, row: CredentialEntity, owner: string): Promise<UsableToken> {
+    const claimedAt = Date.now();
     let secret: CredentialSecret;
     try {
       secret = this.open(row);
@@ -289,15 +301,7 @@ export class CredentialsService {
       tokens = await oidc.refreshTokenGrant(config, secret.refreshToken);
     } catch (err) {
       if (err instanceof oidc.ResponseBodyError && err.error === 'invalid_grant') {
-        // The grant is gone (revoked, expired, or replayed): keep the row, ask the user to reconnect.
-        await this.dataSource.query(
-          `UPDATE site_credentials
-              SET status = 'reauth_required', refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = now()
-            WHERE id = $1 AND refresh_lease_owner = $2`,
-          [row.id, owner],
-        );
-        this.logger.warn(`refresh of credential ${row.id} refused (invalid_grant); marked reauth_required`);
-        throw new ToolCallFailure('reauth_required', `${site.manifest.name} refused the refresh: reconnect with OAuth`);
+        return this.afterInvalidGrant(site, row, owner);
       }
       await this.releaseLease(row, owner);
       throw refreshFailure(err, site);
@@ -308,16 +312,20 @@ export class CredentialsService {
       refreshToken: tokens.refresh_token ?? secret.refreshToken,
     };
     const sealed = this.cipher.seal(JSON.stringify(next), credentialAad(row.id, row.siteId));
-    const written = rowsOf<{ generation: number }>(
+    // Fenced by generation, not by lease owner: whoever took a lapsed lease over is replaying the spent
+    // refresh token, and its invalid_grant must not outlive our pair (status back to active with it).
+    // `prev` is the row before this statement, to tell whether our lease was still ours.
+    const written = rowsOf<{ generation: number; prev_owner: string | null }>(
       await this.dataSource.query(
-        `UPDATE site_credentials
-          SET key_id = $3, iv = $4, ciphertext = $5, auth_tag = $6, token_hint = $7, expires_at = $8,
-              generation = generation + 1, refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = now()
-        WHERE id = $1 AND refresh_lease_owner = $2
-        RETURNING generation`,
+        `UPDATE site_credentials c
+          SET key_id = $3, iv = $4, ciphertext = $5, auth_tag = $6, token_hint = $7, expires_at = $8, status = 'active',
+              generation = c.generation + 1, refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = now()
+         FROM (SELECT refresh_lease_owner FROM site_credentials WHERE id = $1) prev
+        WHERE c.id = $1 AND c.generation = $2
+        RETURNING c.generation, prev.refresh_lease_owner AS prev_owner`,
         [
           row.id,
-          owner,
+          row.generation,
           sealed.keyId,
           sealed.iv,
           sealed.ciphertext,
@@ -327,13 +335,64 @@ export class CredentialsService {
         ],
       ),
     );
+    const elapsedMs = Date.now() - claimedAt;
     if (written.length === 0) {
-      // The user replaced the credential while we refreshed: that one stands; this token still works once.
-      this.logger.warn(`credential ${row.id} was replaced during its refresh; the refreshed pair is not kept`);
+      // A newer generation is stored (the user replaced the credential, or another caller refreshed after
+      // our lease lapsed): that one stands; this access token still works for this call.
+      const log = elapsedMs >= REFRESH_LEASE_MS ? 'error' : 'warn';
+      this.logger[log](
+        `credential ${row.id}: a newer generation was stored during its refresh from generation ${row.generation} ` +
+          `(${elapsedMs} ms, lease ${REFRESH_LEASE_MS} ms); the refreshed pair is not kept`,
+      );
       return { token: tokens.access_token, generation: row.generation, kind: 'oauth2' };
     }
-    this.logger.log(`refreshed credential ${row.id} (generation ${written[0]!.generation})`);
-    return { token: tokens.access_token, generation: written[0]!.generation, kind: 'oauth2' };
+    const generation = written[0]!.generation;
+    if (written[0]!.prev_owner !== owner) {
+      this.logger.error(
+        `credential ${row.id}: refresh lease lost after ${elapsedMs} ms (lease ${REFRESH_LEASE_MS} ms); ` +
+          `the refreshed pair is kept as generation ${generation}`,
+      );
+    } else {
+      this.logger.log(`refreshed credential ${row.id} (generation ${generation})`);
+    }
+    return { token: tokens.access_token, generation, kind: 'oauth2' };
+  }
+
+  /**
+   * The provider refused our refresh token. Marked reauth_required only while the lease is still ours on
+   * the generation we refreshed: an invalid_grant because another caller (whose lease we took over after
+   * it lapsed) already spent that token must not throw away the newer pair it stored.
+   */
+  private async afterInvalidGrant(site: SiteEntity, row: CredentialEntity, owner: string): Promise<UsableToken> {
+    const marked = rowsOf(
+      await this.dataSource.query(
+        `UPDATE site_credentials
+            SET status = 'reauth_required', refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = now()
+          WHERE id = $1 AND refresh_lease_owner = $2 AND generation = $3
+          RETURNING id`,
+        [row.id, owner, row.generation],
+      ),
+    );
+    if (marked.length === 0) {
+      const current = await this.findForSite(site.id);
+      if (current !== null && current.status === 'active' && current.generation !== row.generation) {
+        this.logger.error(
+          `credential ${row.id}: refresh from generation ${row.generation} refused (invalid_grant) after its lease ` +
+            `was lost; generation ${current.generation} stored meanwhile is kept and used`,
+        );
+        const secret = this.open(current);
+        return {
+          token: secret.kind === 'oauth2' ? secret.accessToken : secret.token,
+          generation: current.generation,
+          kind: current.kind,
+        };
+      }
+    }
+    this.logger.warn(
+      `refresh of credential ${row.id} refused (invalid_grant)` +
+        (marked.length > 0 ? '; marked reauth_required' : '; the row had changed meanwhile, left as it is'),
+    );
+    throw new ToolCallFailure('reauth_required', `${site.manifest.name} refused the refresh: reconnect with OAuth`);
   }
 
   private lockedRow(em: EntityManager, siteId: string): Promise<CredentialEntity | null> {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
 import { expectError, Http } from '../utils/http.js';
 import { eventually } from '../utils/runs.js';
 import { approveAtSite, completeOAuth, siteEnv, testSites, type TestSites } from '../utils/site.js';
@@ -109,5 +110,58 @@ describe('token refresh under a lease, outside any transaction (e2e)', () => {
     expect(site.stats.refreshes).toBe(1);
     expectError(await call(), 'OUTGOING_RATE_LIMITED', 429);
     expect(site.stats.refreshes).toBe(1);
+  });
+
+  it('a lease that lapses mid-refresh: the late owner keeps its pair, the replay after it marks nothing reauth_required', async () => {
+    const { site, stack, http, user, siteId } = await connected({ OUTGOING_CALLS_PER_MINUTE: '1000' });
+    // A provider that rotates refresh tokens and refuses a replay without revoking the grant (the reference
+    // site's default revokes it all, which would make reconnecting the right answer anyway).
+    site.revokeFamilyOnReuse = false;
+    const call = () =>
+      http.post(`/api/vault/sites/${siteId}/tools/list_notes/call`, { input: {} }, { token: user.token });
+    const db = new pg.Client({ connectionString: stack.env.DATABASE_URL });
+    await db.connect();
+    try {
+      const row = async () =>
+        (await db.query(`SELECT status, generation FROM site_credentials WHERE site_id = $1`, [siteId])).rows[0] as {
+          status: string;
+          generation: number;
+        };
+      const before = await row();
+
+      site.expireAccessTokens();
+      site.tokenDelayMs = 2_000;
+      const first = call();
+      await eventually('the first refresh waits on the token endpoint', async () =>
+        site.stalledTokenRequests === 1 ? true : undefined,
+      );
+      // Its lease lapses while it waits (as a token request or a final write held up past the lease would).
+      await db.query(
+        `UPDATE site_credentials SET refresh_lease_until = now() - interval '1 second' WHERE site_id = $1`,
+        [siteId],
+      );
+      // A second caller takes the lapsed lease over and replays the refresh token the first one is spending;
+      // its answer (invalid_grant) comes after the first caller has stored the new pair.
+      site.tokenDelayMs = 3_500;
+      const second = call();
+      const results = await Promise.all([first, second]);
+
+      expect(results.map((r) => (r.status === 200 ? 200 : `${r.status} ${r.text}`))).toEqual([200, 200]);
+      expect(site.stats.refreshes).toBe(1);
+      expect(site.stats.invalidGrants).toBe(1);
+      expect(site.stalledTokenRequests).toBe(2);
+      expect(await row()).toEqual({ status: 'active', generation: before.generation + 1 });
+      expect(stack.logs()).toMatch(/refresh lease lost after \d+ ms .*kept as generation/);
+      expect(stack.logs()).toMatch(
+        /refused \(invalid_grant\) after its lease was lost; generation \d+ stored meanwhile/,
+      );
+
+      // The kept pair works: the next call needs no refresh.
+      site.tokenDelayMs = 0;
+      expect((await call()).status).toBe(200);
+      expect(site.stats.refreshes).toBe(1);
+    } finally {
+      await db.end();
+    }
   });
 });
