@@ -15,11 +15,13 @@ import type {
   ScheduledTriggerResult,
 } from '../workflows/contracts.js';
 import { endsRun, modelToolsOf } from '../workflows/contracts.js';
+import { AppError } from '../src/common/app-error.js';
 import { classified } from './failures.js';
 
 /** Run bookkeeping and the agent's queue, filled by the worker with the application's services. */
 export interface RunsPort {
-  startRun(request: RunRequest, temporalRunId: string): Promise<RunContext>;
+  /** `execution`: the workflow execution that asks (from Temporal, not from the input). */
+  startRun(request: RunRequest, execution: { workflowId: string; runId: string }): Promise<RunContext>;
   finishRun(input: FinishRunInput): Promise<void>;
   /** `notifyWorkflowId`: the trigger workflow that waits for the run. */
   enqueueScheduledRun(agentId: string, notifyWorkflowId: string): Promise<ScheduledTriggerResult>;
@@ -90,10 +92,18 @@ export function createActivities(deps: ActivityDeps) {
       const reference = `run:${input.runId}:${info.workflowExecution?.runId}:${info.activityId}`;
       return withHeartbeat((signal) =>
         classified(async () => {
+          // Turn 1's run and user are the ones startRun checks against the run's row: the turn must not
+          // name others (they are charged for the turn). Later turns are checked by the model port.
+          if (input.start !== undefined && (input.start.runId !== input.runId || input.start.userId !== input.userId)) {
+            throw new AppError('PERMISSION_DENIED', 'The turn names another run or user than the run it starts');
+          }
           // Idempotent: a retried turn 1 finds the run active already.
           const context =
             input.start !== undefined
-              ? await deps.runs.startRun(input.start, info.workflowExecution?.runId ?? '')
+              ? await deps.runs.startRun(input.start, {
+                  workflowId: info.workflowExecution?.workflowId ?? '',
+                  runId: info.workflowExecution?.runId ?? '',
+                })
               : input.context;
           if (context === undefined) {
             throw new Error('modelTurn needs the run request (turn 1) or its context');

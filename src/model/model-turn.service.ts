@@ -1,4 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { type DataSource } from 'typeorm';
+import { AppError } from '../common/app-error.js';
+import { UUID } from '../common/ids.js';
 import { CreditsService, creditsFor } from '../credits/credits.service.js';
 import type { ModelCall, ModelTurnOutput } from '../../workflows/contracts.js';
 import { ModelClient } from './model-client.js';
@@ -6,12 +10,18 @@ import { ModelClient } from './model-client.js';
 /** A run's model turn: credits checked before, usage charged after (idempotently), usage added to the run. */
 @Injectable()
 export class ModelTurnService {
+  private readonly logger = new Logger('ModelTurn');
+
   constructor(
     private readonly model: ModelClient,
     private readonly credits: CreditsService,
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
-  /** `creditsChecked`: the caller has just checked the balance (a run's first turn, in startRun). */
+  /**
+   * `creditsChecked`: the caller has just checked the balance and that the run and user are the run's
+   * own (a run's first turn, in startRun).
+   */
   async turn(
     input: ModelCall,
     reference: string,
@@ -19,7 +29,7 @@ export class ModelTurnService {
     creditsChecked = false,
   ): Promise<ModelTurnOutput> {
     if (!creditsChecked) {
-      await this.credits.assertCredits(input.userId);
+      await this.assertRunOwnerCredits(input);
     }
     const answer = await this.model.create(
       { model: input.model, system: input.system, messages: input.messages, tools: input.tools },
@@ -32,5 +42,29 @@ export class ModelTurnService {
       outputTokens: answer.usage.outputTokens,
     });
     return { ...answer, credits: charge.charged };
+  }
+
+  /**
+   * The activity's input is not trusted: the user it names is charged for the turn. It must be the
+   * owner of the run as its row records it, and the run must be active; else PERMISSION_DENIED
+   * (non-retryable) before the model is called. Folded into the balance check: one round trip, as before.
+   */
+  private async assertRunOwnerCredits(input: ModelCall): Promise<void> {
+    const ids = [input.runId, input.userId];
+    const rows: Array<{ credits: string }> = ids.every((id) => typeof id === 'string' && UUID.test(id))
+      ? await this.dataSource.query(
+          `SELECT u.credits FROM runs r JOIN users u ON u.id = r.user_id
+           WHERE r.id = $1 AND r.user_id = $2 AND r.status = 'active'`,
+          ids,
+        )
+      : [];
+    if (rows[0] === undefined) {
+      // Ids only: enough for an operator to find the forged task in the Temporal UI.
+      this.logger.warn(`model turn refused for run ${String(input.runId)}: not an active run of the user it names`);
+      throw new AppError('PERMISSION_DENIED', 'The turn is not one of an active run of this user');
+    }
+    if (Number(rows[0].credits) <= 0) {
+      throw new AppError('NO_CREDITS', 'Insufficient credit balance');
+    }
   }
 }

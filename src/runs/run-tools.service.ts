@@ -35,9 +35,10 @@ export class RunToolsService {
 
   /**
    * The activity's input is not trusted: anything that can put a task on the queue could name any
-   * site. The site must be in the vault of the run's agent (its workspace's, or its owner's), the run
-   * must exist and belong to the user the input names; else PERMISSION_DENIED (non-retryable), and no
-   * credential is read. One round trip: the site, and whether it is the run's.
+   * site. The run must exist, belong to the user the input names and be active; the site must be one
+   * of its agent's sites (site_ids) and in the vault of the agent (its workspace's, or its owner's);
+   * else PERMISSION_DENIED (non-retryable), and no credential is read. One round trip: the site, and
+   * each of those conditions (the refusal logs which one failed).
    */
   private async ownedSite(input: CallToolInput): Promise<SiteEntity> {
     if (![input.siteId, input.runId, input.userId].every((id) => typeof id === 'string' && UUID.test(id))) {
@@ -48,15 +49,27 @@ export class RunToolsService {
       .createQueryBuilder('s')
       .leftJoin(RunEntity, 'r', 'r.id = :runId AND r.user_id = :userId', { runId: input.runId, userId: input.userId })
       .leftJoin(AgentEntity, 'a', 'a.id = r.agent_id')
+      .addSelect('r.status', 'run_status')
+      .addSelect('(s.id = ANY(a.site_ids))', 'listed')
       .addSelect(`(a.id IS NOT NULL AND ${inOwnersVaultSql('s', 'a')})`, 'owned')
       .where('s.id = :siteId', { siteId: input.siteId })
-      .getRawAndEntities<{ owned: boolean | null }>();
+      .getRawAndEntities<{ run_status: string | null; listed: boolean | null; owned: boolean | null }>();
     const site = entities[0];
     if (site === undefined) {
       throw new ToolCallFailure('not_found', `The site ${input.siteName} is no longer in the vault`);
     }
-    if (raw[0]?.owned !== true) {
+    const found = raw[0];
+    if (found?.run_status === null || found?.run_status === undefined) {
+      throw this.refused(input, 'no run of this user');
+    }
+    if (found.run_status !== 'active') {
+      throw this.refused(input, `the run is ${found.run_status}, not active`);
+    }
+    if (found.owned !== true) {
       throw this.refused(input, 'the site is not in the vault of the run’s agent');
+    }
+    if (found.listed !== true) {
+      throw this.refused(input, 'the site is not one of the run’s agent’s sites');
     }
     return site;
   }

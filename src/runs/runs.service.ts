@@ -132,13 +132,21 @@ export class RunsService {
   ) {
     this.agentRows = new RowMapper(dataSource, AgentEntity, 'a');
     this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
+    // The run's start ($2: the run, $3: its user, $4/$5: the asking workflow and execution) and, in
+    // the same statement, the agent, its owner's balance, the tier owner's tier and the agent's sites
+    // (in its own scope): a row per site, or one row with no site; no agent row when it was deleted.
     // The tier that counts is the workspace owner's for a workspace agent, else the agent owner's.
     this.startQuery =
-      `SELECT ${this.agentRows.select()}, ${this.siteRows.select()}, u.credits AS owner_credits, ` +
-      't.tier AS tier_owner_tier, t.subscription_status AS tier_owner_status ' +
-      'FROM agents a JOIN users u ON u.id = a.user_id LEFT JOIN workspaces w ON w.id = a.workspace_id ' +
-      'JOIN users t ON t.id = COALESCE(w.owner_id, a.user_id) ' +
-      `LEFT JOIN sites s ON s.id = ANY(a.site_ids) AND ${inOwnersVaultSql('s', 'a')} WHERE a.id = $1`;
+      "WITH started AS (UPDATE runs SET status = 'active', temporal_run_id = $5, " +
+      'started_at = COALESCE(started_at, now()) ' +
+      'WHERE id = $2 AND agent_id = $1 AND user_id = $3 AND workflow_id = $4 ' +
+      "AND (status = 'queued' OR (status = 'active' AND temporal_run_id = $5)) RETURNING triggered_by, system_prompt_source) " +
+      'SELECT st.triggered_by AS run_triggered_by, st.system_prompt_source AS run_prompt_source, ' +
+      `${this.agentRows.select()}, ${this.siteRows.select()}, ` +
+      'u.credits AS owner_credits, t.tier AS tier_owner_tier, t.subscription_status AS tier_owner_status ' +
+      'FROM (SELECT 1) one LEFT JOIN started st ON true LEFT JOIN (agents a JOIN users u ON u.id = a.user_id LEFT JOIN workspaces w ON w.id = a.workspace_id ' +
+      'JOIN users t ON t.id = COALESCE(w.owner_id, a.user_id)) ON a.id = $1 ' +
+      `LEFT JOIN sites s ON s.id = ANY(a.site_ids) AND ${inOwnersVaultSql('s', 'a')}`;
   }
 
   private get runs() {
@@ -170,6 +178,15 @@ export class RunsService {
       notifyWorkflowId: options.notifyWorkflowId,
       requestedAt: new Date().toISOString(),
     };
+    // The row first: the worker starts only runs whose row the API wrote (startRun), and the run may
+    // start as soon as the update is accepted.
+    const row = this.queuedRow(request);
+    await this.runs
+      .createQueryBuilder()
+      .insert()
+      .values(row as QueryDeepPartialEntity<RunEntity>)
+      .orIgnore()
+      .execute();
     let result: EnqueueResult;
     try {
       result = await this.client.workflow.executeUpdateWithStart<Workflow, EnqueueResult, [RunRequest]>(
@@ -192,6 +209,9 @@ export class RunsService {
         },
       );
     } catch (err) {
+      // Not queued (refused, or unknown): leave no row that would look queued forever. Only a row
+      // still queued goes; if the update did get through and the run has started, it stays.
+      await this.runs.delete({ id: request.runId, status: 'queued' }).catch(() => undefined);
       switch (updateFailureType(err)) {
         case FAILURE.agentAlreadyRunning:
           throw new AppError('AGENT_ALREADY_RUNNING', 'The agent already has a queued or active run');
@@ -201,21 +221,11 @@ export class RunsService {
           throw err;
       }
     }
-    if (result.duplicate) {
-      const existing = await this.runs.findOneBy({ id: result.runId });
-      if (existing !== null) {
-        return { run: toRunResponse(existing), queuePosition: result.queuePosition, duplicate: true };
-      }
+    if (result.duplicate && result.runId !== request.runId) {
+      // A repeated delivery: the first delivery's run stands for it, this row was never queued.
+      await this.runs.delete({ id: request.runId, status: 'queued' });
       request.runId = result.runId;
     }
-    const row = this.queuedRow(request);
-    // The run may already have started (and written its row): never overwrite that.
-    await this.runs
-      .createQueryBuilder()
-      .insert()
-      .values(row as QueryDeepPartialEntity<RunEntity>)
-      .orIgnore()
-      .execute();
     const stored = (await this.runs.findOneBy({ id: request.runId })) ?? row;
     return { run: toRunResponse(stored), queuePosition: result.queuePosition, duplicate: result.duplicate };
   }
@@ -324,53 +334,62 @@ export class RunsService {
 
   // ---- the ports of the activities ----
 
-  /** Marks the run active (writing its row if the API never did) and prepares what the model needs. */
-  async startRun(request: RunRequest, temporalRunId: string): Promise<RunContext> {
-    await this.dataSource.query(
-      `INSERT INTO runs (id, agent_id, user_id, status, triggered_by, payload, input, system_prompt_source, delivery_id,
-                         workflow_id, temporal_run_id, queued_at, started_at)
-       VALUES ($1, $2, $3, 'active', $4, $5, $6, $7, $8, $9, $10, $11, now())
-       ON CONFLICT (id) DO UPDATE SET status = 'active', temporal_run_id = $10, started_at = COALESCE(runs.started_at, now())
-       WHERE runs.status IN ('queued', 'active')`,
-      [
-        request.runId,
-        request.agentId,
-        request.userId,
-        request.triggeredBy,
-        JSON.stringify(request.payload ?? null),
-        request.input,
-        request.actionOverride ? 'webhook_action' : 'agent',
-        request.deliveryId,
-        workflowIds.run(request.runId),
-        temporalRunId,
-        request.requestedAt,
-      ],
-    );
-    // The agent, its owner's balance and its sites (in the agent's own scope: its workspace's vault, or
-    // its owner's), in one round trip: a row per site, or one row with no site.
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.startQuery, [request.agentId]);
-    const agent = rows[0] === undefined ? null : this.agentRows.from(rows[0]);
+  /**
+   * Marks the run active and prepares what the model needs. The request is the activity's input, so
+   * not trusted: anything that can put a task on the queue could make one up. Only a run the API
+   * queued moves: its row must exist with the request's agent and user, belong to the workflow that
+   * asks (`run-<runId>`), and be queued — or active for this very execution (a retried turn 1).
+   * Anything else is PERMISSION_DENIED (non-retryable) and writes nothing. One round trip: the
+   * update and the agent's query are one statement.
+   */
+  async startRun(request: RunRequest, execution: { workflowId: string; runId: string }): Promise<RunContext> {
+    if (![request.runId, request.agentId, request.userId].every((id) => typeof id === 'string' && UUID.test(id))) {
+      throw this.refusedStart(request, 'malformed ids');
+    }
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.startQuery, [
+      request.agentId,
+      request.runId,
+      request.userId,
+      execution.workflowId,
+      execution.runId,
+    ]);
+    const started = rows[0];
+    if (started?.run_triggered_by === null || started?.run_triggered_by === undefined) {
+      throw this.refusedStart(request, 'no queued run of this agent and user for this workflow');
+    }
+    const agent = this.agentRows.from(started);
     if (agent === null) {
       throw new AppError('AGENT_NOT_FOUND', 'The agent was deleted');
     }
     // The tier may have changed since the agent was saved (a downgrade, a lapsed payment): a schedule
     // or a webhook run that the tier no longer allows ends here (TIER_REQUIRED or SUBSCRIPTION_PAST_DUE
     // in its timeline), before the model is called.
-    requireTriggerTier(request.triggeredBy, {
-      tier: rows[0]!.tier_owner_tier as Tier,
-      subscriptionStatus: rows[0]!.tier_owner_status as SubscriptionStatus,
+    // The trigger as the API recorded it, not as the request says.
+    requireTriggerTier(started.run_triggered_by as RunTrigger, {
+      tier: started.tier_owner_tier as Tier,
+      subscriptionStatus: started.tier_owner_status as SubscriptionStatus,
     });
-    if (Number(rows[0]!.owner_credits) <= 0) {
+    if (Number(started.owner_credits) <= 0) {
       throw new AppError('NO_CREDITS', 'Insufficient credit balance');
     }
     const sites = rows.map((row) => this.siteRows.from(row)).filter((site): site is SiteEntity => site !== null);
     return {
-      system: request.actionOverride ?? agent.systemPrompt,
+      // The webhook's action only where the API accepted one for this run.
+      system:
+        started.run_prompt_source === 'webhook_action' && request.actionOverride
+          ? request.actionOverride
+          : agent.systemPrompt,
       model: agent.model ?? this.settings.defaultModel,
       tools: buildRunTools(
         agent.siteIds.map((id) => sites.find((s) => s.id === id)).filter((s): s is SiteEntity => s !== undefined),
       ),
     };
+  }
+
+  private refusedStart(request: RunRequest, why: string): AppError {
+    // Ids only: enough for an operator to find the forged task in the Temporal UI.
+    this.logger.warn(`run start refused for run ${String(request.runId)}, agent ${String(request.agentId)}: ${why}`);
+    return new AppError('PERMISSION_DENIED', 'This run was not queued by the service');
   }
 
   async finishRun(input: FinishRunInput): Promise<void> {

@@ -1,0 +1,73 @@
+import { describe, expect, it, jest } from '@jest/globals';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import type { ModelTurnInput, RunContext, RunRequest } from '../workflows/contracts.js';
+import { type ActivityDeps, createActivities } from './index.js';
+
+const RUN = '6f1c1f4e-2d55-4a55-9d1e-0f4c5b8a7e01';
+const OWNER = '0b7e6a3c-7f0f-4a5e-8a8e-3c9d1c2b4a11';
+const OTHER = '9a2d4c6e-1b3f-4e5a-8c7d-2f1e0d9c8b22';
+
+function request(): RunRequest {
+  return {
+    runId: RUN,
+    agentId: 'd4c3b2a1-0f9e-4d8c-b7a6-5e4d3c2b1a00',
+    userId: OWNER,
+    agentName: 'a',
+    triggeredBy: 'manual',
+    input: null,
+    payload: null,
+    actionOverride: null,
+    deliveryId: null,
+    mode: 'reject_if_busy',
+    requestedAt: new Date(0).toISOString(),
+  };
+}
+
+function deps() {
+  const context: RunContext = { system: 's', model: 'm', tools: [] };
+  const startRun = jest.fn<ActivityDeps['runs']['startRun']>(async () => context);
+  const turn = jest.fn(async () => ({
+    content: [{ type: 'text' as const, text: 'ok' }],
+    text: 'ok',
+    stopReason: 'end_turn',
+    usage: { inputTokens: 1, outputTokens: 1 },
+    credits: 1,
+  }));
+  const finishRun = jest.fn(async () => undefined);
+  const all = {
+    workerIdentity: 'test',
+    runs: { startRun, finishRun, enqueueScheduledRun: jest.fn() },
+    model: { turn },
+    tools: { call: jest.fn() },
+  } as unknown as ActivityDeps;
+  return { all, startRun, turn };
+}
+
+describe('modelTurn (turn 1)', () => {
+  const env = () => new MockActivityEnvironment({ workflowExecution: { workflowId: `run-${RUN}`, runId: 'exec-1' } });
+
+  it('passes the asking workflow execution (from Temporal, not the input) to startRun', async () => {
+    const { all, startRun, turn } = deps();
+    const input: ModelTurnInput = { runId: RUN, userId: OWNER, messages: [], start: request(), last: false };
+    await env().run(createActivities(all).modelTurn, input);
+    expect(startRun).toHaveBeenCalledWith(request(), { workflowId: `run-${RUN}`, runId: 'exec-1' });
+    expect(turn).toHaveBeenCalledTimes(1);
+  });
+
+  it('refuses a turn whose run or user differ from those of the run it starts: nothing started, nothing charged', async () => {
+    for (const input of [
+      { runId: RUN, userId: OTHER, messages: [], start: request(), last: false },
+      { runId: OTHER, userId: OWNER, messages: [], start: request(), last: false },
+    ] satisfies ModelTurnInput[]) {
+      const { all, startRun, turn } = deps();
+      const failure = await env()
+        .run(createActivities(all).modelTurn, input)
+        .catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(ApplicationFailure);
+      expect(failure).toMatchObject({ type: 'PERMISSION_DENIED', nonRetryable: true });
+      expect(startRun).not.toHaveBeenCalled();
+      expect(turn).not.toHaveBeenCalled();
+    }
+  });
+});
