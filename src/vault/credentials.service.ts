@@ -4,7 +4,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import * as oidc from 'openid-client';
 import { type DataSource, type EntityManager } from 'typeorm';
-import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../database/pool-limits.js';
+import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 import { OAuthConfigs } from '../oauth/oauth-config.js';
 import type { SiteScope } from '../sites/scopes.js';
 import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';

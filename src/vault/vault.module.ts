@@ -1,10 +1,21 @@
 import { Module } from '@nestjs/common';
-import { OAuthController } from '../oauth/oauth.controller.js';
-import { SitesCoreModule } from '../sites/sites-core.module.js';
-import { VaultController } from './vault.controller.js';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { OAuthClientModule } from '../oauth/oauth-client.module.js';
+import { SitesModule } from '../sites/sites.module.js';
+import { CredentialEntity } from './credential.entity.js';
+import { CredentialsService } from './credentials.service.js';
+import { SiteEntity } from './site.entity.js';
+import { VaultCipher } from './vault-cipher.js';
+import { VaultService } from './vault.service.js';
 
+/**
+ * The vault: registered sites and their sealed credentials (tables `sites` and `credentials`), the
+ * cipher, and the token refresh. No routes: the worker uses it through tools, and its routes
+ * (VaultHttpModule) sit above the OAuth and tools modules that build on it.
+ */
 @Module({
-  imports: [SitesCoreModule],
-  controllers: [VaultController, OAuthController],
+  imports: [TypeOrmModule.forFeature([SiteEntity, CredentialEntity]), SitesModule, OAuthClientModule],
+  providers: [VaultCipher, CredentialsService, VaultService],
+  exports: [VaultCipher, CredentialsService, VaultService],
 })
 export class VaultModule {}
