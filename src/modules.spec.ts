@@ -109,7 +109,9 @@ describe('module map', () => {
 
   it('the worker loads no HTTP-only module and no *-core module exists', () => {
     const names = worker.map((m) => m.name);
-    expect(names).toEqual(expect.arrayContaining(['RunsModule', 'ModelModule', 'ToolsModule', 'VaultModule']));
+    expect(names).toEqual(
+      expect.arrayContaining(['RunsModule', 'ModelModule', 'ToolsModule', 'OAuthClientModule', 'VaultModule']),
+    );
     for (const httpOnly of ['AgentsHttpModule', 'VaultHttpModule', 'OAuthModule', 'ChatModule', 'AuthModule']) {
       expect(names).not.toContain(httpOnly);
     }

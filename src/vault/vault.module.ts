@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { OAuthClientModule } from '../oauth/oauth-client.module.js';
 import { SitesModule } from '../sites/sites.module.js';
 import { CredentialEntity } from './credential.entity.js';
 import { CredentialsService } from './credentials.service.js';
@@ -9,12 +8,12 @@ import { VaultCipher } from './vault-cipher.js';
 import { VaultService } from './vault.service.js';
 
 /**
- * The vault: registered sites and their sealed credentials (tables `sites` and `credentials`), the
- * cipher, and the token refresh. No routes: the worker uses it through tools, and its routes
- * (VaultHttpModule) sit above the OAuth and tools modules that build on it.
+ * The vault: registered sites and their sealed credentials (tables `sites` and `site_credentials`) and
+ * the cipher. No routes: the worker uses it through tools, and its routes (VaultHttpModule) sit above
+ * the OAuth and tools modules that build on it.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([SiteEntity, CredentialEntity]), SitesModule, OAuthClientModule],
+  imports: [TypeOrmModule.forFeature([SiteEntity, CredentialEntity]), SitesModule],
   providers: [VaultCipher, CredentialsService, VaultService],
   exports: [VaultCipher, CredentialsService, VaultService],
 })
