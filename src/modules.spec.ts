@@ -2,8 +2,10 @@ import { describe, expect, it } from '@jest/globals';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { NestFactory } from '@nestjs/core';
 import { getMetadataArgsStorage } from 'typeorm';
 import { AppModule } from './app.module.js';
+import { SETTINGS, SettingsModule } from './config/settings.module.js';
 import { ENTITIES } from './entities.js';
 import { WorkerModule } from './worker.module.js';
 
@@ -116,5 +118,15 @@ describe('module map', () => {
       expect(names).not.toContain(httpOnly);
     }
     expect([...app, ...worker].filter((m) => /Core/.test(m.name) && m.name !== 'TypeOrmCoreModule')).toEqual([]);
+  });
+
+  it('Nest injects the settings object the entry point loaded, not a second parse', async () => {
+    const loaded = { port: 1234 } as never;
+    const context = await NestFactory.createApplicationContext(SettingsModule.forRoot(loaded), { logger: false });
+    try {
+      expect(context.get(SETTINGS)).toBe(loaded);
+    } finally {
+      await context.close();
+    }
   });
 });
