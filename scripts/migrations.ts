@@ -8,11 +8,13 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadSettings } from '../src/config/settings.js';
 import { openDataSource, runMigrations } from '../src/database/data-source.js';
+import { ENTITIES } from '../src/entities.js';
 
 async function main(): Promise<void> {
   const [command, name] = process.argv.slice(2);
   const settings = loadSettings();
-  const dataSource = await openDataSource(settings);
+  // Every entity: `generate` compares the schema with them (running migrations alone needs none).
+  const dataSource = await openDataSource(settings, ENTITIES);
   try {
     if (command === 'run') {
       const applied = await runMigrations(dataSource);

@@ -27,7 +27,7 @@ export function createLogger(settings: Settings, context?: string): ConsoleLogge
 
 /** Builds the HTTP application: body parsing, correlation ids, the /api prefix and the OpenAPI page. */
 export async function createApp(settings: Settings): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings), {
     bodyParser: false,
     logger: createLogger(settings),
   });

@@ -1,6 +1,7 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
-import { AgentsModule } from './agents/agents.module.js';
+import { AdminModule } from './admin/admin.module.js';
+import { AgentsHttpModule } from './agents/agents-http.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { PrefetchModule } from './auth/prefetch.js';
 import { ChatModule } from './chat/chat.module.js';
@@ -9,29 +10,36 @@ import { AdminGuard, JwtAuthGuard, TermsGuard } from './auth/guards.js';
 import { AppErrorFilter } from './common/error-filter.js';
 import { AppValidationPipe } from './common/validation.js';
 import { SettingsModule } from './config/settings.module.js';
+import { type Settings } from './config/settings.js';
 import { DatabaseModule } from './database/database.module.js';
-import { HealthController } from './health/health.controller.js';
+import { HealthModule } from './health/health.module.js';
 import { TemporalModule } from './temporal/temporal.module.js';
 import { UsersModule } from './users/users.module.js';
-import { VaultModule } from './vault/vault.module.js';
+import { VaultHttpModule } from './vault/vault-http.module.js';
+import { WebhooksModule } from './webhooks/webhooks.module.js';
 import { WorkspaceScopeGuard } from './workspaces/workspace-scope.guard.js';
 import { WorkspacesModule } from './workspaces/workspaces.module.js';
 
+/**
+ * The API: every feature's module (each registers its own routes) and the global guards, pipe and
+ * filter. Built with `AppModule.forRoot(settings)`: the settings main.ts loaded, not parsed again.
+ */
 @Module({
   imports: [
-    SettingsModule,
+    HealthModule,
     DatabaseModule,
     TemporalModule,
     UsersModule,
+    AdminModule,
     PrefetchModule,
     AuthModule,
     BillingModule,
-    VaultModule,
-    AgentsModule,
+    VaultHttpModule,
+    AgentsHttpModule,
+    WebhooksModule,
     ChatModule,
     WorkspacesModule,
   ],
-  controllers: [HealthController],
   providers: [
     // Guards run in this order: address limit with authentication and user limit (concurrently, see
     // JwtAuthGuard), workspace scope, terms, admin.
@@ -43,4 +51,8 @@ import { WorkspacesModule } from './workspaces/workspaces.module.js';
     { provide: APP_FILTER, useClass: AppErrorFilter },
   ],
 })
-export class AppModule {}
+export class AppModule {
+  static forRoot(settings: Settings): DynamicModule {
+    return { module: AppModule, imports: [SettingsModule.forRoot(settings)] };
+  }
+}

@@ -1,12 +1,21 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { SettingsModule } from './config/settings.module.js';
+import { type Settings } from './config/settings.js';
 import { DatabaseModule } from './database/database.module.js';
-import { SitesCoreModule } from './sites/sites-core.module.js';
-import { AgentsCoreModule } from './agents/agents-core.module.js';
+import { ModelModule } from './model/model.module.js';
+import { RunsModule } from './runs/runs.module.js';
 import { TemporalModule } from './temporal/temporal.module.js';
 
-/** The services the worker's activities use (the ports of `createActivities`). No HTTP layer. */
+/**
+ * The worker's host: the feature modules whose services fill the activities' ports (runs with its
+ * tools, the model turn), and no HTTP layer. Built with `WorkerModule.forRoot(settings)`: the
+ * settings worker.ts loaded, not parsed again.
+ */
 @Module({
-  imports: [SettingsModule, DatabaseModule, TemporalModule, SitesCoreModule, AgentsCoreModule],
+  imports: [DatabaseModule, TemporalModule, RunsModule, ModelModule],
 })
-export class WorkerModule {}
+export class WorkerModule {
+  static forRoot(settings: Settings): DynamicModule {
+    return { module: WorkerModule, imports: [SettingsModule.forRoot(settings)] };
+  }
+}

@@ -28,7 +28,9 @@ async function main(): Promise<void> {
     logger.log(`registered search attributes: ${added.join(', ')}`);
   }
 
-  const app = await NestFactory.createApplicationContext(WorkerModule, { logger: createLogger(settings, 'worker') });
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(settings), {
+    logger: createLogger(settings, 'worker'),
+  });
   const identity = `${process.pid}@${hostname()}`;
   const { worker, connection } = await createWorker({
     address,

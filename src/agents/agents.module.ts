@@ -1,12 +1,16 @@
 import { Module } from '@nestjs/common';
-import { RunsController } from '../runs/runs.controller.js';
-import { UsersModule } from '../users/users.module.js';
-import { WebhooksController } from '../webhooks/webhooks.controller.js';
-import { AgentsCoreModule } from './agents-core.module.js';
-import { AgentsController } from './agents.controller.js';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AgentEntity } from './agent.entity.js';
+import { AgentsService } from './agents.service.js';
+import { SchedulesService } from './schedules.service.js';
 
+/**
+ * Agents (table `agents`) and their Temporal schedules. No routes: runs build on agents, and the
+ * /agents routes (AgentsHttpModule) also start and list runs, so they sit above both.
+ */
 @Module({
-  imports: [AgentsCoreModule, UsersModule],
-  controllers: [AgentsController, RunsController, WebhooksController],
+  imports: [TypeOrmModule.forFeature([AgentEntity])],
+  providers: [AgentsService, SchedulesService],
+  exports: [AgentsService, SchedulesService],
 })
 export class AgentsModule {}

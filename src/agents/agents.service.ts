@@ -15,7 +15,7 @@ import { AgentEntity, type TriggerType, type WebhookField } from './agent.entity
 import type { CreateAgentDto, TriggerDto, UpdateAgentDto } from './dto/agent.dto.js';
 import { SchedulesService } from './schedules.service.js';
 import { UUID } from '../common/ids.js';
-import { RowMapper } from '../database/row-mapper.js';
+import { RowMapper } from '../common/database/row-mapper.js';
 
 export interface AgentResponse {
   id: string;

@@ -3,18 +3,19 @@ import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { DatabaseModule } from '../database/database.module.js';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { UsersModule } from '../users/users.module.js';
 import { AuthController, MeController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { LoginThrottle } from './login-throttle.js';
 import { PasswordHasher } from './password.js';
+import { RevokedTokenEntity } from './revoked-token.entity.js';
 import { ApiRateLimits } from '../common/rate-limit.js';
 
 @Module({
   imports: [
-    DatabaseModule,
+    TypeOrmModule.forFeature([RevokedTokenEntity]),
     UsersModule,
     PassportModule,
     JwtModule.registerAsync({

@@ -5,7 +5,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
 import { Strategy } from 'passport-jwt';
 import { type DataSource } from 'typeorm';
-import { RowMapper } from '../database/row-mapper.js';
+import { RowMapper } from '../common/database/row-mapper.js';
 import { AuthenticatedPrefetch } from './prefetch.js';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
-import { CreditsService } from '../credits/credits.service.js';
-import { DatabaseModule } from '../database/database.module.js';
+import { CreditsModule } from '../credits/credits.module.js';
 import { BillingController } from './billing.controller.js';
 import { BillingService } from './billing.service.js';
 import { SETTINGS } from '../config/settings.module.js';
@@ -8,11 +7,10 @@ import type { Settings } from '../config/settings.js';
 import { PAYMENT_PROVIDER, paymentProviderFor } from './payment-provider.js';
 
 @Module({
-  imports: [DatabaseModule],
+  imports: [CreditsModule],
   controllers: [BillingController],
   providers: [
     BillingService,
-    CreditsService,
     { provide: PAYMENT_PROVIDER, inject: [SETTINGS], useFactory: (settings: Settings) => paymentProviderFor(settings) },
   ],
 })

@@ -1,12 +1,14 @@
 import { Module } from '@nestjs/common';
-import { AgentsCoreModule } from '../agents/agents-core.module.js';
-import { DatabaseModule } from '../database/database.module.js';
-import { SitesCoreModule } from '../sites/sites-core.module.js';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CreditsModule } from '../credits/credits.module.js';
+import { ModelModule } from '../model/model.module.js';
+import { ToolsModule } from '../tools/tools.module.js';
 import { ChatController } from './chat.controller.js';
+import { ChatMessageEntity, ChatSessionEntity } from './chat.entities.js';
 import { ChatService } from './chat.service.js';
 
 @Module({
-  imports: [DatabaseModule, SitesCoreModule, AgentsCoreModule],
+  imports: [TypeOrmModule.forFeature([ChatSessionEntity, ChatMessageEntity]), ModelModule, ToolsModule, CreditsModule],
   controllers: [ChatController],
   providers: [ChatService],
 })

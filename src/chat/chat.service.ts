@@ -24,7 +24,7 @@ import type { SubscriptionStatus, Tier } from '../users/user.entity.js';
 import type { WorkspaceRole } from '../workspaces/workspace.entities.js';
 import { inOwnersVaultSql, requireRole, roleAtLeast, type Scope } from '../workspaces/scope.js';
 import { ChatMessageEntity, ChatSessionEntity, type SessionSite, type ToolCallRecord } from './chat.entities.js';
-import { RowMapper } from '../database/row-mapper.js';
+import { RowMapper } from '../common/database/row-mapper.js';
 import { AuthenticatedPrefetch } from '../auth/prefetch.js';
 
 /** Session tokens: recognisable prefix, 256 random bits. */

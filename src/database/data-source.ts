@@ -1,38 +1,14 @@
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import { DataSource, type DataSourceOptions, type EntitySchema } from 'typeorm';
 import { effectiveDatabaseUrl, type Settings } from '../config/settings.js';
-import { RevokedTokenEntity } from '../auth/revoked-token.entity.js';
-import { UserEntity } from '../users/user.entity.js';
 import { Initial1763769600000 } from './migrations/1763769600000-initial.js';
 import { Vault1763856000000 } from './migrations/1763856000000-vault.js';
-import { SiteEntity } from '../vault/site.entity.js';
-import { CredentialEntity } from '../vault/credential.entity.js';
-import { OAuthStateEntity } from '../vault/oauth-state.entity.js';
 import { AgentsRuns1763942400000 } from './migrations/1763942400000-agents-runs.js';
-import { AgentEntity } from '../agents/agent.entity.js';
-import { RunEntity } from '../runs/run.entity.js';
 import { Chat1764028800000 } from './migrations/1764028800000-chat.js';
-import { ChatMessageEntity, ChatSessionEntity } from '../chat/chat.entities.js';
 import { Plans1764115200000 } from './migrations/1764115200000-plans.js';
 import { ChargeFunction1764201600000 } from './migrations/1764201600000-charge-function.js';
-import { WorkspaceEntity, WorkspaceMemberEntity } from '../workspaces/workspace.entities.js';
 import { CredentialRefreshLease1764320000000 } from './migrations/1764320000000-credential-refresh-lease.js';
 import { credentialSiteAadMigration } from './migrations/1764320100000-credential-site-aad.js';
-import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from './pool-limits.js';
-
-/** Every entity of the service, listed explicitly (no globs: the build is ESM). */
-export const ENTITIES = [
-  UserEntity,
-  RevokedTokenEntity,
-  SiteEntity,
-  CredentialEntity,
-  OAuthStateEntity,
-  AgentEntity,
-  RunEntity,
-  ChatSessionEntity,
-  ChatMessageEntity,
-  WorkspaceEntity,
-  WorkspaceMemberEntity,
-];
+import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 
 /** Every migration, oldest first. */
 export const MIGRATIONS = [
@@ -53,11 +29,21 @@ export function migrationsFor(settings: Settings): Array<new () => unknown> {
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */
 const MIGRATION_LOCK_KEY = 4_242_001;
 
-export function dataSourceOptions(settings: Settings): DataSourceOptions {
+/** An entity class (or schema) for a data source's `entities`. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for entity classes
+export type EntityClass = Function | EntitySchema;
+
+/**
+ * The connection, pool and migrations. The entities come from the caller, so this folder imports no
+ * feature: the Nest data source loads each feature module's `TypeOrmModule.forFeature` list
+ * (`autoLoadEntities`, see DatabaseModule); a script that needs the entities (migration:generate)
+ * passes the list of src/entities.ts. Running migrations needs none (they are SQL).
+ */
+export function dataSourceOptions(settings: Settings, entities: EntityClass[] = []): DataSourceOptions {
   return {
     type: 'postgres',
     url: effectiveDatabaseUrl(settings),
-    entities: ENTITIES,
+    entities,
     migrations: migrationsFor(settings),
     migrationsTransactionMode: 'each',
     synchronize: false,
@@ -90,8 +76,8 @@ export async function runMigrations(dataSource: DataSource): Promise<string[]> {
   }
 }
 
-export async function openDataSource(settings: Settings): Promise<DataSource> {
-  const dataSource = new DataSource(dataSourceOptions(settings));
+export async function openDataSource(settings: Settings, entities: EntityClass[] = []): Promise<DataSource> {
+  const dataSource = new DataSource(dataSourceOptions(settings, entities));
   await dataSource.initialize();
   return dataSource;
 }

@@ -2,17 +2,19 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { dataSourceOptions, ENTITIES } from './data-source.js';
+import { dataSourceOptions } from './data-source.js';
 
-/** TypeORM over the one PostgreSQL database; every entity's repository is available to feature modules. */
+/**
+ * The one PostgreSQL data source (its DataSource is global). Entities are not listed here: each
+ * feature module registers its own with `TypeOrmModule.forFeature`, and `autoLoadEntities` adds them.
+ * Imported once, by the root module of a process (AppModule, WorkerModule).
+ */
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
       inject: [SETTINGS],
-      useFactory: (settings: Settings) => dataSourceOptions(settings),
+      useFactory: (settings: Settings) => ({ ...dataSourceOptions(settings), autoLoadEntities: true }),
     }),
-    TypeOrmModule.forFeature(ENTITIES),
   ],
-  exports: [TypeOrmModule],
 })
 export class DatabaseModule {}

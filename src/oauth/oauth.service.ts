@@ -8,7 +8,7 @@ import { assertStoredManifestUsable, expectedIssuer } from '../sites/manifest.js
 import { scopesFor, type SiteScope } from '../sites/scopes.js';
 import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';
 import { CredentialsService } from '../vault/credentials.service.js';
-import { OAuthStateEntity } from '../vault/oauth-state.entity.js';
+import { OAuthStateEntity } from './oauth-state.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import { VaultCipher } from '../vault/vault-cipher.js';
 import { roleAtLeast } from '../workspaces/scope.js';

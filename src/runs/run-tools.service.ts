@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
-import { ToolCallFailure } from '../tools/tool-failure.js';
+import { ToolCallFailure } from '../sites/tool-failure.js';
 import { ToolCaller } from '../tools/tool-caller.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import { AgentEntity } from '../agents/agent.entity.js';

@@ -41,7 +41,7 @@ import { buildRunTools } from './run-tools.js';
 import { RunEntity, type RunStatus } from './run.entity.js';
 import { type TimelineEntry, timelineFromHistory } from './timeline.js';
 import { UUID } from '../common/ids.js';
-import { RowMapper } from '../database/row-mapper.js';
+import { RowMapper } from '../common/database/row-mapper.js';
 
 export interface RunResponse {
   id: string;

@@ -8,10 +8,11 @@ import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { assertStoredManifestUsable, type ManifestTool, validateToolInput } from '../sites/manifest.js';
 import { publicNetworkMessage, SiteHttpClient, SiteNetworkError } from '../sites/site-http.js';
+import { TokenRefreshService } from '../oauth/token-refresh.service.js';
 import { CredentialsService } from '../vault/credentials.service.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
-import { ToolCallFailure } from './tool-failure.js';
+import { ToolCallFailure } from '../sites/tool-failure.js';
 
 /** The outgoing limit of the specification: tool calls per minute per site domain. */
 export const OUTGOING_WINDOW_SECONDS = 60;
@@ -66,6 +67,7 @@ export class ToolCaller {
   constructor(
     private readonly http: SiteHttpClient,
     private readonly credentials: CredentialsService,
+    private readonly tokens: TokenRefreshService,
     @InjectDataSource() dataSource: DataSource,
     @Inject(SETTINGS) settings: Settings,
   ) {
@@ -97,12 +99,12 @@ export class ToolCaller {
     // so a refused call never touches the token endpoint either.
     const stored = await this.credentials.usableRow(site, request.credential);
     await this.takeOutgoingSlot(endpoint, site);
-    let credential = await this.credentials.tokenFor(site, undefined, stored);
+    let credential = await this.tokens.tokenFor(site, undefined, stored);
     let refreshed = false;
     let response = await this.post(endpoint, credential.token, request);
     if (response.status === 401 && credential.kind === 'oauth2') {
       // Once: the token may have expired early or been rotated by another process.
-      credential = await this.credentials.tokenFor(site, credential.generation);
+      credential = await this.tokens.tokenFor(site, credential.generation);
       refreshed = true;
       response = await this.post(endpoint, credential.token, request);
     }

@@ -1,27 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import * as oidc from 'openid-client';
 import { type DataSource, type EntityManager } from 'typeorm';
-import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../database/pool-limits.js';
-import { OAuthConfigs } from '../oauth/oauth-config.js';
 import type { SiteScope } from '../sites/scopes.js';
-import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';
-import { ToolCallFailure } from '../tools/tool-failure.js';
+import { ToolCallFailure } from '../sites/tool-failure.js';
 import { CredentialEntity, type CredentialSecret } from './credential.entity.js';
 import type { SiteEntity } from './site.entity.js';
 import { credentialAad, tokenHint, VaultCipher, VaultTamperedError } from './vault-cipher.js';
-
-/** Refresh an OAuth access token this long before it expires. */
-export const REFRESH_SKEW_MS = 60_000;
-
-export interface UsableToken {
-  token: string;
-  /** The credential's generation the token belongs to (to tell a stale token after a 401). */
-  generation: number;
-  kind: CredentialEntity['kind'];
-}
 
 export interface OAuthTokens {
   accessToken: string;
@@ -30,26 +15,9 @@ export interface OAuthTokens {
   scopes: SiteScope[];
 }
 
-/** The whole token request of a refresh (every redirect hop included) is aborted after this. */
-export const REFRESH_TIMEOUT_SECONDS = 20;
-/** The refresh's final write: a pooled connection and one UPDATE, each bounded by the pool's settings. */
-export const REFRESH_WRITE_BOUND_MS = DB_CONNECT_TIMEOUT_MS + DB_QUERY_TIMEOUT_MS;
 /**
- * How long a claimed refresh lease lasts: half as long again as the longest refresh (token request plus
- * final write), so it does not lapse while its owner still works and another caller replays the
- * single-use refresh token. If it lapses all the same, the write below keeps the newer pair.
- */
-export const REFRESH_LEASE_MS = Math.ceil(1.5 * (REFRESH_TIMEOUT_SECONDS * 1000 + REFRESH_WRITE_BOUND_MS));
-/** How long a caller waits for another caller's refresh before giving up (more than the refresh may take). */
-export const REFRESH_WAIT_MS = 30_000;
-/** Between two reads of a credential whose refresh someone else holds. */
-const REFRESH_POLL_MS = 150;
-
-/**
- * Credentials of vault sites: sealing, reading, and OAuth refresh. Across every API and worker process
- * exactly one caller uses a (single-use) refresh token: it claims a lease on the row with one atomic
- * UPDATE and makes the token request outside any transaction, holding no database connection; the
- * others re-read the row until the new pair is there (or the lease lapses and one of them takes over).
+ * Credentials of vault sites: sealing, reading and storing them. Refreshing an OAuth pair (single-flight
+ * across processes, rotation) is TokenRefreshService's, in oauth/.
  */
 @Injectable()
 export class CredentialsService {
@@ -58,7 +26,6 @@ export class CredentialsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly cipher: VaultCipher,
-    private readonly oauth: OAuthConfigs,
   ) {}
 
   private get repo() {
@@ -178,27 +145,6 @@ export class CredentialsService {
     return row;
   }
 
-  /**
-   * A token to call the site with. OAuth tokens near expiry are refreshed first; `staleGeneration`
-   * (after a 401) forces a refresh unless someone already replaced that generation.
-   */
-  async tokenFor(
-    site: SiteEntity,
-    staleGeneration?: number,
-    prefetched?: CredentialEntity | null,
-  ): Promise<UsableToken> {
-    const row = await this.usableRow(site, prefetched);
-    if (row.kind === 'bearer') {
-      const secret = this.open(row) as Extract<CredentialSecret, { kind: 'bearer' }>;
-      return { token: secret.token, generation: row.generation, kind: 'bearer' };
-    }
-    if (needsRefresh(row) || (staleGeneration !== undefined && row.generation === staleGeneration)) {
-      return this.refresh(site, row.generation);
-    }
-    const secret = this.open(row) as Extract<CredentialSecret, { kind: 'oauth2' }>;
-    return { token: secret.accessToken, generation: row.generation, kind: 'oauth2' };
-  }
-
   private assertUsable(row: CredentialEntity, site: SiteEntity): void {
     if (row.status === 'reauth_required') {
       throw new ToolCallFailure(
@@ -214,187 +160,6 @@ export class CredentialsService {
     }
   }
 
-  /**
-   * Single-flight refresh across processes. The caller that claims the row's lease refreshes; the others
-   * re-read the row (short queries, no connection held between them) until the generation they saw has
-   * been replaced, then use the new token.
-   */
-  async refresh(site: SiteEntity, seenGeneration: number): Promise<UsableToken> {
-    const deadline = Date.now() + REFRESH_WAIT_MS;
-    for (;;) {
-      const row = await this.findForSite(site.id);
-      if (row === null) {
-        throw new ToolCallFailure('no_credential', `No credential for ${site.manifest.name} in the vault`);
-      }
-      if (row.status === 'reauth_required') {
-        throw new ToolCallFailure('reauth_required', `The connection to ${site.manifest.name} must be renewed`);
-      }
-      if (row.generation !== seenGeneration && !needsRefresh(row)) {
-        // Another caller refreshed meanwhile (or the user stored a new credential).
-        const secret = this.open(row);
-        return {
-          token: secret.kind === 'oauth2' ? secret.accessToken : secret.token,
-          generation: row.generation,
-          kind: row.kind,
-        };
-      }
-      const owner = randomUUID();
-      if (await this.claimLease(row, owner)) {
-        return this.refreshUnderLease(site, row, owner);
-      }
-      if (Date.now() >= deadline) {
-        throw new ToolCallFailure(
-          'timeout',
-          `The token refresh for ${site.manifest.name} did not finish within ${REFRESH_WAIT_MS / 1000} s`,
-        );
-      }
-      await delay(REFRESH_POLL_MS + Math.floor(Math.random() * REFRESH_POLL_MS));
-    }
-  }
-
-  /** One atomic UPDATE: the lease is ours when no live lease is held on this generation of the row. */
-  private async claimLease(row: CredentialEntity, owner: string): Promise<boolean> {
-    const claimed = await this.dataSource.query(
-      `UPDATE site_credentials
-          SET refresh_lease_owner = $2, refresh_lease_until = now() + make_interval(secs => $3)
-        WHERE id = $1 AND generation = $4 AND status = 'active'
-          AND (refresh_lease_until IS NULL OR refresh_lease_until < now())
-        RETURNING id`,
-      [row.id, owner, REFRESH_LEASE_MS / 1000, row.generation],
-    );
-    return rowsOf(claimed).length === 1;
-  }
-
-  private async releaseLease(row: CredentialEntity, owner: string): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE site_credentials SET refresh_lease_owner = NULL, refresh_lease_until = NULL
-        WHERE id = $1 AND refresh_lease_owner = $2`,
-      [row.id, owner],
-    );
-  }
-
-  /**
-   * The token request, under our lease and outside any transaction. The new pair is written when the row
-   * is still at the generation we refreshed, even if our lease lapsed meanwhile: the refresh token we
-   * used is spent at the provider, so our pair is the one that works.
-   */
-  private async refreshUnderLease(site: SiteEntity, row: CredentialEntity, owner: string): Promise<UsableToken> {
-    const claimedAt = Date.now();
-    let secret: CredentialSecret;
-    try {
-      secret = this.open(row);
-    } catch (err) {
-      await this.releaseLease(row, owner);
-      throw err;
-    }
-    if (secret.kind !== 'oauth2' || secret.refreshToken === null || site.manifest.auth.type !== 'oauth2') {
-      await this.releaseLease(row, owner);
-      throw new ToolCallFailure(
-        'unauthorized',
-        `${site.manifest.name} refused the stored token and it cannot be refreshed`,
-      );
-    }
-    let tokens: oidc.TokenEndpointResponse;
-    try {
-      const config = this.oauth.forManifest(site.manifest);
-      config.timeout = REFRESH_TIMEOUT_SECONDS;
-      tokens = await oidc.refreshTokenGrant(config, secret.refreshToken);
-    } catch (err) {
-      if (err instanceof oidc.ResponseBodyError && err.error === 'invalid_grant') {
-        return this.afterInvalidGrant(site, row, owner);
-      }
-      await this.releaseLease(row, owner);
-      throw refreshFailure(err, site);
-    }
-    const next: CredentialSecret = {
-      kind: 'oauth2',
-      accessToken: tokens.access_token,
-      refreshToken: tokens.refresh_token ?? secret.refreshToken,
-    };
-    const sealed = this.cipher.seal(JSON.stringify(next), credentialAad(row.id, row.siteId));
-    // Fenced by generation, not by lease owner: whoever took a lapsed lease over is replaying the spent
-    // refresh token, and its invalid_grant must not outlive our pair (status back to active with it).
-    // `prev` is the row before this statement, to tell whether our lease was still ours.
-    const written = rowsOf<{ generation: number; prev_owner: string | null }>(
-      await this.dataSource.query(
-        `UPDATE site_credentials c
-          SET key_id = $3, iv = $4, ciphertext = $5, auth_tag = $6, token_hint = $7, expires_at = $8, status = 'active',
-              generation = c.generation + 1, refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = now()
-         FROM (SELECT refresh_lease_owner FROM site_credentials WHERE id = $1) prev
-        WHERE c.id = $1 AND c.generation = $2
-        RETURNING c.generation, prev.refresh_lease_owner AS prev_owner`,
-        [
-          row.id,
-          row.generation,
-          sealed.keyId,
-          sealed.iv,
-          sealed.ciphertext,
-          sealed.authTag,
-          tokenHint(tokens.access_token),
-          expiryOf(tokens.expires_in),
-        ],
-      ),
-    );
-    const elapsedMs = Date.now() - claimedAt;
-    if (written.length === 0) {
-      // A newer generation is stored (the user replaced the credential, or another caller refreshed after
-      // our lease lapsed): that one stands; this access token still works for this call.
-      const log = elapsedMs >= REFRESH_LEASE_MS ? 'error' : 'warn';
-      this.logger[log](
-        `credential ${row.id}: a newer generation was stored during its refresh from generation ${row.generation} ` +
-          `(${elapsedMs} ms, lease ${REFRESH_LEASE_MS} ms); the refreshed pair is not kept`,
-      );
-      return { token: tokens.access_token, generation: row.generation, kind: 'oauth2' };
-    }
-    const generation = written[0]!.generation;
-    if (written[0]!.prev_owner !== owner) {
-      this.logger.error(
-        `credential ${row.id}: refresh lease lost after ${elapsedMs} ms (lease ${REFRESH_LEASE_MS} ms); ` +
-          `the refreshed pair is kept as generation ${generation}`,
-      );
-    } else {
-      this.logger.log(`refreshed credential ${row.id} (generation ${generation})`);
-    }
-    return { token: tokens.access_token, generation, kind: 'oauth2' };
-  }
-
-  /**
-   * The provider refused our refresh token. Marked reauth_required only while the lease is still ours on
-   * the generation we refreshed: an invalid_grant because another caller (whose lease we took over after
-   * it lapsed) already spent that token must not throw away the newer pair it stored.
-   */
-  private async afterInvalidGrant(site: SiteEntity, row: CredentialEntity, owner: string): Promise<UsableToken> {
-    const marked = rowsOf(
-      await this.dataSource.query(
-        `UPDATE site_credentials
-            SET status = 'reauth_required', refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = now()
-          WHERE id = $1 AND refresh_lease_owner = $2 AND generation = $3
-          RETURNING id`,
-        [row.id, owner, row.generation],
-      ),
-    );
-    if (marked.length === 0) {
-      const current = await this.findForSite(site.id);
-      if (current !== null && current.status === 'active' && current.generation !== row.generation) {
-        this.logger.error(
-          `credential ${row.id}: refresh from generation ${row.generation} refused (invalid_grant) after its lease ` +
-            `was lost; generation ${current.generation} stored meanwhile is kept and used`,
-        );
-        const secret = this.open(current);
-        return {
-          token: secret.kind === 'oauth2' ? secret.accessToken : secret.token,
-          generation: current.generation,
-          kind: current.kind,
-        };
-      }
-    }
-    this.logger.warn(
-      `refresh of credential ${row.id} refused (invalid_grant)` +
-        (marked.length > 0 ? '; marked reauth_required' : '; the row had changed meanwhile, left as it is'),
-    );
-    throw new ToolCallFailure('reauth_required', `${site.manifest.name} refused the refresh: reconnect with OAuth`);
-  }
-
   private lockedRow(em: EntityManager, siteId: string): Promise<CredentialEntity | null> {
     return em
       .getRepository(CredentialEntity)
@@ -405,36 +170,7 @@ export class CredentialsService {
   }
 }
 
-/** An UPDATE … RETURNING through DataSource.query answers [rows, count] with the postgres driver. */
-function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
-    return result[0] as T[];
-  }
-  return result as T[];
-}
-
-const refreshLogger = new Logger('Credentials');
-
-function needsRefresh(row: CredentialEntity): boolean {
-  return row.kind === 'oauth2' && row.expiresAt !== null && row.expiresAt.getTime() - REFRESH_SKEW_MS <= Date.now();
-}
-
-function expiryOf(expiresInSeconds: number | undefined): Date | null {
+/** When a token that lasts `expiresInSeconds` (a token endpoint's `expires_in`) expires; null when unknown. */
+export function expiryOf(expiresInSeconds: number | undefined): Date | null {
   return typeof expiresInSeconds === 'number' ? new Date(Date.now() + expiresInSeconds * 1000) : null;
-}
-
-function refreshFailure(err: unknown, site: SiteEntity): ToolCallFailure {
-  if (err instanceof oidc.ResponseBodyError) {
-    return new ToolCallFailure(
-      err.status >= 500 ? 'server_error' : 'unauthorized',
-      `${site.manifest.name} refused the token refresh: ${err.error_description ?? err.error}`,
-    );
-  }
-  // The error's own text (socket addresses, ports, library internals) goes to the log only.
-  refreshLogger.warn(`token refresh for site ${site.id} failed: ${(err as Error).message}`);
-  if (err instanceof SiteNetworkError) {
-    const kind = err.kind === 'timeout' ? 'timeout' : err.kind === 'redirect' ? 'redirected' : 'network';
-    return new ToolCallFailure(kind, `Token refresh at ${site.manifest.name} failed: ${publicNetworkMessage(err)}`);
-  }
-  return new ToolCallFailure('network', `Token refresh at ${site.manifest.name} failed: the answer could not be used`);
 }

@@ -1,10 +1,20 @@
 import { Module } from '@nestjs/common';
-import { OAuthController } from '../oauth/oauth.controller.js';
-import { SitesCoreModule } from '../sites/sites-core.module.js';
-import { VaultController } from './vault.controller.js';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { SitesModule } from '../sites/sites.module.js';
+import { CredentialEntity } from './credential.entity.js';
+import { CredentialsService } from './credentials.service.js';
+import { SiteEntity } from './site.entity.js';
+import { VaultCipher } from './vault-cipher.js';
+import { VaultService } from './vault.service.js';
 
+/**
+ * The vault: registered sites and their sealed credentials (tables `sites` and `site_credentials`) and
+ * the cipher. No routes: the worker uses it through tools, and its routes (VaultHttpModule) sit above
+ * the OAuth and tools modules that build on it.
+ */
 @Module({
-  imports: [SitesCoreModule],
-  controllers: [VaultController, OAuthController],
+  imports: [TypeOrmModule.forFeature([SiteEntity, CredentialEntity]), SitesModule],
+  providers: [VaultCipher, CredentialsService, VaultService],
+  exports: [VaultCipher, CredentialsService, VaultService],
 })
 export class VaultModule {}

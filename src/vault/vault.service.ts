@@ -13,7 +13,7 @@ import { CredentialEntity, type CredentialKind } from './credential.entity.js';
 import { CredentialsService } from './credentials.service.js';
 import { SiteEntity } from './site.entity.js';
 import { UUID } from '../common/ids.js';
-import { RowMapper } from '../database/row-mapper.js';
+import { RowMapper } from '../common/database/row-mapper.js';
 
 export interface SiteResponse {
   id: string;

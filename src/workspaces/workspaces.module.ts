@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
-import { DatabaseModule } from '../database/database.module.js';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { WorkspaceEntity, WorkspaceMemberEntity } from './workspace.entities.js';
 import { WorkspacesController } from './workspaces.controller.js';
 import { WorkspacesService } from './workspaces.service.js';
 
 @Module({
-  imports: [DatabaseModule],
+  imports: [TypeOrmModule.forFeature([WorkspaceEntity, WorkspaceMemberEntity])],
   controllers: [WorkspacesController],
   providers: [WorkspacesService],
 })

@@ -1,0 +1,9 @@
+import { Module } from '@nestjs/common';
+import { CreditsService } from './credits.service.js';
+
+/** Credit balances and their ledger (SQL on `users.credits` and `credit_ledger`), for every feature that charges or checks. */
+@Module({
+  providers: [CreditsService],
+  exports: [CreditsService],
+})
+export class CreditsModule {}

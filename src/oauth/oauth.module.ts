@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { SitesModule } from '../sites/sites.module.js';
+import { VaultModule } from '../vault/vault.module.js';
+import { OAuthClientModule } from './oauth-client.module.js';
+import { OAuthStateEntity } from './oauth-state.entity.js';
+import { OAuthController } from './oauth.controller.js';
+import { OAuthService } from './oauth.service.js';
+
+/** The OAuth authorization-code flow: its pending states, the callback routes, the tokens it stores in the vault. */
+@Module({
+  imports: [TypeOrmModule.forFeature([OAuthStateEntity]), SitesModule, OAuthClientModule, VaultModule],
+  controllers: [OAuthController],
+  providers: [OAuthService],
+  exports: [OAuthService],
+})
+export class OAuthModule {}

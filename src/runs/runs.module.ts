@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AgentsModule } from '../agents/agents.module.js';
+import { CreditsModule } from '../credits/credits.module.js';
+import { ToolsModule } from '../tools/tools.module.js';
+import { UsersModule } from '../users/users.module.js';
+import { RunToolsService } from './run-tools.service.js';
+import { RunEntity } from './run.entity.js';
+import { RunsController } from './runs.controller.js';
+import { RunsService } from './runs.service.js';
+
+/**
+ * Agent runs: their rows, starting them in Temporal, the activities' port and the /runs routes.
+ * Imports agents and users for their tables (a run reads its agent and owner) and tools for the
+ * run's tool calls. The worker imports it for its services; in the worker's application context
+ * RunsController is constructed but never routed (no HTTP adapter).
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([RunEntity]), AgentsModule, UsersModule, CreditsModule, ToolsModule],
+  controllers: [RunsController],
+  providers: [RunsService, RunToolsService],
+  exports: [RunsService, RunToolsService],
+})
+export class RunsModule {}
