@@ -4,6 +4,9 @@ import { DatabaseModule } from '../database/database.module.js';
 import { ModelClient } from '../model/model-client.js';
 import { ModelTurnService } from '../model/model-turn.service.js';
 import { RunToolsService } from '../runs/run-tools.service.js';
+import { RunEnqueueService } from '../runs/run-enqueue.service.js';
+import { RunRecordsService } from '../runs/run-records.service.js';
+import { RunsRepository } from '../runs/runs.repository.js';
 import { RunsService } from '../runs/runs.service.js';
 import { SitesCoreModule } from '../sites/sites-core.module.js';
 import { UsersModule } from '../users/users.module.js';
@@ -14,6 +17,9 @@ const SERVICES = [
   AgentsService,
   SchedulesService,
   RunsService,
+  RunsRepository,
+  RunEnqueueService,
+  RunRecordsService,
   CreditsService,
   ModelClient,
   ModelTurnService,
