@@ -7,7 +7,7 @@ import { RowMapper } from '../database/row-mapper.js';
 import type { SubscriptionStatus, Tier } from '../users/user.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import { inOwnersVaultSql, type Scope, scopeWhere } from '../workspaces/scope.js';
-import type { FinishRunInput, RunTrigger } from '../../workflows/contracts.js';
+import type { CallToolInput, FinishRunInput, RunTrigger } from '../../workflows/contracts.js';
 import { RunEntity } from './run.entity.js';
 
 /** SQL: how many runs of the agent are queued or active ahead of the run (queued_at, id) — its queue position. */
@@ -178,6 +178,28 @@ export class RunsRepository {
         subscriptionStatus: started.tier_owner_status as SubscriptionStatus,
       },
     };
+  }
+
+  /**
+   * The site a run's tool call names, with what decides whether the run may use it, in one round
+   * trip: the run's status (null: no run of this user), whether the site is one of its agent's
+   * (`listed`) and in the agent's vault (`owned`). No site: undefined.
+   */
+  async siteForToolCall(input: Pick<CallToolInput, 'siteId' | 'runId' | 'userId'>): Promise<{
+    site: SiteEntity | undefined;
+    found: { run_status: string | null; listed: boolean | null; owned: boolean | null } | undefined;
+  }> {
+    const { entities, raw } = await this.dataSource
+      .getRepository(SiteEntity)
+      .createQueryBuilder('s')
+      .leftJoin(RunEntity, 'r', 'r.id = :runId AND r.user_id = :userId', { runId: input.runId, userId: input.userId })
+      .leftJoin(AgentEntity, 'a', 'a.id = r.agent_id')
+      .addSelect('r.status', 'run_status')
+      .addSelect('(s.id = ANY(a.site_ids))', 'listed')
+      .addSelect(`(a.id IS NOT NULL AND ${inOwnersVaultSql('s', 'a')})`, 'owned')
+      .where('s.id = :siteId', { siteId: input.siteId })
+      .getRawAndEntities<{ run_status: string | null; listed: boolean | null; owned: boolean | null }>();
+    return { site: entities[0], found: raw[0] };
   }
 
   async finish(input: FinishRunInput): Promise<void> {
