@@ -43,6 +43,18 @@ export interface ActivityDeps {
   tools: ToolsPort;
 }
 
+/**
+ * A workflow bug: a model turn with neither the run's request (turn 1) nor its context. Carries no
+ * spec code, so it is classified as INTERNAL_ERROR at the activity boundary.
+ */
+export class MissingRunContextError extends Error {
+  override readonly name = 'MissingRunContextError';
+
+  constructor() {
+    super('modelTurn needs the run request (turn 1) or its context');
+  }
+}
+
 const HEARTBEAT_INTERVAL_MS = 1_000;
 
 /** Heartbeats while `work` runs, so a dead worker is detected by the heartbeat timeout, not the long one. */
@@ -106,7 +118,7 @@ export function createActivities(deps: ActivityDeps) {
                 })
               : input.context;
           if (context === undefined) {
-            throw new Error('modelTurn needs the run request (turn 1) or its context');
+            throw new MissingRunContextError();
           }
           const tools = modelToolsOf(context.tools);
           const answer = await deps.model.turn(

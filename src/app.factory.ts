@@ -10,6 +10,7 @@ import { correlationMiddleware } from './common/correlation.js';
 import { bodyParserProblem, writeAppError } from './common/error-filter.js';
 import { type LogLevel, type Settings } from './config/settings.js';
 import { readPackageVersion } from './common/version.js';
+import { InvalidUtf8BodyError } from './common/invalid-utf8-body.error.js';
 
 /** Largest JSON body the API accepts; webhook payloads included. */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -37,7 +38,7 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   // Bodies must be valid UTF-8: a decoder would otherwise replace bad bytes silently.
   const verify = (_req: unknown, _res: unknown, buf: Buffer): void => {
     if (!isUtf8(buf)) {
-      throw Object.assign(new Error('Request body is not valid UTF-8'), { type: 'entity.verify.failed' });
+      throw new InvalidUtf8BodyError();
     }
   };
   app.use(

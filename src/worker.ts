@@ -11,7 +11,7 @@ import { createWorker } from './temporal/worker-factory.js';
 import { WorkerModule } from './worker.module.js';
 import { ModelTurnService } from './model/model-turn.service.js';
 import { RunToolsService } from './runs/run-tools.service.js';
-import { RunsService } from './runs/runs.service.js';
+import { RunRecordsService } from './runs/run-records.service.js';
 
 async function main(): Promise<void> {
   const settings = loadSettings();
@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     identity,
     deps: {
       workerIdentity: identity,
-      runs: app.get(RunsService),
+      runs: app.get(RunRecordsService),
       model: app.get(ModelTurnService),
       tools: app.get(RunToolsService),
     },

@@ -2,7 +2,9 @@ import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post
 import { ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ListQueryDto, type Page, pageQuery } from '../common/pagination.js';
 import { CreditsService } from '../credits/credits.service.js';
-import { type RunResponse, RunsService } from '../runs/runs.service.js';
+import { RunEnqueueService } from '../runs/run-enqueue.service.js';
+import type { RunResponse } from '../runs/run-response.js';
+import { RunsService } from '../runs/runs.service.js';
 import { CurrentScope, requireRole, type Scope, WORKSPACE_HEADER } from '../workspaces/scope.js';
 import { type AgentResponse, AgentsService } from './agents.service.js';
 import { CreateAgentDto, StartRunDto, UpdateAgentDto } from './dto/agent.dto.js';
@@ -19,6 +21,7 @@ export class AgentsController {
   constructor(
     private readonly agents: AgentsService,
     private readonly runs: RunsService,
+    private readonly enqueuer: RunEnqueueService,
     private readonly schedules: SchedulesService,
     private readonly credits: CreditsService,
   ) {}
@@ -90,7 +93,7 @@ export class AgentsController {
     const agent = await this.agents.findInScope(scope, id);
     requireRole(scope, 'member', 'Running an agent');
     await this.credits.assertCredits(agent.userId);
-    const { run } = await this.runs.enqueue(agent, {
+    const { run } = await this.enqueuer.enqueue(agent, {
       triggeredBy: 'manual',
       mode: 'reject_if_busy',
       input: body.input ?? null,

@@ -7,6 +7,7 @@ import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT, rateLimitExempt } fro
 import type { AuthUser } from './auth-user.js';
 import { ADMIN_ONLY, IS_PUBLIC, TERMS_REQUIRED } from './decorators.js';
 import { hasAuthorizationHeader } from './jwt.strategy.js';
+import { AuthenticatedPrefetch, PREFETCH_ON_AUTH } from './prefetch.js';
 
 function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
   return reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]) === true;
@@ -17,13 +18,15 @@ function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
  * for every route, at the same time: the address counter, the signature check and the user's row and
  * counter are independent, so a request waits for one database round trip instead of three. When both
  * fail, the address limit answers, so floods of bad tokens stay RATE_LIMITED. Routes marked @Public()
- * skip authentication; routes marked @NoRateLimit() skip both counters.
+ * skip authentication; routes marked @NoRateLimit() skip both counters; routes marked @PrefetchOnAuth()
+ * start their reads during authentication.
  */
 @Injectable()
 export class JwtAuthGuard extends AuthGuard('jwt') {
   constructor(
     private readonly reflector: Reflector,
     private readonly limits: ApiRateLimits,
+    private readonly prefetch: AuthenticatedPrefetch,
   ) {
     super();
   }
@@ -32,6 +35,8 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     const req = context.switchToHttp().getRequest<Request & { [RATE_LIMIT_EXEMPT]?: boolean }>();
     const exempt = rateLimitExempt(this.reflector, context);
     req[RATE_LIMIT_EXEMPT] = exempt;
+    // The route's declared read-ahead, started by JwtStrategy once the token's signature is checked.
+    this.prefetch.forRoute(req, this.reflector.get<symbol | undefined>(PREFETCH_ON_AUTH, context.getHandler()));
     const address = exempt
       ? Promise.resolve()
       : consumeOrThrow(this.limits.perIp, req.ip ?? 'unknown', 'RATE_LIMITED', 'Too many requests from this address');

@@ -1,8 +1,22 @@
-import { Global, Injectable, Module } from '@nestjs/common';
+import { Global, Injectable, Module, SetMetadata } from '@nestjs/common';
 import type { Request } from 'express';
 
 /** Starts a read a route will need, for a user whose token signature has just been checked. */
 export type Prefetcher = (req: Request, userId: string) => void;
+
+/** Route metadata: the key of the prefetcher the route declares (see PrefetchOnAuth). */
+export const PREFETCH_ON_AUTH = Symbol('prefetchOnAuth');
+
+/** Where the auth guard leaves the matched route's prefetcher key for the JWT strategy. */
+const ROUTE_PREFETCH = Symbol('routePrefetch');
+
+type PrefetchRequest = Request & { [ROUTE_PREFETCH]?: symbol };
+
+/**
+ * The route's reads start while authentication is still under way (see AuthenticatedPrefetch). The
+ * route that matched decides, not the request's path; the feature registers the prefetcher under `key`.
+ */
+export const PrefetchOnAuth = (key: symbol): MethodDecorator => SetMetadata(PREFETCH_ON_AUTH, key);
 
 /**
  * Reads that a route needs anyway, started while the rest of authentication (the user's row, the
@@ -12,15 +26,24 @@ export type Prefetcher = (req: Request, userId: string) => void;
  */
 @Injectable()
 export class AuthenticatedPrefetch {
-  private readonly prefetchers: Prefetcher[] = [];
+  private readonly prefetchers = new Map<symbol, Prefetcher>();
 
-  register(prefetcher: Prefetcher): void {
-    this.prefetchers.push(prefetcher);
+  register(key: symbol, prefetcher: Prefetcher): void {
+    this.prefetchers.set(key, prefetcher);
   }
 
+  /** Called by the auth guard with the matched route's metadata (undefined: the route declares none). */
+  forRoute(req: Request, key: symbol | undefined): void {
+    if (key !== undefined) {
+      (req as PrefetchRequest)[ROUTE_PREFETCH] = key;
+    }
+  }
+
+  /** Called by the JWT strategy once the signature is checked: the route's prefetcher, if any. */
   start(req: Request, userId: string): void {
-    for (const prefetch of this.prefetchers) {
-      prefetch(req, userId);
+    const key = (req as PrefetchRequest)[ROUTE_PREFETCH];
+    if (key !== undefined) {
+      this.prefetchers.get(key)?.(req, userId);
     }
   }
 }

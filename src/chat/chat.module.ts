@@ -5,11 +5,14 @@ import { ModelModule } from '../model/model.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { ChatController } from './chat.controller.js';
 import { ChatMessageEntity, ChatSessionEntity } from './chat.entities.js';
-import { ChatService } from './chat.service.js';
+import { ChatReplyService } from './chat-reply.service.js';
+import { ChatSessionsService } from './chat-sessions.service.js';
+import { ChatTurnService } from './chat-turn.service.js';
+import { ChatRepository } from './chat.repository.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([ChatSessionEntity, ChatMessageEntity]), ModelModule, ToolsModule, CreditsModule],
   controllers: [ChatController],
-  providers: [ChatService],
+  providers: [ChatRepository, ChatSessionsService, ChatReplyService, ChatTurnService],
 })
 export class ChatModule {}

@@ -26,6 +26,15 @@ export interface HealthReport {
   temporal: ComponentHealth;
 }
 
+/** A health check that did not answer within CHECK_TIMEOUT_MS: the component is reported down. */
+class CheckTimeoutError extends Error {
+  override readonly name = 'CheckTimeoutError';
+
+  constructor() {
+    super(`no answer within ${CHECK_TIMEOUT_MS} ms`);
+  }
+}
+
 /**
  * Runs one check. The route is public: a failure answers only `publicError` (a driver's message names
  * hosts, ports, users and databases); the real error goes to the log with the request's correlation id.
@@ -39,9 +48,7 @@ async function timed(
   try {
     const extra = await Promise.race([
       check(),
-      new Promise<never>((_, reject) =>
-        setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS).unref(),
-      ),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new CheckTimeoutError()), CHECK_TIMEOUT_MS).unref()),
     ]);
     return { status: 'up', latencyMs: Math.round(performance.now() - started), ...(extra ?? {}) };
   } catch (err) {

@@ -7,6 +7,15 @@ import { SiteHttpClient } from '../sites/site-http.js';
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
+/** A programming error: an OAuth configuration asked for a site whose manifest uses no OAuth 2.0. */
+export class NotAnOAuthSiteError extends Error {
+  override readonly name = 'NotAnOAuthSiteError';
+
+  constructor() {
+    super('the site does not use OAuth 2.0');
+  }
+}
+
 /** openid-client configurations for sites, whose every request goes through the SSRF-guarded client. */
 @Injectable()
 export class OAuthConfigs {
@@ -21,7 +30,7 @@ export class OAuthConfigs {
 
   forManifest(manifest: Manifest): oidc.Configuration {
     if (manifest.auth.type !== 'oauth2') {
-      throw new Error('the site does not use OAuth 2.0');
+      throw new NotAnOAuthSiteError();
     }
     const config = new oidc.Configuration(
       {

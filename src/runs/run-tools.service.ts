@@ -1,14 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { type DataSource } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
 import { ToolCallFailure } from '../sites/tool-failure.js';
 import { ToolCaller } from '../tools/tool-caller.js';
-import { SiteEntity } from '../vault/site.entity.js';
-import { AgentEntity } from '../agents/agent.entity.js';
-import { inOwnersVaultSql } from '../workspaces/scope.js';
-import { RunEntity } from './run.entity.js';
+import type { SiteEntity } from '../vault/site.entity.js';
+import { RunsRepository } from './runs.repository.js';
 import { type CallToolInput, type CallToolOutput, MAX_DURABLE_WAIT_SECONDS } from '../../workflows/contracts.js';
 
 /** A run's tool call: the site as the run's owner has it, through the one ToolCaller. */
@@ -18,7 +14,7 @@ export class RunToolsService {
 
   constructor(
     private readonly caller: ToolCaller,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly runs: RunsRepository,
   ) {}
 
   async call(input: CallToolInput, idempotencyKey: string, signal: AbortSignal): Promise<CallToolOutput> {
@@ -44,21 +40,10 @@ export class RunToolsService {
     if (![input.siteId, input.runId, input.userId].every((id) => typeof id === 'string' && UUID.test(id))) {
       throw this.refused(input, 'malformed ids');
     }
-    const { entities, raw } = await this.dataSource
-      .getRepository(SiteEntity)
-      .createQueryBuilder('s')
-      .leftJoin(RunEntity, 'r', 'r.id = :runId AND r.user_id = :userId', { runId: input.runId, userId: input.userId })
-      .leftJoin(AgentEntity, 'a', 'a.id = r.agent_id')
-      .addSelect('r.status', 'run_status')
-      .addSelect('(s.id = ANY(a.site_ids))', 'listed')
-      .addSelect(`(a.id IS NOT NULL AND ${inOwnersVaultSql('s', 'a')})`, 'owned')
-      .where('s.id = :siteId', { siteId: input.siteId })
-      .getRawAndEntities<{ run_status: string | null; listed: boolean | null; owned: boolean | null }>();
-    const site = entities[0];
+    const { site, found } = await this.runs.siteForToolCall(input);
     if (site === undefined) {
       throw new ToolCallFailure('not_found', `The site ${input.siteName} is no longer in the vault`);
     }
-    const found = raw[0];
     if (found?.run_status === null || found?.run_status === undefined) {
       throw this.refused(input, 'no run of this user');
     }

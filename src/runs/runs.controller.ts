@@ -1,7 +1,8 @@
 import { Controller, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentScope, requireRole, type Scope, WORKSPACE_HEADER } from '../workspaces/scope.js';
-import { type RunResponse, RunsService } from './runs.service.js';
+import type { RunResponse } from './run-response.js';
+import { RunsService } from './runs.service.js';
 import { TermsRequired } from '../auth/decorators.js';
 
 @ApiTags('runs')

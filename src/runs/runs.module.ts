@@ -4,9 +4,12 @@ import { AgentsModule } from '../agents/agents.module.js';
 import { CreditsModule } from '../credits/credits.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { UsersModule } from '../users/users.module.js';
+import { RunEnqueueService } from './run-enqueue.service.js';
+import { RunRecordsService } from './run-records.service.js';
 import { RunToolsService } from './run-tools.service.js';
 import { RunEntity } from './run.entity.js';
 import { RunsController } from './runs.controller.js';
+import { RunsRepository } from './runs.repository.js';
 import { RunsService } from './runs.service.js';
 
 /**
@@ -18,7 +21,7 @@ import { RunsService } from './runs.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([RunEntity]), AgentsModule, UsersModule, CreditsModule, ToolsModule],
   controllers: [RunsController],
-  providers: [RunsService, RunToolsService],
-  exports: [RunsService, RunToolsService],
+  providers: [RunsRepository, RunsService, RunEnqueueService, RunRecordsService, RunToolsService],
+  exports: [RunsService, RunEnqueueService, RunRecordsService, RunToolsService],
 })
 export class RunsModule {}

@@ -71,11 +71,20 @@ export function inOwnersVaultSql(site: string, owner: string): string {
   );
 }
 
+/** A programming error: @CurrentScope() on a route that no guard gave a scope (a @Public() one). */
+export class MissingScopeError extends Error {
+  override readonly name = 'MissingScopeError';
+
+  constructor() {
+    super('CurrentScope used on a route without authentication');
+  }
+}
+
 /** The request's scope (set by WorkspaceScopeGuard). */
 export const CurrentScope = createParamDecorator((_data: unknown, ctx: ExecutionContext): Scope => {
   const req = ctx.switchToHttp().getRequest<{ scope?: Scope }>();
   if (req.scope === undefined) {
-    throw new Error('CurrentScope used on a route without authentication');
+    throw new MissingScopeError();
   }
   return req.scope;
 });

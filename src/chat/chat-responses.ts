@@ -1,0 +1,56 @@
+import type { SiteScope } from '../sites/scopes.js';
+import type { SiteEntity } from '../vault/site.entity.js';
+import type { ChatMessageEntity, ChatSessionEntity, ToolCallRecord } from './chat.entities.js';
+
+export interface SessionSiteResponse {
+  siteId: string;
+  name: string;
+  tools: string[];
+  /** The least scopes the chosen tools need. */
+  scopes: SiteScope[];
+  /** OAuth sites connected with fewer scopes than needed: what is missing and where to reconnect. */
+  missingScopes?: SiteScope[];
+  connectPath?: string;
+}
+
+export interface SessionResponse {
+  id: string;
+  title: string | null;
+  sites: SessionSiteResponse[];
+  scopes: SiteScope[];
+  expiresAt: string;
+  createdAt: string;
+}
+
+export interface MessageResponse {
+  id: string;
+  role: 'user' | 'assistant';
+  content: string;
+  toolCalls?: ToolCallRecord[];
+  usage?: { inputTokens: number; outputTokens: number; credits: number };
+  createdAt: string;
+}
+
+/** Where a turn's events go as they happen (the SSE stream, or nowhere for a JSON answer). */
+export interface TurnSink {
+  text(delta: string): void;
+  toolCall(call: { id: string; site: string; tool: string; input: unknown }): void;
+  toolResult(result: { id: string; ok: boolean; result?: unknown; error?: string }): void;
+}
+
+/** A session ready for a turn: the session, its sites (in its order) and its messages so far. */
+export interface TurnContext {
+  session: ChatSessionEntity;
+  sites: SiteEntity[];
+  history: ChatMessageEntity[];
+}
+
+export function toMessageResponse(row: ChatMessageEntity): MessageResponse {
+  return {
+    id: row.id,
+    role: row.role,
+    content: row.content,
+    ...(row.role === 'assistant' ? { toolCalls: row.toolCalls ?? [], usage: row.usage ?? undefined } : {}),
+    createdAt: row.createdAt.toISOString(),
+  };
+}

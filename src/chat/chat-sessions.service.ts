@@ -1,0 +1,200 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { limitsOf } from '../billing/tiers.js';
+import { AppError, type FieldProblem } from '../common/app-error.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { scopesFor, SITE_SCOPES } from '../sites/scopes.js';
+import type { WorkspaceRole } from '../workspaces/workspace.entities.js';
+import { requireRole, roleAtLeast, type Scope } from '../workspaces/scope.js';
+import {
+  type MessageResponse,
+  type SessionResponse,
+  type SessionSiteResponse,
+  toMessageResponse,
+  type TurnContext,
+} from './chat-responses.js';
+import type { ChatSessionEntity, SessionSite } from './chat.entities.js';
+import { ChatRepository, type FoundSession, type SessionMembership } from './chat.repository.js';
+
+/** Session tokens: recognisable prefix, 256 random bits. */
+export const SESSION_TOKEN = /^ses_[A-Za-z0-9_-]{43}$/;
+
+function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** The hash a session is stored under; INVALID_SESSION for a token that is not one. */
+function hashedSessionToken(token: string): string {
+  if (!SESSION_TOKEN.test(token)) {
+    throw new AppError('INVALID_SESSION', 'The session token is malformed');
+  }
+  return hashToken(token);
+}
+
+/** SESSION_NOT_FOUND (unknown, or another user's), SESSION_EXPIRED; else the session found. */
+function liveSession(found: FoundSession | null): FoundSession {
+  if (found === null) {
+    throw new AppError('SESSION_NOT_FOUND', 'No session for this token');
+  }
+  if (found.session.expiresAt.getTime() <= Date.now()) {
+    throw new AppError('SESSION_EXPIRED', 'The session has expired; create a new one');
+  }
+  return found;
+}
+
+/**
+ * A workspace session is used with the workspace's credentials, so every use re-checks what creating
+ * it checked: the user is still a member (PERMISSION_DENIED once removed: the session exists and is
+ * theirs, but the workspace no longer lets them in), the role still allows the use (`minimum`:
+ * `member` to chat, as for creating a session; any role to read or delete it), and the owner is
+ * still on Team (WORKSPACE_REQUIRED, as X-Workspace-Id answers).
+ */
+function requireSessionAccess(
+  session: ChatSessionEntity,
+  { role, owner }: SessionMembership,
+  minimum: WorkspaceRole,
+  action: string,
+): void {
+  if (session.workspaceId === null) {
+    return;
+  }
+  if (role === null) {
+    throw new AppError('PERMISSION_DENIED', "You are no longer a member of this session's workspace");
+  }
+  if (limitsOf(owner).workspaces === 0) {
+    throw new AppError('WORKSPACE_REQUIRED', "This workspace's owner is no longer on the Team plan");
+  }
+  if (!roleAtLeast(role, minimum)) {
+    throw new AppError('PERMISSION_DENIED', `${action} needs the ${minimum} role in this workspace (you are ${role})`);
+  }
+}
+
+/** Chat sessions: creating, reading and deleting them, and opening one for a turn (access re-checked). */
+@Injectable()
+export class ChatSessionsService {
+  constructor(
+    private readonly chats: ChatRepository,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
+
+  async create(
+    scope: Scope,
+    input: { sites: Array<{ siteId: string; tools?: string[] }>; title?: string },
+  ): Promise<SessionResponse & { token: string }> {
+    requireRole(scope, 'member', 'Chatting');
+    const userId = scope.user.id;
+    const workspaceId = scope.workspace?.id ?? null;
+    const chosen: SessionSite[] = input.sites.map((s) => ({ siteId: s.siteId, tools: s.tools ?? null }));
+    const sites = await this.chats.sitesOf({ userId, workspaceId }, chosen);
+    const problems: FieldProblem[] = [];
+    chosen.forEach((c, i) => {
+      const site = sites.find((s) => s.id === c.siteId);
+      if (site === undefined) {
+        problems.push({ field: `sites[${i}].siteId`, message: 'is not a site in your vault' });
+      } else {
+        for (const tool of c.tools ?? []) {
+          if (!site.manifest.tools.some((t) => t.name === tool)) {
+            problems.push({ field: `sites[${i}].tools`, message: `the site has no tool "${tool}"` });
+          }
+        }
+      }
+      if (chosen.findIndex((o) => o.siteId === c.siteId) !== i) {
+        problems.push({ field: `sites[${i}].siteId`, message: 'lists a site twice' });
+      }
+    });
+    if (problems.length > 0) {
+      throw AppError.validation(problems);
+    }
+    const token = `ses_${randomBytes(32).toString('base64url')}`;
+    const session = await this.chats.createSession({
+      userId,
+      workspaceId,
+      tokenHash: hashToken(token),
+      title: input.title ?? null,
+      sites: chosen,
+      expiresAt: new Date(Date.now() + this.settings.sessionTtlSeconds * 1000),
+    });
+    return { ...(await this.describeSession(session)), token };
+  }
+
+  /**
+   * INVALID_SESSION (malformed), SESSION_NOT_FOUND (unknown, or another user's), SESSION_EXPIRED;
+   * for a workspace session, PERMISSION_DENIED / WORKSPACE_REQUIRED once membership no longer allows
+   * reading it (any role may read or delete their own session; see requireSessionAccess).
+   */
+  async findByToken(userId: string, token: string): Promise<ChatSessionEntity> {
+    const { session, membership } = liveSession(await this.chats.findByTokenHash(hashedSessionToken(token), userId));
+    requireSessionAccess(session, membership, 'viewer', 'Reading or deleting a session');
+    return session;
+  }
+
+  /** GET /sessions/:token: the session with its messages. */
+  async describeByToken(userId: string, token: string): Promise<SessionResponse & { messages: MessageResponse[] }> {
+    const session = await this.findByToken(userId, token);
+    return { ...(await this.describeSession(session)), messages: await this.messages(session) };
+  }
+
+  async removeByToken(userId: string, token: string): Promise<void> {
+    const session = await this.findByToken(userId, token);
+    await this.chats.removeSession(session.id);
+  }
+
+  /**
+   * What a turn needs before the model can be called, in one round trip's wait: the session with its
+   * sites and the user's current membership of its workspace, and its messages so far (both keyed by
+   * the token, so they are read side by side). The same codes as findByToken, and chatting needs the
+   * member role in the session's workspace, checked on every turn.
+   */
+  async openTurn(userId: string, token: string): Promise<TurnContext> {
+    const rows = await this.chats.turnRows(hashedSessionToken(token), userId);
+    const { session, membership } = liveSession(rows.found);
+    requireSessionAccess(session, membership, 'member', 'Chatting');
+    return {
+      session,
+      sites: session.sites
+        .map((chosen) => rows.sites.find((site) => site.id === chosen.siteId))
+        .filter((site) => site !== undefined),
+      history: rows.history,
+    };
+  }
+
+  async describeSession(session: ChatSessionEntity): Promise<SessionResponse> {
+    const sites = await this.chats.sitesOf(session, session.sites);
+    const credentials = await this.chats.credentialsOf(sites.map((s) => s.id));
+    const described: SessionSiteResponse[] = sites.map((site) => {
+      const chosen = session.sites.find((s) => s.siteId === site.id)?.tools ?? null;
+      const tools = site.manifest.tools.filter((t) => chosen === null || chosen.includes(t.name));
+      const scopes = scopesFor(tools);
+      const credential = credentials.find((c) => c.siteId === site.id);
+      const entry: SessionSiteResponse = {
+        siteId: site.id,
+        name: site.manifest.name,
+        tools: tools.map((t) => t.name),
+        scopes,
+      };
+      if (site.manifest.auth.type === 'oauth2' && credential?.kind === 'oauth2') {
+        const granted = new Set(credential.scopes ?? []);
+        const missing = scopes.filter((s) => !granted.has(s));
+        if (missing.length > 0 || credential.status === 'reauth_required') {
+          entry.missingScopes = missing;
+          entry.connectPath = `/api/vault/sites/${site.id}/oauth/start`;
+        }
+      }
+      return entry;
+    });
+    const all = new Set(described.flatMap((s) => s.scopes));
+    return {
+      id: session.id,
+      title: session.title,
+      sites: described,
+      scopes: SITE_SCOPES.filter((s) => all.has(s)),
+      expiresAt: session.expiresAt.toISOString(),
+      createdAt: session.createdAt.toISOString(),
+    };
+  }
+
+  async messages(session: ChatSessionEntity): Promise<MessageResponse[]> {
+    return (await this.chats.messages(session.id)).map(toMessageResponse);
+  }
+}

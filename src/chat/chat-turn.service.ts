@@ -1,0 +1,136 @@
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { AuthUser } from '../auth/auth-user.js';
+import { AuthenticatedPrefetch } from '../auth/prefetch.js';
+import { AppError } from '../common/app-error.js';
+import { correlationIdOf } from '../common/correlation.js';
+import { toAppError, writeAppError } from '../common/error-filter.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { ChatReplyService } from './chat-reply.service.js';
+import type { TurnContext, TurnSink } from './chat-responses.js';
+import { ChatSessionsService } from './chat-sessions.service.js';
+import { ChatTurnAbortedError } from './chat-turn-aborted.error.js';
+
+/** The key the turn route declares with @PrefetchOnAuth: its session and messages are read ahead. */
+export const CHAT_TURN_PREFETCH = Symbol('chatTurnPrefetch');
+
+/** Where a chat turn's context, read ahead during authentication, waits for the route. */
+const TURN_PREFETCH = Symbol('turnPrefetch');
+
+interface TurnPrefetch {
+  userId: string;
+  token: string;
+  context: Promise<TurnContext>;
+}
+
+type TurnRequest = Request & { [TURN_PREFETCH]?: TurnPrefetch };
+
+function sse(res: Response, event: string, data: unknown): void {
+  res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+/**
+ * A chat turn over HTTP: its context (read ahead during authentication when it can be), SSE or one
+ * JSON answer, the CHAT_TIMEOUT cap, a client that goes away, and the error answer.
+ */
+@Injectable()
+export class ChatTurnService implements OnModuleInit {
+  private readonly logger = new Logger('Chat');
+
+  constructor(
+    private readonly sessions: ChatSessionsService,
+    private readonly replies: ChatReplyService,
+    private readonly prefetch: AuthenticatedPrefetch,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
+
+  /** A turn's session and messages are read while authentication finishes (saves a round trip's wait). */
+  onModuleInit(): void {
+    this.prefetch.register(CHAT_TURN_PREFETCH, (req, userId) => {
+      // Express has decoded the route's parameter; the route checks it again against the user.
+      const token = req.params.token;
+      if (typeof token !== 'string') {
+        return;
+      }
+      const context = this.sessions.openTurn(userId, token);
+      context.catch(() => undefined); // the route awaits it, and answers its error, once the guards pass
+      (req as TurnRequest)[TURN_PREFETCH] = { userId, token, context };
+    });
+  }
+
+  /**
+   * With `Accept: text/event-stream` the answer is an SSE stream of `text`, `tool_call`,
+   * `tool_result`, then `done` (or `error`); otherwise one JSON answer when the turn ends. The whole
+   * turn is capped (CHAT_TIMEOUT); a client that goes away aborts it (STREAM_ABORTED, nothing saved).
+   */
+  async send(auth: AuthUser, token: string, content: string, req: Request, res: Response): Promise<void> {
+    // Read ahead during authentication (onModuleInit) when it was for this user and token.
+    const ahead = (req as TurnRequest)[TURN_PREFETCH];
+    const context = await (ahead !== undefined && ahead.userId === auth.user.id && ahead.token === token
+      ? ahead.context
+      : this.sessions.openTurn(auth.user.id, token));
+    const streaming = (req.headers.accept ?? '').includes('text/event-stream');
+    const controller = new AbortController();
+    // The first reason wins: a signal keeps the reason it was first aborted with.
+    const timer = setTimeout(() => controller.abort(new ChatTurnAbortedError('timeout')), this.settings.chatTimeoutMs);
+    res.on('close', () => {
+      if (!res.writableEnded) {
+        controller.abort(new ChatTurnAbortedError('client'));
+      }
+    });
+    let sink: TurnSink | undefined;
+    if (streaming) {
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      res.flushHeaders();
+      sink = {
+        text: (delta) => sse(res, 'text', { delta }),
+        toolCall: (call) => sse(res, 'tool_call', call),
+        toolResult: (result) => sse(res, 'tool_result', result),
+      };
+    }
+    try {
+      const message = await this.replies.reply(context, content, sink, controller.signal, auth.user.credits);
+      if (streaming) {
+        sse(res, 'done', { messageId: message.id, usage: message.usage });
+        res.end();
+      } else {
+        res.status(200).json({ message });
+      }
+    } catch (err) {
+      const ended = controller.signal.reason instanceof ChatTurnAbortedError ? controller.signal.reason.why : undefined;
+      let error: AppError;
+      if (ended === 'client') {
+        const aborted = new AppError('STREAM_ABORTED', 'The client disconnected; the partial response was not saved');
+        this.logger.warn(
+          `${correlationIdOf(req)} ${aborted.code} (${aborted.statusCode}) session ${context.session.id}: ${aborted.message}`,
+        );
+        return;
+      } else if (ended === 'timeout') {
+        error = new AppError(
+          'CHAT_TIMEOUT',
+          `The AI response exceeded ${Math.round(this.settings.chatTimeoutMs / 1000)} seconds`,
+        );
+      } else {
+        const known = toAppError(err, req);
+        if (known === undefined) {
+          this.logger.error(`${correlationIdOf(req)} chat turn failed`, err instanceof Error ? err.stack : String(err));
+        }
+        error = known ?? new AppError('MODEL_ERROR', 'The chat turn failed unexpectedly');
+      }
+      if (streaming) {
+        sse(res, 'error', error.toBody());
+        res.end();
+      } else {
+        writeAppError(res, error);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,154 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { In, IsNull, type DataSource } from 'typeorm';
+import { RowMapper } from '../common/database/row-mapper.js';
+import type { SubscriptionStatus, Tier } from '../users/user.entity.js';
+import { CredentialEntity } from '../vault/credential.entity.js';
+import { SiteEntity } from '../vault/site.entity.js';
+import type { WorkspaceRole } from '../workspaces/workspace.entities.js';
+import { inOwnersVaultSql } from '../workspaces/scope.js';
+import { ChatMessageEntity, ChatSessionEntity, type SessionSite } from './chat.entities.js';
+
+/**
+ * SQL: the session's workspace membership as it is now (the caller's role, the owner's plan), read in
+ * the same query as the session: `member_role` is null when the user is no longer a member.
+ */
+const MEMBERSHIP_COLUMNS = 'wm.role AS member_role, o.tier AS owner_tier, o.subscription_status AS owner_status';
+const MEMBERSHIP_JOINS =
+  'LEFT JOIN workspace_members wm ON wm.workspace_id = cs.workspace_id AND wm.user_id = cs.user_id ' +
+  'LEFT JOIN workspaces w ON w.id = cs.workspace_id LEFT JOIN users o ON o.id = w.owner_id';
+
+/** The user's membership of a session's workspace as it is now (meaningless for a personal session). */
+export interface SessionMembership {
+  /** Null once the user is no longer a member. */
+  role: WorkspaceRole | null;
+  owner: { tier: Tier; subscriptionStatus: SubscriptionStatus };
+}
+
+/** A session found by its token hash and user, with its membership. */
+export interface FoundSession {
+  session: ChatSessionEntity;
+  membership: SessionMembership;
+}
+
+/** A session's rows for a turn: the session (null when none), its sites found, its messages so far. */
+export interface TurnRows {
+  found: FoundSession | null;
+  sites: SiteEntity[];
+  history: ChatMessageEntity[];
+}
+
+/** A completed turn's two messages (the user's and the reply), written together. */
+export interface SavedTurn {
+  sessionId: string;
+  content: string;
+  reply: Pick<ChatMessageEntity, 'id' | 'content' | 'toolCalls' | 'modelMessages' | 'usage'>;
+}
+
+/** The SQL of chat sessions and messages: raw SQL through the row mapper for a turn's hot reads. */
+@Injectable()
+export class ChatRepository {
+  private readonly sessionRows: RowMapper<ChatSessionEntity>;
+  private readonly siteRows: RowMapper<SiteEntity>;
+  private readonly messageRows: RowMapper<ChatMessageEntity>;
+  private readonly sessionQuery: string;
+  private readonly findQuery: string;
+  private readonly historyQuery: string;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.sessionRows = new RowMapper(dataSource, ChatSessionEntity, 'cs');
+    this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
+    this.messageRows = new RowMapper(dataSource, ChatMessageEntity, 'm');
+    // The session with its chosen sites (from the vault it belongs to: its workspace's, or its user's).
+    // ... and the user's membership of its workspace as it is now (re-checked on every turn).
+    this.sessionQuery =
+      `SELECT ${this.sessionRows.select()}, ${this.siteRows.select()}, ${MEMBERSHIP_COLUMNS} FROM chat_sessions cs ` +
+      `${MEMBERSHIP_JOINS} ` +
+      "LEFT JOIN sites s ON s.id::text IN (SELECT e->>'siteId' FROM jsonb_array_elements(cs.sites) e) " +
+      `AND ${inOwnersVaultSql('s', 'cs')} WHERE cs.token_hash = $1 AND cs.user_id = $2`;
+    this.findQuery =
+      `SELECT ${this.sessionRows.select()}, ${MEMBERSHIP_COLUMNS} FROM chat_sessions cs ${MEMBERSHIP_JOINS} ` +
+      'WHERE cs.token_hash = $1 AND cs.user_id = $2';
+    this.historyQuery =
+      `SELECT ${this.messageRows.select()} FROM chat_messages m JOIN chat_sessions cs ON cs.id = m.session_id ` +
+      'WHERE cs.token_hash = $1 AND cs.user_id = $2 ORDER BY m.seq ASC';
+  }
+
+  private found(row: Record<string, unknown> | undefined): FoundSession | null {
+    const session = row === undefined ? null : this.sessionRows.from(row);
+    if (row === undefined || session === null) {
+      return null;
+    }
+    return {
+      session,
+      membership: {
+        role: row.member_role as WorkspaceRole | null,
+        owner: { tier: row.owner_tier as Tier, subscriptionStatus: row.owner_status as SubscriptionStatus },
+      },
+    };
+  }
+
+  /** The user's session with this token hash, and their membership of its workspace. */
+  async findByTokenHash(hash: string, userId: string): Promise<FoundSession | null> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.findQuery, [hash, userId]);
+    return this.found(rows[0]);
+  }
+
+  /** A turn's reads: the session with its sites and membership, and its messages, side by side. */
+  async turnRows(hash: string, userId: string): Promise<TurnRows> {
+    const [sessionRows, historyRows] = (await Promise.all([
+      this.dataSource.query(this.sessionQuery, [hash, userId]),
+      this.dataSource.query(this.historyQuery, [hash, userId]),
+    ])) as [Array<Record<string, unknown>>, Array<Record<string, unknown>>];
+    return {
+      found: this.found(sessionRows[0]),
+      sites: sessionRows.map((row) => this.siteRows.from(row)).filter((site) => site !== null),
+      history: historyRows.map((row) => this.messageRows.from(row)!),
+    };
+  }
+
+  /** The chosen sites, from the vault the session belongs to (its workspace's, or its user's), in its order. */
+  async sitesOf(owner: { userId: string; workspaceId: string | null }, chosen: SessionSite[]): Promise<SiteEntity[]> {
+    const ids = chosen.map((s) => s.siteId);
+    const where =
+      owner.workspaceId !== null ? { workspaceId: owner.workspaceId } : { userId: owner.userId, workspaceId: IsNull() };
+    const found = ids.length ? await this.dataSource.getRepository(SiteEntity).findBy({ id: In(ids), ...where }) : [];
+    return chosen.map((s) => found.find((f) => f.id === s.siteId)).filter((s): s is SiteEntity => s !== undefined);
+  }
+
+  credentialsOf(siteIds: string[]): Promise<CredentialEntity[]> {
+    return siteIds.length
+      ? this.dataSource.getRepository(CredentialEntity).findBy({ siteId: In(siteIds) })
+      : Promise.resolve([]);
+  }
+
+  findSiteOrFail(id: string): Promise<SiteEntity> {
+    return this.dataSource.getRepository(SiteEntity).findOneByOrFail({ id });
+  }
+
+  createSession(session: Omit<ChatSessionEntity, 'id' | 'createdAt'>): Promise<ChatSessionEntity> {
+    return this.dataSource.getRepository(ChatSessionEntity).save(session);
+  }
+
+  async removeSession(id: string): Promise<void> {
+    await this.dataSource.getRepository(ChatSessionEntity).delete({ id });
+  }
+
+  messages(sessionId: string): Promise<ChatMessageEntity[]> {
+    return this.dataSource
+      .getRepository(ChatMessageEntity)
+      .createQueryBuilder('m')
+      .where('m.session_id = :id', { id: sessionId })
+      .orderBy('m.seq', 'ASC')
+      .getMany();
+  }
+
+  /** The user's message and the reply, both or neither; answers the saved reply. */
+  saveTurn({ sessionId, content, reply }: SavedTurn): Promise<ChatMessageEntity> {
+    return this.dataSource.transaction(async (em) => {
+      const repo = em.getRepository(ChatMessageEntity);
+      await repo.save({ sessionId, role: 'user', content, toolCalls: null, modelMessages: null, usage: null });
+      return repo.save({ ...reply, sessionId, role: 'assistant' });
+    });
+  }
+}

@@ -1,0 +1,217 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  type Client,
+  type Workflow,
+  type WorkflowStartOptions,
+  WithStartWorkflowOperation,
+  WorkflowIdConflictPolicy,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { AgentEntity } from '../agents/agent.entity.js';
+import { AppError } from '../common/app-error.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
+import {
+  AGENT_HANDLERS,
+  type EnqueueMode,
+  type EnqueueResult,
+  FAILURE,
+  type RunRequest,
+  type RunTrigger,
+  SEARCH_ATTRIBUTES,
+  workflowIds,
+} from '../../workflows/contracts.js';
+import { type RunResponse, toRunResponse } from './run-response.js';
+import { RunSkippedError } from './run-skipped.error.js';
+import type { RunEntity } from './run.entity.js';
+import { RunsRepository } from './runs.repository.js';
+
+export interface EnqueueOptions {
+  triggeredBy: RunTrigger;
+  mode: EnqueueMode;
+  input?: string | null;
+  payload?: unknown;
+  actionOverride?: string | null;
+  deliveryId?: string | null;
+  notifyWorkflowId?: string;
+}
+
+export interface Enqueued {
+  run: RunResponse;
+  queuePosition: number;
+  duplicate: boolean;
+}
+
+/** The cause of a refused Update: the ApplicationFailure our validator threw. */
+function updateFailureType(err: unknown): string | undefined {
+  if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure) {
+    return err.cause.type ?? undefined;
+  }
+  return undefined;
+}
+
+/**
+ * How the agent's queue workflow is started when a run finds none: the same for update-with-start
+ * and signal-with-start (one workflow per agent, found by its id and search attributes).
+ */
+export function agentQueueStart(
+  agent: Pick<AgentEntity, 'id' | 'userId' | 'name'>,
+  taskQueue: string,
+): WorkflowStartOptions {
+  return {
+    workflowId: workflowIds.agent(agent.id),
+    taskQueue,
+    args: [{ agentId: agent.id }],
+    typedSearchAttributes: [
+      { key: SEARCH_ATTRIBUTES.agentId, value: agent.id },
+      { key: SEARCH_ATTRIBUTES.userId, value: agent.userId },
+    ],
+    memo: { agentName: agent.name },
+    staticSummary: `Run queue of agent ${agent.name}`,
+  };
+}
+
+/** Runs handed to their agent's queue workflow: the row first, then Temporal. */
+@Injectable()
+export class RunEnqueueService {
+  constructor(
+    private readonly runs: RunsRepository,
+    @Inject(TEMPORAL_CLIENT) private readonly client: Client,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
+
+  /**
+   * Hands a run to the agent's queue workflow with update-with-start: once this returns, the run is
+   * in Temporal's history (durable), whatever happens to this process next.
+   */
+  async enqueue(agent: AgentEntity, options: EnqueueOptions): Promise<Enqueued> {
+    if (options.deliveryId) {
+      const existing = await this.runs.findByDelivery(agent.id, options.deliveryId);
+      if (existing !== null) {
+        return { run: toRunResponse(existing), queuePosition: 0, duplicate: true };
+      }
+    }
+    const request = runRequest(agent, options);
+    // The row first: the worker starts only runs whose row the API wrote (startRun), and the run may
+    // start as soon as the update is accepted.
+    const row = this.queuedRow(request);
+    await this.runs.insertQueued(row, false);
+    let result: EnqueueResult;
+    try {
+      result = await this.client.workflow.executeUpdateWithStart<Workflow, EnqueueResult, [RunRequest]>(
+        AGENT_HANDLERS.enqueueRun,
+        {
+          args: [request],
+          updateId: request.deliveryId ? `delivery-${request.deliveryId}` : `run-${request.runId}`,
+          startWorkflowOperation: new WithStartWorkflowOperation('agentWorkflow', {
+            ...agentQueueStart(agent, this.settings.temporalTaskQueue),
+            workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+          }),
+        },
+      );
+    } catch (err) {
+      // Not queued (refused, or unknown): leave no row that would look queued forever. Only a row
+      // still queued goes; if the update did get through and the run has started, it stays.
+      await this.runs.deleteIfQueued(request.runId).catch(() => undefined);
+      switch (updateFailureType(err)) {
+        case FAILURE.agentAlreadyRunning:
+          throw new AppError('AGENT_ALREADY_RUNNING', 'The agent already has a queued or active run');
+        case FAILURE.runSkipped:
+          throw new RunSkippedError();
+        default:
+          throw err;
+      }
+    }
+    if (result.duplicate && result.runId !== request.runId) {
+      // A repeated delivery: the first delivery's run stands for it, this row was never queued.
+      await this.runs.deleteIfQueued(request.runId);
+      request.runId = result.runId;
+    }
+    const stored = (await this.runs.findById(request.runId)) ?? row;
+    return { run: toRunResponse(stored), queuePosition: result.queuePosition, duplicate: result.duplicate };
+  }
+
+  /**
+   * A webhook's run: its row first (the unique delivery id settles concurrent duplicates), then a
+   * signal-with-start to the agent's queue workflow. A signal is durable once the server accepts it,
+   * so the 202 needs no round trip through a worker. A repeated delivery re-sends the first run's
+   * request (the workflow ignores it if it has it), so a first attempt that died half-way still runs.
+   */
+  async enqueueWebhook(agent: AgentEntity, options: Omit<EnqueueOptions, 'mode' | 'triggeredBy'>): Promise<Enqueued> {
+    const request = runRequest(agent, {
+      ...options,
+      input: null,
+      notifyWorkflowId: undefined,
+      triggeredBy: 'webhook',
+      mode: 'queue',
+    });
+    // One statement writes the row and counts the runs ahead of it; a repeated delivery id inserts
+    // nothing and returns no row.
+    let run = this.queuedRow(request);
+    const { inserted, ahead } = await this.runs.insertQueued(run, true);
+    const duplicate = !inserted;
+    let queuePosition = ahead;
+    if (duplicate) {
+      // The first delivery's run and request are sent again (see above).
+      run = await this.runs.findByDeliveryOrFail(agent.id, request.deliveryId!);
+      request.runId = run.id;
+      request.requestedAt = run.queuedAt.toISOString();
+      request.payload = run.payload;
+      queuePosition = await this.runs.countAhead(run);
+    }
+    try {
+      await this.client.workflow.signalWithStart('agentWorkflow', {
+        ...agentQueueStart(agent, this.settings.temporalTaskQueue),
+        signal: AGENT_HANDLERS.enqueueRunSignal,
+        signalArgs: [request],
+      });
+    } catch (err) {
+      if (!duplicate) {
+        // Not queued: leave no row that would look queued forever (a retried delivery starts afresh).
+        await this.runs.deleteIfQueued(request.runId).catch(() => undefined);
+      }
+      throw err;
+    }
+    return { run: toRunResponse(run), queuePosition, duplicate };
+  }
+
+  private queuedRow(request: RunRequest): RunEntity {
+    return this.runs.create({
+      id: request.runId,
+      agentId: request.agentId,
+      userId: request.userId,
+      status: 'queued',
+      triggeredBy: request.triggeredBy,
+      payload: request.payload,
+      input: request.input,
+      systemPromptSource: request.actionOverride ? 'webhook_action' : 'agent',
+      deliveryId: request.deliveryId,
+      workflowId: workflowIds.run(request.runId),
+      temporalRunId: null,
+      error: null,
+      usage: { inputTokens: 0, outputTokens: 0, credits: 0 },
+      queuedAt: new Date(request.requestedAt),
+    });
+  }
+}
+
+/** The request the queue workflow receives for a new run (its id is ours: `run-<runId>`). */
+function runRequest(agent: AgentEntity, options: EnqueueOptions): RunRequest {
+  return {
+    runId: randomUUID(),
+    agentId: agent.id,
+    userId: agent.userId,
+    agentName: agent.name,
+    triggeredBy: options.triggeredBy,
+    input: options.input ?? null,
+    payload: options.payload ?? null,
+    actionOverride: options.actionOverride ?? null,
+    deliveryId: options.deliveryId ?? null,
+    mode: options.mode,
+    notifyWorkflowId: options.notifyWorkflowId,
+    requestedAt: new Date().toISOString(),
+  };
+}

@@ -1,0 +1,232 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { In, type DataSource } from 'typeorm';
+import { AgentEntity } from '../agents/agent.entity.js';
+import { type PageQuery, keysetWhere } from '../common/pagination.js';
+import { RowMapper } from '../common/database/row-mapper.js';
+import type { SubscriptionStatus, Tier } from '../users/user.entity.js';
+import { SiteEntity } from '../vault/site.entity.js';
+import { inOwnersVaultSql, type Scope, scopeWhere } from '../workspaces/scope.js';
+import type { CallToolInput, FinishRunInput, RunTrigger } from '../../workflows/contracts.js';
+import { RunEntity } from './run.entity.js';
+
+/** SQL: how many runs of the agent are queued or active ahead of the run (queued_at, id) — its queue position. */
+function runsAhead(agentId: string, queuedAt: string, runId: string): string {
+  return (
+    `(SELECT count(*)::int FROM runs r WHERE r.agent_id = ${agentId} AND r.status IN ('queued', 'active') ` +
+    `AND (r.queued_at, r.id) < (${queuedAt}, ${runId}))`
+  );
+}
+
+/** What the start of a run read in its one statement (see RunsRepository.start). */
+export interface StartedRun {
+  /** The trigger and prompt source as the API recorded them. */
+  triggeredBy: RunTrigger;
+  promptSource: 'agent' | 'webhook_action';
+  /** Null when the agent was deleted. */
+  agent: AgentEntity | null;
+  /** The agent's sites found in its own vault (in no particular order). */
+  sites: SiteEntity[];
+  ownerCredits: number;
+  tierOwner: { tier: Tier; subscriptionStatus: SubscriptionStatus };
+}
+
+/**
+ * The SQL of the `runs` rows. Raw SQL through the row mapper where one statement must do several
+ * things (the insert that counts the queue, the start that reads the agent), TypeORM elsewhere.
+ */
+@Injectable()
+export class RunsRepository {
+  private readonly agentRows: RowMapper<AgentEntity>;
+  private readonly siteRows: RowMapper<SiteEntity>;
+  private readonly startQuery: string;
+  /** Every column of a queued row, from the entity (created_at keeps its default). */
+  private readonly insertColumns: Array<{ name: string; property: keyof RunEntity; json: boolean }>;
+  private readonly insertQuery: string;
+  private readonly insertCountingQuery: string;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.agentRows = new RowMapper(dataSource, AgentEntity, 'a');
+    this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
+    // The run's start ($2: the run, $3: its user, $4/$5: the asking workflow and execution) and, in
+    // the same statement, the agent, its owner's balance, the tier owner's tier and the agent's sites
+    // (in its own scope): a row per site, or one row with no site; no agent row when it was deleted.
+    // The tier that counts is the workspace owner's for a workspace agent, else the agent owner's.
+    this.startQuery =
+      "WITH started AS (UPDATE runs SET status = 'active', temporal_run_id = $5, " +
+      'started_at = COALESCE(started_at, now()) ' +
+      'WHERE id = $2 AND agent_id = $1 AND user_id = $3 AND workflow_id = $4 ' +
+      "AND (status = 'queued' OR (status = 'active' AND temporal_run_id = $5)) RETURNING triggered_by, system_prompt_source) " +
+      'SELECT st.triggered_by AS run_triggered_by, st.system_prompt_source AS run_prompt_source, ' +
+      `${this.agentRows.select()}, ${this.siteRows.select()}, ` +
+      'u.credits AS owner_credits, t.tier AS tier_owner_tier, t.subscription_status AS tier_owner_status ' +
+      'FROM (SELECT 1) one LEFT JOIN started st ON true LEFT JOIN (agents a JOIN users u ON u.id = a.user_id LEFT JOIN workspaces w ON w.id = a.workspace_id ' +
+      'JOIN users t ON t.id = COALESCE(w.owner_id, a.user_id)) ON a.id = $1 ' +
+      `LEFT JOIN sites s ON s.id = ANY(a.site_ids) AND ${inOwnersVaultSql('s', 'a')}`;
+    this.insertColumns = dataSource
+      .getMetadata(RunEntity)
+      .columns.filter((c) => !c.isCreateDate)
+      .map((c) => ({ name: c.databaseName, property: c.propertyName as keyof RunEntity, json: c.type === 'jsonb' }));
+    const names = this.insertColumns.map((c) => `"${c.name}"`).join(', ');
+    const values = this.insertColumns.map((c, i) => `$${i + 1}${c.json ? '::jsonb' : ''}`).join(', ');
+    const param = (property: keyof RunEntity): string =>
+      `$${this.insertColumns.findIndex((c) => c.property === property) + 1}`;
+    const insert = `INSERT INTO runs (${names}) VALUES (${values}) ON CONFLICT DO NOTHING`;
+    this.insertQuery = `${insert} RETURNING 0 AS ahead`;
+    // RETURNING sees the rows committed before the statement: the count is the new run's position.
+    this.insertCountingQuery = `${insert} RETURNING ${runsAhead(param('agentId'), param('queuedAt'), param('id'))} AS ahead`;
+  }
+
+  private get runs() {
+    return this.dataSource.getRepository(RunEntity);
+  }
+
+  /** A run row in memory (not saved). */
+  create(row: Partial<RunEntity>): RunEntity {
+    return this.runs.create(row);
+  }
+
+  /**
+   * The one insert of a `runs` row. A row that conflicts (its id, or its agent's delivery id) inserts
+   * nothing: `inserted` false. With `countAhead`, the same statement counts the runs ahead of it.
+   */
+  async insertQueued(row: RunEntity, countAhead: boolean): Promise<{ inserted: boolean; ahead: number }> {
+    const params = this.insertColumns.map((c) => {
+      const value = row[c.property] ?? null;
+      return c.json && value !== null ? JSON.stringify(value) : value;
+    });
+    const rows: Array<{ ahead: number }> = await this.dataSource.query(
+      countAhead ? this.insertCountingQuery : this.insertQuery,
+      params,
+    );
+    return { inserted: rows.length > 0, ahead: rows[0]?.ahead ?? 0 };
+  }
+
+  /** How many runs of the agent are queued or active ahead of this one. */
+  async countAhead(run: RunEntity): Promise<number> {
+    const rows: Array<{ n: number }> = await this.dataSource.query(`SELECT ${runsAhead('$1', '$2', '$3')} AS n`, [
+      run.agentId,
+      run.queuedAt,
+      run.id,
+    ]);
+    return rows[0]?.n ?? 0;
+  }
+
+  /** Removes a row only while it is still queued (a run that has started stays). */
+  async deleteIfQueued(id: string): Promise<void> {
+    await this.runs.delete({ id, status: 'queued' });
+  }
+
+  findById(id: string): Promise<RunEntity | null> {
+    return this.runs.findOneBy({ id });
+  }
+
+  findByIdOrFail(id: string): Promise<RunEntity> {
+    return this.runs.findOneByOrFail({ id });
+  }
+
+  findByDelivery(agentId: string, deliveryId: string): Promise<RunEntity | null> {
+    return this.runs.findOneBy({ agentId, deliveryId });
+  }
+
+  findByDeliveryOrFail(agentId: string, deliveryId: string): Promise<RunEntity> {
+    return this.runs.findOneByOrFail({ agentId, deliveryId });
+  }
+
+  /** The run, when its agent is one of the scope's. */
+  async findInScope(scope: Scope, runId: string): Promise<RunEntity | null> {
+    const run = await this.runs.findOneBy({ id: runId });
+    if (run === null) {
+      return null;
+    }
+    const agent = await this.dataSource.getRepository(AgentEntity).findOneBy({ id: run.agentId, ...scopeWhere(scope) });
+    return agent === null ? null : run;
+  }
+
+  /** The agent a scheduled firing names. */
+  findAgent(agentId: string): Promise<AgentEntity | null> {
+    return this.dataSource.getRepository(AgentEntity).findOneBy({ id: agentId });
+  }
+
+  /**
+   * Moves a queued run (or the same execution's active one) to active and reads what its first model
+   * turn needs, in one statement; null when no run matched (nothing was written).
+   */
+  async start(
+    ids: { agentId: string; runId: string; userId: string },
+    execution: { workflowId: string; runId: string },
+  ): Promise<StartedRun | null> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.startQuery, [
+      ids.agentId,
+      ids.runId,
+      ids.userId,
+      execution.workflowId,
+      execution.runId,
+    ]);
+    const started = rows[0];
+    if (started?.run_triggered_by === null || started?.run_triggered_by === undefined) {
+      return null;
+    }
+    return {
+      triggeredBy: started.run_triggered_by as RunTrigger,
+      promptSource: started.run_prompt_source as StartedRun['promptSource'],
+      agent: this.agentRows.from(started),
+      sites: rows.map((row) => this.siteRows.from(row)).filter((site): site is SiteEntity => site !== null),
+      ownerCredits: Number(started.owner_credits),
+      tierOwner: {
+        tier: started.tier_owner_tier as Tier,
+        subscriptionStatus: started.tier_owner_status as SubscriptionStatus,
+      },
+    };
+  }
+
+  /**
+   * The site a run's tool call names, with what decides whether the run may use it, in one round
+   * trip: the run's status (null: no run of this user), whether the site is one of its agent's
+   * (`listed`) and in the agent's vault (`owned`). No site: undefined.
+   */
+  async siteForToolCall(input: Pick<CallToolInput, 'siteId' | 'runId' | 'userId'>): Promise<{
+    site: SiteEntity | undefined;
+    found: { run_status: string | null; listed: boolean | null; owned: boolean | null } | undefined;
+  }> {
+    const { entities, raw } = await this.dataSource
+      .getRepository(SiteEntity)
+      .createQueryBuilder('s')
+      .leftJoin(RunEntity, 'r', 'r.id = :runId AND r.user_id = :userId', { runId: input.runId, userId: input.userId })
+      .leftJoin(AgentEntity, 'a', 'a.id = r.agent_id')
+      .addSelect('r.status', 'run_status')
+      .addSelect('(s.id = ANY(a.site_ids))', 'listed')
+      .addSelect(`(a.id IS NOT NULL AND ${inOwnersVaultSql('s', 'a')})`, 'owned')
+      .where('s.id = :siteId', { siteId: input.siteId })
+      .getRawAndEntities<{ run_status: string | null; listed: boolean | null; owned: boolean | null }>();
+    return { site: entities[0], found: raw[0] };
+  }
+
+  async finish(input: FinishRunInput): Promise<void> {
+    await this.runs.update(
+      { id: input.runId },
+      { status: input.status, endedAt: new Date(), error: input.error ?? null },
+    );
+  }
+
+  /** A run taken out of its queue (or stopped) by a cancel. */
+  async markCancelled(id: string): Promise<void> {
+    await this.runs.update({ id, status: In(['queued', 'active']) }, { status: 'cancelled', endedAt: new Date() });
+  }
+
+  /** Every still-queued run of a deleted agent. */
+  async cancelQueuedOfAgent(agentId: string): Promise<void> {
+    await this.runs.update({ agentId, status: 'queued' }, { status: 'cancelled', endedAt: new Date() });
+  }
+
+  /** The agent's runs, newest first, `limit + 1` of them (see pageOf). */
+  listForAgent(agentId: string, query: PageQuery): Promise<RunEntity[]> {
+    const qb = this.runs
+      .createQueryBuilder('r')
+      .where('r.agent_id = :agentId', { agentId })
+      .orderBy('r.created_at', 'DESC')
+      .addOrderBy('r.id', 'DESC');
+    keysetWhere(qb, 'r', query.cursor, 'DESC');
+    return qb.take(query.limit + 1).getMany();
+  }
+}
