@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { testEnv } from '../setup/shared-runtime.js';
 import { Http } from '../utils/http.js';
-import { waitForRun } from '../utils/runs.js';
+import { eventually, waitForRun } from '../utils/runs.js';
 import { Stack } from '../utils/stack.js';
 import { registerUser } from '../utils/users.js';
 import { startWorld, type World } from '../utils/world.js';
@@ -26,10 +26,16 @@ describe('public answers carry generic messages; the details are in the logs (e2
       expect(health.body.database.status).toBe('up');
       expect(health.text).not.toMatch(RAW_ERROR);
       expect(health.text).not.toMatch(/not found|NOT_FOUND/i);
-      const line = stack
-        .logs()
-        .split('\n')
-        .find((l) => l.includes(correlationId));
+      // The log line is written as the answer goes out: wait for it rather than race the file.
+      const line = await eventually(
+        'the health log line',
+        async () =>
+          stack
+            .logs()
+            .split('\n')
+            .find((l) => l.includes(correlationId)),
+        10_000,
+      );
       expect(line).toMatch(/Temporal is down: .*not found/i);
     } finally {
       await stack.stop();
@@ -83,10 +89,15 @@ describe('public answers carry generic messages; the details are in the logs (e2
       expect(JSON.stringify(run.error)).not.toMatch(RAW_ERROR);
       expect(model.requests.length).toBe(calls);
       // The operator finds the error by the reference.
-      const logged = world.stack
-        .logs()
-        .split('\n')
-        .find((l) => l.includes(`unexpected failure (reference: workflow run-${run.id}`));
+      const logged = await eventually(
+        'the worker log line',
+        async () =>
+          world.stack
+            .logs()
+            .split('\n')
+            .find((l) => l.includes(`unexpected failure (reference: workflow run-${run.id}`)),
+        10_000,
+      );
       expect(logged).toMatch(/TypeError/);
     }, 90_000);
   });
