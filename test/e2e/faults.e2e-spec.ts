@@ -190,12 +190,14 @@ describe('fault suite: hostile input', () => {
     expect(requests).toBe(600);
   });
 
-  it('a schema-driven sweep: null, every JSON type and boundary values in every field of every route', async () => {
-    const doc = (await http.get('/api/docs/openapi.json')).body as OpenApiDocument;
-    // The fixtures the valid parts of each body and its path name: real ids, so a value that passes
-    // validation reaches the service and the database.
-    const owner = await registerUser(http, { email: uniqueEmail('sweep-owner') });
-    const victim = await registerUser(http, { email: uniqueEmail('sweep-victim') });
+  /**
+   * The fixtures the sweeps name in valid parts of bodies and paths: a Team owner with a site, an agent
+   * and a workspace, and a second user who is a member of it. Real ids, so values that pass validation
+   * reach the services and the database.
+   */
+  async function sweepFixtures(label: string) {
+    const owner = await registerUser(http, { email: uniqueEmail(`${label}-owner`) });
+    const member = await registerUser(http, { email: uniqueEmail(`${label}-member`) });
     await http.patch(`/api/admin/users/${owner.id}`, { tier: 'team', credits: 1_000_000 }, { token: admin.token });
     const asOwner = { token: owner.token };
     const siteId = (await http.post('/api/vault/sites', { url: siteUrl }, asOwner)).body.id as string;
@@ -203,13 +205,19 @@ describe('fault suite: hostile input', () => {
     const agentId = (
       await http.post(
         '/api/agents',
-        { name: 'sweep', systemPrompt: 'p', siteIds: [siteId], trigger: { type: 'manual' } },
+        { name: label, systemPrompt: 'p', siteIds: [siteId], trigger: { type: 'manual' } },
         asOwner,
       )
     ).body.id as string;
+    const workspaceId = (await http.post('/api/workspaces', { name: label }, asOwner)).body.id as string;
+    await http.post(`/api/workspaces/${workspaceId}/members`, { email: member.email, role: 'member' }, asOwner);
+    return { owner, member, asOwner, siteId, tool, agentId, workspaceId };
+  }
+
+  it('a schema-driven sweep: null, every JSON type and boundary values in every field of every route', async () => {
+    const doc = (await http.get('/api/docs/openapi.json')).body as OpenApiDocument;
+    const { owner, member: victim, asOwner, siteId, tool, agentId, workspaceId } = await sweepFixtures('sweep');
     const session = (await http.post('/api/sessions', { sites: [{ siteId }] }, asOwner)).body.token as string;
-    const workspaceId = (await http.post('/api/workspaces', { name: 'sweep' }, asOwner)).body.id as string;
-    await http.post(`/api/workspaces/${workspaceId}/members`, { email: victim.email, role: 'member' }, asOwner);
     const pathValues: Record<string, string> = { tool, token: session, userId: victim.id };
     const idOf = (route: string): string =>
       route.startsWith('/api/admin/users')
@@ -273,22 +281,8 @@ describe('fault suite: hostile input', () => {
 
   it("route parameters and headers: every bad id and header answers its route's own code", async () => {
     const doc = (await http.get('/api/docs/openapi.json')).body as OpenApiDocument;
-    const owner = await registerUser(http, { email: uniqueEmail('params-owner') });
-    const stranger = await registerUser(http, { email: uniqueEmail('params-stranger') });
-    await http.patch(`/api/admin/users/${owner.id}`, { tier: 'team', credits: 1_000_000 }, { token: admin.token });
+    const { owner, member: stranger, asOwner, siteId, tool, agentId, workspaceId } = await sweepFixtures('params');
     await http.patch(`/api/admin/users/${stranger.id}`, { tier: 'team' }, { token: admin.token });
-    const asOwner = { token: owner.token };
-    const siteId = (await http.post('/api/vault/sites', { url: siteUrl }, asOwner)).body.id as string;
-    const tool = (await http.get(`/api/vault/sites/${siteId}`, asOwner)).body.tools[0].name as string;
-    const agentId = (
-      await http.post(
-        '/api/agents',
-        { name: 'params', systemPrompt: 'p', siteIds: [siteId], trigger: { type: 'manual' } },
-        asOwner,
-      )
-    ).body.id as string;
-    const workspaceId = (await http.post('/api/workspaces', { name: 'params' }, asOwner)).body.id as string;
-    await http.post(`/api/workspaces/${workspaceId}/members`, { email: stranger.email, role: 'member' }, asOwner);
     const strangersWorkspace = (await http.post('/api/workspaces', { name: 'other' }, { token: stranger.token })).body
       .id as string;
     const real: Record<string, string> = { tool, userId: stranger.id, agentId };
