@@ -9,7 +9,10 @@ export type NewUser = Pick<UserEntity, 'email' | 'name' | 'passwordHash' | 'role
 
 /** The user's columns an admin or the user may change (credits go through CreditsService). */
 export type UserChanges = Partial<
-  Pick<UserEntity, 'tier' | 'subscriptionStatus' | 'role' | 'tokensValidAfter' | 'acceptedTermsAt' | 'acceptedTermsVersion'>
+  Pick<
+    UserEntity,
+    'tier' | 'subscriptionStatus' | 'role' | 'tokensValidAfter' | 'acceptedTermsAt' | 'acceptedTermsVersion'
+  >
 >;
 
 /** The SQL of `users` rows: ordinary reads and writes through TypeORM. */

@@ -5,6 +5,7 @@ import { CredentialEntity } from './credential.entity.js';
 import { CredentialsService } from './credentials.service.js';
 import { SiteEntity } from './site.entity.js';
 import { VaultCipher } from './vault-cipher.js';
+import { VaultRepository } from './vault.repository.js';
 import { VaultService } from './vault.service.js';
 
 /**
@@ -14,7 +15,7 @@ import { VaultService } from './vault.service.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([SiteEntity, CredentialEntity]), SitesModule],
-  providers: [VaultCipher, CredentialsService, VaultService],
+  providers: [VaultCipher, CredentialsService, VaultService, VaultRepository],
   exports: [VaultCipher, CredentialsService, VaultService],
 })
 export class VaultModule {}
