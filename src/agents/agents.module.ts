@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentEntity } from './agent.entity.js';
+import { AgentsRepository } from './agents.repository.js';
 import { AgentsService } from './agents.service.js';
 import { SchedulesService } from './schedules.service.js';
 
@@ -10,7 +11,7 @@ import { SchedulesService } from './schedules.service.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([AgentEntity])],
-  providers: [AgentsService, SchedulesService],
+  providers: [AgentsService, AgentsRepository, SchedulesService],
   exports: [AgentsService, SchedulesService],
 })
 export class AgentsModule {}

@@ -1,21 +1,18 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { CronExpressionParser } from 'cron-parser';
-import { In, type DataSource } from 'typeorm';
 import { requireBelow, requireFeature } from '../billing/tiers.js';
 import { AppError, type FieldProblem } from '../common/app-error.js';
-import { type Page, type PageQuery, keysetWhere, pageOf } from '../common/pagination.js';
+import { type Page, type PageQuery, pageOf } from '../common/pagination.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { UserEntity } from '../users/user.entity.js';
-import { SiteEntity } from '../vault/site.entity.js';
-import { limitsUser, requireRole, requireWorkspace, type Scope, scopeSql, scopeWhere } from '../workspaces/scope.js';
-import { AgentEntity, type TriggerType, type WebhookField } from './agent.entity.js';
+import type { UserEntity } from '../users/user.entity.js';
+import { limitsUser, requireRole, requireWorkspace, type Scope } from '../workspaces/scope.js';
+import type { AgentEntity, TriggerType, WebhookField } from './agent.entity.js';
+import { AgentsRepository } from './agents.repository.js';
 import type { CreateAgentDto, TriggerDto, UpdateAgentDto } from './dto/agent.dto.js';
 import { SchedulesService } from './schedules.service.js';
 import { UUID } from '../common/ids.js';
-import { RowMapper } from '../common/database/row-mapper.js';
 
 export interface AgentResponse {
   id: string;
@@ -76,27 +73,11 @@ export function cronProblems(cron: string | undefined, timezone: string | undefi
 export class AgentsService {
   private readonly logger = new Logger('Agents');
 
-  private readonly agentRows: RowMapper<AgentEntity>;
-  private readonly ownerRows: RowMapper<UserEntity>;
-  private readonly webhookQuery: string;
-
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly agents: AgentsRepository,
     private readonly schedules: SchedulesService,
     @Inject(SETTINGS) private readonly settings: Settings,
-  ) {
-    this.agentRows = new RowMapper(dataSource, AgentEntity, 'a');
-    this.ownerRows = new RowMapper(dataSource, UserEntity, 'o');
-    this.webhookQuery =
-      `SELECT ${this.agentRows.select()}, ${this.ownerRows.select()}, payer.credits AS payer_credits ` +
-      'FROM agents a LEFT JOIN workspaces w ON w.id = a.workspace_id ' +
-      'JOIN users o ON o.id = COALESCE(w.owner_id, a.user_id) JOIN users payer ON payer.id = a.user_id ' +
-      'WHERE a.id = $1';
-  }
-
-  private get agents() {
-    return this.dataSource.getRepository(AgentEntity);
-  }
+  ) {}
 
   webhookUrl(agentId: string): string {
     return `${this.settings.publicBaseUrl}/api/webhooks/agent/${agentId}`;
@@ -125,7 +106,7 @@ export class AgentsService {
 
   /** An agent of the scope, or AGENT_NOT_FOUND (also for another user's or workspace's: its existence is not revealed). */
   async findInScope(scope: Scope, agentId: string): Promise<AgentEntity> {
-    const agent = UUID.test(agentId) ? await this.agents.findOneBy({ id: agentId, ...scopeWhere(scope) }) : null;
+    const agent = UUID.test(agentId) ? await this.agents.findInScope(scope, agentId) : null;
     if (agent === null) {
       throw new AppError('AGENT_NOT_FOUND', 'No agent with this id');
     }
@@ -154,35 +135,16 @@ export class AgentsService {
     if (!UUID.test(agentId)) {
       return null;
     }
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.webhookQuery, [agentId]);
-    const row = rows[0];
-    if (row === undefined) {
-      return null;
-    }
-    return {
-      agent: this.agentRows.from(row)!,
-      tierOwner: this.ownerRows.from(row)!,
-      payerCredits: Number(row.payer_credits),
-    };
+    return this.agents.webhookTarget(agentId);
   }
 
   async list(scope: Scope, query: PageQuery): Promise<Page<AgentResponse>> {
-    const [where, params] = scopeSql(scope, 'a');
-    const qb = this.agents
-      .createQueryBuilder('a')
-      .where(where, params)
-      .orderBy('a.created_at', 'ASC')
-      .addOrderBy('a.id', 'ASC');
-    keysetWhere(qb, 'a', query.cursor);
-    return pageOf(await qb.take(query.limit + 1).getMany(), query.limit, (a) => this.toResponse(a));
+    return pageOf(await this.agents.page(scope, query), query.limit, (a) => this.toResponse(a));
   }
 
   private async assertSites(scope: Scope, siteIds: string[]): Promise<void> {
     const unique = [...new Set(siteIds)];
-    const found =
-      unique.length === 0
-        ? []
-        : await this.dataSource.getRepository(SiteEntity).findBy({ id: In(unique), ...scopeWhere(scope) });
+    const found = unique.length === 0 ? [] : await this.agents.sitesInScope(scope, unique);
     const missing = unique.filter((id) => !found.some((s) => s.id === id));
     if (missing.length > 0 || unique.length !== siteIds.length) {
       throw AppError.validation(
@@ -255,17 +217,16 @@ export class AgentsService {
     requireRole(scope, 'member', 'Creating an agent');
     await this.assertSites(scope, dto.siteIds);
     let secret: string | undefined;
-    const agent = await this.dataSource.transaction(async (em) => {
-      const owner = await em
-        .getRepository(UserEntity)
-        .createQueryBuilder('u')
-        .setLock('pessimistic_write')
-        .where('u.id = :id', { id: limitsUser(scope).id })
-        .getOneOrFail();
+    const agent = await this.agents.createLocked(limitsUser(scope).id, scope, async ({ owner, count, save }) => {
       const trigger = this.checkTrigger(owner, dto.trigger);
-      const count = await em.getRepository(AgentEntity).countBy(scopeWhere(scope));
-      requireBelow(owner, count, (l) => l.agents, 'AGENT_LIMIT_REACHED', 'agents');
-      const row = em.getRepository(AgentEntity).create({
+      requireBelow(owner, await count(), (l) => l.agents, 'AGENT_LIMIT_REACHED', 'agents');
+      let webhookSecretHash: string | null = null;
+      if (trigger.triggerType === 'webhook') {
+        const generated = this.newSecret();
+        secret = generated.secret;
+        webhookSecretHash = generated.hash;
+      }
+      const saved = await save({
         userId: scope.user.id,
         workspaceId: scope.workspace?.id ?? null,
         name: dto.name,
@@ -273,14 +234,8 @@ export class AgentsService {
         siteIds: dto.siteIds,
         model: dto.model ?? null,
         ...trigger,
-        webhookSecretHash: null,
+        webhookSecretHash,
       });
-      if (trigger.triggerType === 'webhook') {
-        const generated = this.newSecret();
-        secret = generated.secret;
-        row.webhookSecretHash = generated.hash;
-      }
-      const saved = await em.getRepository(AgentEntity).save(row);
       if (saved.triggerType === 'scheduled') {
         // Inside the transaction: if Temporal refuses the schedule, the agent is not created either.
         await this.schedules.upsert(saved.id, saved.name, saved.cron!, saved.timezone);
@@ -313,8 +268,7 @@ export class AgentsService {
         (agent as unknown as Record<string, unknown>)[key] = dto[key];
       }
     }
-    await this.dataSource.transaction(async (em) => {
-      await em.getRepository(AgentEntity).save(agent);
+    await this.agents.saveAnd(agent, async () => {
       if (agent.triggerType === 'scheduled') {
         await this.schedules.upsert(agent.id, agent.name, agent.cron!, agent.timezone);
       } else if (before === 'scheduled') {
@@ -329,13 +283,13 @@ export class AgentsService {
       throw AppError.validation([{ field: 'trigger.type', message: 'only webhook agents have a secret' }]);
     }
     const generated = this.newSecret();
-    await this.agents.update({ id: agent.id }, { webhookSecretHash: generated.hash });
+    await this.agents.setSecretHash(agent.id, generated.hash);
     return { webhookSecret: generated.secret };
   }
 
   async remove(agent: AgentEntity): Promise<void> {
     await this.schedules.remove(agent.id);
-    await this.agents.delete({ id: agent.id });
+    await this.agents.delete(agent.id);
     this.logger.log(`agent ${agent.id} deleted`);
   }
 }

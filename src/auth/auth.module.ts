@@ -6,6 +6,7 @@ import { type Settings } from '../config/settings.js';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { UsersModule } from '../users/users.module.js';
 import { AuthController, MeController } from './auth.controller.js';
+import { AuthRepository } from './auth.repository.js';
 import { AuthService } from './auth.service.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { LoginThrottle } from './login-throttle.js';
@@ -28,7 +29,7 @@ import { ApiRateLimits } from '../common/rate-limit.js';
     }),
   ],
   controllers: [AuthController, MeController],
-  providers: [AuthService, JwtStrategy, ApiRateLimits, PasswordHasher, LoginThrottle],
+  providers: [AuthService, AuthRepository, JwtStrategy, ApiRateLimits, PasswordHasher, LoginThrottle],
   exports: [ApiRateLimits],
 })
 export class AuthModule {}

@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
-import { InjectRepository } from '@nestjs/typeorm';
-import { LessThan, QueryFailedError, type Repository } from 'typeorm';
+import { QueryFailedError } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { normalizeEmail, UserEntity } from '../users/user.entity.js';
+import { normalizeEmail, type UserEntity } from '../users/user.entity.js';
 import { type UserResponse, UsersService } from '../users/users.service.js';
 import type { AuthUser, JwtClaims } from './auth-user.js';
 import { LoginThrottle } from './login-throttle.js';
 import { PasswordHasher } from './password.js';
-import { RevokedTokenEntity } from './revoked-token.entity.js';
+import { AuthRepository } from './auth.repository.js';
 
 /** Credits a new account starts with (the free tier's allowance). */
 export const SIGNUP_CREDITS = 100;
@@ -27,8 +26,7 @@ export class AuthService {
   private readonly logger = new Logger('Auth');
 
   constructor(
-    @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
-    @InjectRepository(RevokedTokenEntity) private readonly revoked: Repository<RevokedTokenEntity>,
+    private readonly authRows: AuthRepository,
     private readonly jwt: JwtService,
     private readonly usersService: UsersService,
     private readonly hasher: PasswordHasher,
@@ -42,16 +40,20 @@ export class AuthService {
     await this.throttle.attempt(address, email);
     // A taken address is answered before hashing: a duplicate costs no scrypt (the unique index
     // still decides a race).
-    if (await this.users.existsBy({ email })) {
+    if (await this.usersService.isEmailTaken(email)) {
       throw alreadyRegistered();
     }
     const passwordHash = await this.hasher.hash(input.password);
     let user: UserEntity;
     try {
       // Never an admin from a registration form: admins are made by an operator (npm run admin).
-      user = await this.users.save(
-        this.users.create({ email, name: input.name ?? null, passwordHash, role: 'user', credits: SIGNUP_CREDITS }),
-      );
+      user = await this.usersService.register({
+        email,
+        name: input.name ?? null,
+        passwordHash,
+        role: 'user',
+        credits: SIGNUP_CREDITS,
+      });
     } catch (err) {
       if (err instanceof QueryFailedError && (err.driverError as { code?: string }).code === '23505') {
         throw alreadyRegistered();
@@ -65,7 +67,7 @@ export class AuthService {
   async login(input: { email: string; password: string }, address: string): Promise<SessionAnswer> {
     const email = normalizeEmail(input.email);
     await this.throttle.attempt(address, email);
-    const user = await this.users.findOneBy({ email });
+    const user = await this.usersService.findByEmail(email);
     const ok = await this.hasher.verify(input.password, user?.passwordHash ?? null);
     if (user === null || !ok) {
       throw new AppError('UNAUTHORIZED', 'Email or password is wrong');
@@ -86,28 +88,25 @@ export class AuthService {
     }
     try {
       const passwordHash = await this.hasher.hash(password);
-      await this.users.update({ id: user.id, passwordHash: user.passwordHash }, { passwordHash });
+      await this.usersService.replacePasswordHash(user, passwordHash);
     } catch (err) {
       this.logger.warn(`password hash of user ${user.id} not upgraded: ${(err as Error).message}`);
     }
   }
 
   async logout(auth: AuthUser): Promise<void> {
-    await this.revoked.upsert(
-      { jti: auth.token.jti, userId: auth.user.id, expiresAt: auth.token.expiresAt },
-      { conflictPaths: ['jti'] },
-    );
+    await this.authRows.revoke({ jti: auth.token.jti, userId: auth.user.id, expiresAt: auth.token.expiresAt });
     // Keep the table small: rows of tokens that expired anyway are no longer needed.
-    await this.revoked.delete({ expiresAt: LessThan(new Date()) });
+    await this.authRows.purgeExpiredRevocations();
   }
 
   async logoutAll(auth: AuthUser): Promise<void> {
-    await this.users.update({ id: auth.user.id }, { tokensValidAfter: new Date() });
+    await this.usersService.updateAccount(auth.user.id, { tokensValidAfter: new Date() });
   }
 
   async acceptTerms(auth: AuthUser, version: string | undefined): Promise<{ acceptedTermsAt: string }> {
     const acceptedTermsAt = new Date();
-    await this.users.update({ id: auth.user.id }, { acceptedTermsAt, acceptedTermsVersion: version ?? null });
+    await this.usersService.updateAccount(auth.user.id, { acceptedTermsAt, acceptedTermsVersion: version ?? null });
     return { acceptedTermsAt: acceptedTermsAt.toISOString() };
   }
 

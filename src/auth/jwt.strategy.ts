@@ -1,18 +1,15 @@
 import { createSecretKey } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
 import { Strategy } from 'passport-jwt';
-import { type DataSource } from 'typeorm';
-import { RowMapper } from '../common/database/row-mapper.js';
 import { AuthenticatedPrefetch } from './prefetch.js';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { UserEntity } from '../users/user.entity.js';
 import { UsersService } from '../users/users.service.js';
 import type { AuthUser, JwtClaims } from './auth-user.js';
+import { AuthRepository } from './auth.repository.js';
 import { UUID } from '../common/ids.js';
 import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT } from '../common/rate-limit.js';
 
@@ -23,12 +20,9 @@ import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT } from '../common/rate
  */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
-  private readonly users: RowMapper<UserEntity>;
-  private readonly userQuery: string;
-
   constructor(
     @Inject(SETTINGS) settings: Settings,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly authRows: AuthRepository,
     private readonly usersService: UsersService,
     private readonly limits: ApiRateLimits,
     private readonly prefetch: AuthenticatedPrefetch,
@@ -42,11 +36,6 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
       ignoreExpiration: false,
       passReqToCallback: true,
     });
-    // Every request runs this query (see RowMapper).
-    this.users = new RowMapper(dataSource, UserEntity, 'u');
-    this.userQuery =
-      `SELECT ${this.users.select()}, EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = $2) AS revoked ` +
-      'FROM users u WHERE u.id = $1';
   }
 
   async validate(req: Request & { [RATE_LIMIT_EXEMPT]?: boolean }, claims: JwtClaims): Promise<AuthUser> {
@@ -65,7 +54,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
       req[RATE_LIMIT_EXEMPT] === true
         ? Promise.resolve()
         : consumeOrThrow(this.limits.perUser, claims.sub, 'RATE_LIMITED', 'Too many requests for this user');
-    const [found, limit] = await Promise.allSettled([this.loadUser(claims.sub, claims.jti), counted]);
+    const [found, limit] = await Promise.allSettled([this.authRows.tokenUser(claims.sub, claims.jti), counted]);
     // An invalid or revoked token answers as such even when its user is over the limit.
     if (found.status === 'rejected') {
       throw found.reason;
@@ -85,14 +74,6 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
       isAdmin: this.usersService.isAdmin(user),
       token: { jti: claims.jti, expiresAt: new Date(claims.exp * 1000) },
     };
-  }
-
-  private async loadUser(id: string, jti: string): Promise<{ user: UserEntity | null; revoked: boolean }> {
-    const rows = (await this.dataSource.query(this.userQuery, [id, jti])) as Array<Record<string, unknown>>;
-    const row = rows[0];
-    return row === undefined
-      ? { user: null, revoked: false }
-      : { user: this.users.from(row), revoked: row.revoked === true };
   }
 }
 

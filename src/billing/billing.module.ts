@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CreditsModule } from '../credits/credits.module.js';
 import { BillingController } from './billing.controller.js';
+import { BillingRepository } from './billing.repository.js';
 import { BillingService } from './billing.service.js';
 import { SETTINGS } from '../config/settings.module.js';
 import type { Settings } from '../config/settings.js';
@@ -11,6 +12,7 @@ import { PAYMENT_PROVIDER, paymentProviderFor } from './payment-provider.js';
   controllers: [BillingController],
   providers: [
     BillingService,
+    BillingRepository,
     { provide: PAYMENT_PROVIDER, inject: [SETTINGS], useFactory: (settings: Settings) => paymentProviderFor(settings) },
   ],
 })

@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { type DataSource } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { CreditsService } from '../credits/credits.service.js';
-import { type SubscriptionStatus, type Tier, UserEntity } from '../users/user.entity.js';
+import type { SubscriptionStatus, Tier } from '../users/user.entity.js';
+import { BillingRepository } from './billing.repository.js';
 import { PAYMENT_PROVIDER, type PaymentProvider, paymentsNotConfigured } from './payment-provider.js';
 import { CREDIT_PRICE_CENTS, limitsOf, TIER_LIMITS, type TierLimits } from './tiers.js';
 
@@ -19,17 +18,13 @@ export interface BillingResponse {
 @Injectable()
 export class BillingService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: BillingRepository,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
     private readonly credits: CreditsService,
   ) {}
 
-  private get users() {
-    return this.dataSource.getRepository(UserEntity);
-  }
-
   async describe(userId: string): Promise<BillingResponse> {
-    const user = await this.users.findOneByOrFail({ id: userId });
+    const user = await this.users.findUserOrFail(userId);
     return {
       tier: user.tier,
       credits: user.credits,
@@ -49,7 +44,7 @@ export class BillingService {
   async setPaymentMethod(userId: string, token: string): Promise<BillingResponse> {
     this.requirePayments();
     const card = await this.provider.attach(token);
-    await this.users.update({ id: userId }, { paymentMethod: card });
+    await this.users.setPaymentMethod(userId, card);
     return this.describe(userId);
   }
 
@@ -59,13 +54,7 @@ export class BillingService {
    */
   async purchaseCredits(userId: string, amount: number): Promise<{ credits: number }> {
     this.requirePayments();
-    return this.dataSource.transaction(async (em) => {
-      const user = await em
-        .getRepository(UserEntity)
-        .createQueryBuilder('u')
-        .setLock('pessimistic_write')
-        .where('u.id = :id', { id: userId })
-        .getOneOrFail();
+    return this.users.withLockedUser(userId, async (user, em) => {
       if (user.paymentMethod === null) {
         throw new AppError('NO_PAYMENT_METHOD', 'Add a payment method first: POST /api/billing/payment-method');
       }
@@ -77,13 +66,7 @@ export class BillingService {
 
   /** Changes the tier: paid tiers are charged now (and a past-due subscription becomes active again). */
   async changeSubscription(userId: string, tier: Tier): Promise<BillingResponse> {
-    await this.dataSource.transaction(async (em) => {
-      const user = await em
-        .getRepository(UserEntity)
-        .createQueryBuilder('u')
-        .setLock('pessimistic_write')
-        .where('u.id = :id', { id: userId })
-        .getOneOrFail();
+    await this.users.withLockedUser(userId, async (user, em) => {
       const price = TIER_LIMITS[tier].priceCents;
       if (price > 0) {
         this.requirePayments();
@@ -92,7 +75,7 @@ export class BillingService {
         }
         await this.provider.charge(user.paymentMethod, price, `${tier} subscription`);
       }
-      await em.getRepository(UserEntity).update({ id: userId }, { tier, subscriptionStatus: 'active' });
+      await this.users.setTier(em, userId, tier);
     });
     return this.describe(userId);
   }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
+import { CreditsRepository } from './credits.repository.js';
 
 /** Credits a model turn costs: one per started thousand tokens, at least one. */
 export function creditsFor(usage: { inputTokens: number; outputTokens: number }): number {
@@ -19,13 +20,16 @@ export interface Charge {
  */
 @Injectable()
 export class CreditsService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly creditRows: CreditsRepository;
+
+  // The repository is built here rather than injected: tests (and other processes) make a
+  // CreditsService from a DataSource of their own, as `new CreditsService(dataSource)`.
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    this.creditRows = new CreditsRepository(dataSource);
+  }
 
   async balance(userId: string): Promise<number> {
-    const rows: Array<{ credits: string }> = await this.dataSource.query('SELECT credits FROM users WHERE id = $1', [
-      userId,
-    ]);
-    return Number(rows[0]?.credits ?? 0);
+    return this.creditRows.balance(userId);
   }
 
   /** NO_CREDITS unless the user has a positive balance. */
@@ -48,11 +52,7 @@ export class CreditsService {
     run?: { runId: string; inputTokens: number; outputTokens: number },
   ): Promise<Charge> {
     try {
-      const rows: Array<{ out_charged: string; out_balance: string }> = await this.dataSource.query(
-        'SELECT out_charged, out_balance FROM charge_credits($1, $2, $3, $4, $5, $6, $7)',
-        [userId, amount, reason, reference ?? null, run?.runId ?? null, run?.inputTokens ?? 0, run?.outputTokens ?? 0],
-      );
-      return { charged: Number(rows[0]!.out_charged), balance: Number(rows[0]!.out_balance) };
+      return await this.creditRows.charge(userId, amount, reason, reference ?? null, run);
     } catch (err) {
       if ((err as { code?: string }).code === 'P0002') {
         throw new AppError('NOT_FOUND', 'No user with this id');
@@ -70,17 +70,26 @@ export class CreditsService {
       }
       return this.record(tx, userId, credits, delta, reason, reference);
     };
-    return em ? run(em) : this.dataSource.transaction(run);
+    return em ? run(em) : this.creditRows.transaction(run);
+  }
+
+  /**
+   * Sets the user's balance to `target` through the ledger (one adjustment by the difference), under
+   * the row lock, in a transaction of its own.
+   */
+  async setBalance(userId: string, target: number, reason: string): Promise<number> {
+    return this.creditRows.transaction(async (em) => {
+      const credits = await this.lockBalance(em, userId);
+      return this.adjust(userId, target - credits, reason, undefined, em);
+    });
   }
 
   private async lockBalance(em: EntityManager, userId: string): Promise<number> {
-    const rows: Array<{ credits: string }> = await em.query('SELECT credits FROM users WHERE id = $1 FOR UPDATE', [
-      userId,
-    ]);
-    if (rows[0] === undefined) {
+    const credits = await this.creditRows.lockBalance(em, userId);
+    if (credits === undefined) {
       throw new AppError('NOT_FOUND', 'No user with this id');
     }
-    return Number(rows[0].credits);
+    return credits;
   }
 
   private async record(
@@ -92,11 +101,7 @@ export class CreditsService {
     reference?: string,
   ): Promise<number> {
     const balance = credits + delta;
-    await em.query(
-      'INSERT INTO credit_ledger (user_id, delta, reason, reference, balance_after) VALUES ($1, $2, $3, $4, $5)',
-      [userId, delta, reason, reference ?? null, balance],
-    );
-    await em.query('UPDATE users SET credits = $2, updated_at = now() WHERE id = $1', [userId, balance]);
+    await this.creditRows.record(em, { userId, delta, reason, reference: reference ?? null, balance });
     return balance;
   }
 }

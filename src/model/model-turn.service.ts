@@ -1,11 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { type DataSource } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
 import { CreditsService, creditsFor } from '../credits/credits.service.js';
 import type { ModelCall, ModelTurnOutput } from '../../workflows/contracts.js';
 import { ModelClient } from './model-client.js';
+import { ModelRepository } from './model.repository.js';
 
 /** A run's model turn: credits checked before, usage charged after (idempotently), usage added to the run. */
 @Injectable()
@@ -15,7 +14,7 @@ export class ModelTurnService {
   constructor(
     private readonly model: ModelClient,
     private readonly credits: CreditsService,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly modelRows: ModelRepository,
   ) {}
 
   /**
@@ -50,20 +49,16 @@ export class ModelTurnService {
    * (non-retryable) before the model is called. Folded into the balance check: one round trip, as before.
    */
   private async assertRunOwnerCredits(input: ModelCall): Promise<void> {
-    const ids = [input.runId, input.userId];
-    const rows: Array<{ credits: string }> = ids.every((id) => typeof id === 'string' && UUID.test(id))
-      ? await this.dataSource.query(
-          `SELECT u.credits FROM runs r JOIN users u ON u.id = r.user_id
-           WHERE r.id = $1 AND r.user_id = $2 AND r.status = 'active'`,
-          ids,
-        )
-      : [];
-    if (rows[0] === undefined) {
+    const { runId, userId } = input;
+    const credits = [runId, userId].every((id) => typeof id === 'string' && UUID.test(id))
+      ? await this.modelRows.activeRunOwnerCredits(runId, userId)
+      : undefined;
+    if (credits === undefined) {
       // Ids only: enough for an operator to find the forged task in the Temporal UI.
       this.logger.warn(`model turn refused for run ${String(input.runId)}: not an active run of the user it names`);
       throw new AppError('PERMISSION_DENIED', 'The turn is not one of an active run of this user');
     }
-    if (Number(rows[0].credits) <= 0) {
+    if (credits <= 0) {
       throw new AppError('NO_CREDITS', 'Insufficient credit balance');
     }
   }

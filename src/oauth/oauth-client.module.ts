@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { SitesModule } from '../sites/sites.module.js';
 import { VaultModule } from '../vault/vault.module.js';
 import { OAuthConfigs } from './oauth-config.js';
+import { TokenRefreshRepository } from './token-refresh.repository.js';
 import { TokenRefreshService } from './token-refresh.service.js';
 
 /**
@@ -12,7 +13,7 @@ import { TokenRefreshService } from './token-refresh.service.js';
  */
 @Module({
   imports: [SitesModule, VaultModule],
-  providers: [OAuthConfigs, TokenRefreshService],
+  providers: [OAuthConfigs, TokenRefreshService, TokenRefreshRepository],
   exports: [OAuthConfigs, TokenRefreshService],
 })
 export class OAuthClientModule {}

@@ -5,13 +5,14 @@ import { VaultModule } from '../vault/vault.module.js';
 import { OAuthClientModule } from './oauth-client.module.js';
 import { OAuthStateEntity } from './oauth-state.entity.js';
 import { OAuthController } from './oauth.controller.js';
+import { OAuthRepository } from './oauth.repository.js';
 import { OAuthService } from './oauth.service.js';
 
 /** The OAuth authorization-code flow: its pending states, the callback routes, the tokens it stores in the vault. */
 @Module({
   imports: [TypeOrmModule.forFeature([OAuthStateEntity]), SitesModule, OAuthClientModule, VaultModule],
   controllers: [OAuthController],
-  providers: [OAuthService],
+  providers: [OAuthService, OAuthRepository],
   exports: [OAuthService],
 })
 export class OAuthModule {}

@@ -1,19 +1,16 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import * as oidc from 'openid-client';
-import { type DataSource } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { assertStoredManifestUsable, expectedIssuer } from '../sites/manifest.js';
 import { scopesFor, type SiteScope } from '../sites/scopes.js';
 import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';
 import { CredentialsService } from '../vault/credentials.service.js';
-import { OAuthStateEntity } from './oauth-state.entity.js';
-import { SiteEntity } from '../vault/site.entity.js';
+import type { SiteEntity } from '../vault/site.entity.js';
 import { VaultCipher } from '../vault/vault-cipher.js';
 import { roleAtLeast } from '../workspaces/scope.js';
-import { WorkspaceMemberEntity } from '../workspaces/workspace.entities.js';
 import { OAuthConfigs } from './oauth-config.js';
+import { OAuthRepository } from './oauth.repository.js';
 
 /** How long a started authorization may take before its state expires. */
 export const OAUTH_STATE_TTL_MS = 10 * 60_000;
@@ -42,7 +39,7 @@ export class OAuthService {
   private readonly logger = new Logger('OAuth');
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly oauthRows: OAuthRepository,
     private readonly configs: OAuthConfigs,
     private readonly cipher: VaultCipher,
     private readonly credentials: CredentialsService,
@@ -73,12 +70,12 @@ export class OAuthService {
         { field: 'tools', message: `the site does not offer the scope(s) ${missing.join(', ')}` },
       ]);
     }
-    await this.purgeExpired();
+    await this.oauthRows.purgeExpiredStates();
     const state = oidc.randomState();
     const verifier = oidc.randomPKCECodeVerifier();
     const stateHash = hashState(state);
     const sealed = this.cipher.seal(verifier, `oauth_states:${stateHash}`);
-    await this.dataSource.getRepository(OAuthStateEntity).insert({
+    await this.oauthRows.insertState({
       stateHash,
       userId,
       siteId: site.id,
@@ -106,19 +103,7 @@ export class OAuthService {
   async complete(userId: string, input: OAuthCompletion): Promise<CallbackResult> {
     const stateHash = hashState(input.state);
     // Atomic consume: only one request can ever use a state, and only before it expires.
-    const consumed: OAuthStateEntity[] = await this.dataSource
-      .query(
-        `UPDATE oauth_states SET used_at = now()
-        WHERE state_hash = $1 AND used_at IS NULL AND expires_at > now()
-        RETURNING state_hash AS "stateHash", user_id AS "userId", site_id AS "siteId", key_id AS "keyId",
-                  iv, ciphertext, auth_tag AS "authTag", scopes`,
-        [stateHash],
-      )
-      .then(
-        (result: [OAuthStateEntity[], number] | OAuthStateEntity[]) =>
-          (Array.isArray(result[0]) ? result[0] : result) as OAuthStateEntity[],
-      );
-    const pending = consumed[0];
+    const pending = await this.oauthRows.consumeState(stateHash);
     if (pending === undefined) {
       throw AppError.validation([
         { field: 'state', message: 'is unknown, already used or expired; start the connection again' },
@@ -134,7 +119,7 @@ export class OAuthService {
     if (input.error !== undefined) {
       throw AppError.validation([{ field: 'error', message: `the site answered ${input.error}` }]);
     }
-    const site = await this.dataSource.getRepository(SiteEntity).findOneBy({ id: pending.siteId });
+    const site = await this.oauthRows.findSite(pending.siteId);
     if (site === null || !(await this.mayConnect(userId, site))) {
       throw AppError.validation([
         { field: 'state', message: 'the site of this connection is no longer in your vault' },
@@ -183,15 +168,8 @@ export class OAuthService {
     if (site.workspaceId === null) {
       return site.userId === userId;
     }
-    const membership = await this.dataSource
-      .getRepository(WorkspaceMemberEntity)
-      .findOneBy({ workspaceId: site.workspaceId, userId });
+    const membership = await this.oauthRows.findMembership(site.workspaceId, userId);
     return membership !== null && roleAtLeast(membership.role, 'admin');
-  }
-
-  /** Removes states that can no longer be used (on each start: a small indexed delete). */
-  private async purgeExpired(): Promise<void> {
-    await this.dataSource.query(`DELETE FROM oauth_states WHERE expires_at < now() - interval '1 day'`);
   }
 }
 

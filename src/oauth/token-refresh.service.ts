@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import * as oidc from 'openid-client';
-import { type DataSource } from 'typeorm';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';
 import { ToolCallFailure } from '../sites/tool-failure.js';
@@ -12,6 +10,7 @@ import { CredentialsService, expiryOf } from '../vault/credentials.service.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import { credentialAad, tokenHint, VaultCipher } from '../vault/vault-cipher.js';
 import { OAuthConfigs } from './oauth-config.js';
+import { TokenRefreshRepository } from './token-refresh.repository.js';
 
 export interface UsableToken {
   token: string;
@@ -49,7 +48,7 @@ export class TokenRefreshService {
   private readonly logger = new Logger('Credentials');
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly refreshes: TokenRefreshRepository,
     private readonly credentials: CredentialsService,
     private readonly cipher: VaultCipher,
     private readonly configs: OAuthConfigs,
@@ -101,7 +100,7 @@ export class TokenRefreshService {
         };
       }
       const owner = randomUUID();
-      if (await this.claimLease(row, owner)) {
+      if (await this.refreshes.claimLease(row, owner, REFRESH_LEASE_MS)) {
         return this.refreshUnderLease(site, row, owner);
       }
       if (Date.now() >= deadline) {
@@ -112,27 +111,6 @@ export class TokenRefreshService {
       }
       await delay(REFRESH_POLL_MS + Math.floor(Math.random() * REFRESH_POLL_MS));
     }
-  }
-
-  /** One atomic UPDATE: the lease is ours when no live lease is held on this generation of the row. */
-  private async claimLease(row: CredentialEntity, owner: string): Promise<boolean> {
-    const claimed = await this.dataSource.query(
-      `UPDATE site_credentials
-          SET refresh_lease_owner = $2, refresh_lease_until = now() + make_interval(secs => $3)
-        WHERE id = $1 AND generation = $4 AND status = 'active'
-          AND (refresh_lease_until IS NULL OR refresh_lease_until < now())
-        RETURNING id`,
-      [row.id, owner, REFRESH_LEASE_MS / 1000, row.generation],
-    );
-    return rowsOf(claimed).length === 1;
-  }
-
-  private async releaseLease(row: CredentialEntity, owner: string): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE site_credentials SET refresh_lease_owner = NULL, refresh_lease_until = NULL
-        WHERE id = $1 AND refresh_lease_owner = $2`,
-      [row.id, owner],
-    );
   }
 
   /**
@@ -146,11 +124,11 @@ export class TokenRefreshService {
     try {
       secret = this.credentials.open(row);
     } catch (err) {
-      await this.releaseLease(row, owner);
+      await this.refreshes.releaseLease(row, owner);
       throw err;
     }
     if (secret.kind !== 'oauth2' || secret.refreshToken === null || site.manifest.auth.type !== 'oauth2') {
-      await this.releaseLease(row, owner);
+      await this.refreshes.releaseLease(row, owner);
       throw new ToolCallFailure(
         'unauthorized',
         `${site.manifest.name} refused the stored token and it cannot be refreshed`,
@@ -165,7 +143,7 @@ export class TokenRefreshService {
       if (err instanceof oidc.ResponseBodyError && err.error === 'invalid_grant') {
         return this.afterInvalidGrant(site, row, owner);
       }
-      await this.releaseLease(row, owner);
+      await this.refreshes.releaseLease(row, owner);
       throw refreshFailure(err, site);
     }
     const next: CredentialSecret = {
@@ -177,28 +155,13 @@ export class TokenRefreshService {
     // Fenced by generation, not by lease owner: whoever took a lapsed lease over is replaying the spent
     // refresh token, and its invalid_grant must not outlive our pair (status back to active with it).
     // `prev` is the row before this statement, to tell whether our lease was still ours.
-    const written = rowsOf<{ generation: number; prev_owner: string | null }>(
-      await this.dataSource.query(
-        `UPDATE site_credentials c
-          SET key_id = $3, iv = $4, ciphertext = $5, auth_tag = $6, token_hint = $7, expires_at = $8, status = 'active',
-              generation = c.generation + 1, refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = now()
-         FROM (SELECT refresh_lease_owner FROM site_credentials WHERE id = $1) prev
-        WHERE c.id = $1 AND c.generation = $2
-        RETURNING c.generation, prev.refresh_lease_owner AS prev_owner`,
-        [
-          row.id,
-          row.generation,
-          sealed.keyId,
-          sealed.iv,
-          sealed.ciphertext,
-          sealed.authTag,
-          tokenHint(tokens.access_token),
-          expiryOf(tokens.expires_in),
-        ],
-      ),
-    );
+    const written = await this.refreshes.writeRefreshed(row, {
+      sealed,
+      tokenHint: tokenHint(tokens.access_token),
+      expiresAt: expiryOf(tokens.expires_in),
+    });
     const elapsedMs = Date.now() - claimedAt;
-    if (written.length === 0) {
+    if (written === undefined) {
       // A newer generation is stored (the user replaced the credential, or another caller refreshed after
       // our lease lapsed): that one stands; this access token still works for this call.
       const log = elapsedMs >= REFRESH_LEASE_MS ? 'error' : 'warn';
@@ -208,8 +171,8 @@ export class TokenRefreshService {
       );
       return { token: tokens.access_token, generation: row.generation, kind: 'oauth2' };
     }
-    const generation = written[0]!.generation;
-    if (written[0]!.prev_owner !== owner) {
+    const generation = written.generation;
+    if (written.prevOwner !== owner) {
       this.logger.error(
         `credential ${row.id}: refresh lease lost after ${elapsedMs} ms (lease ${REFRESH_LEASE_MS} ms); ` +
           `the refreshed pair is kept as generation ${generation}`,
@@ -226,16 +189,8 @@ export class TokenRefreshService {
    * it lapsed) already spent that token must not throw away the newer pair it stored.
    */
   private async afterInvalidGrant(site: SiteEntity, row: CredentialEntity, owner: string): Promise<UsableToken> {
-    const marked = rowsOf(
-      await this.dataSource.query(
-        `UPDATE site_credentials
-            SET status = 'reauth_required', refresh_lease_owner = NULL, refresh_lease_until = NULL, updated_at = now()
-          WHERE id = $1 AND refresh_lease_owner = $2 AND generation = $3
-          RETURNING id`,
-        [row.id, owner, row.generation],
-      ),
-    );
-    if (marked.length === 0) {
+    const marked = await this.refreshes.markReauthRequired(row, owner);
+    if (!marked) {
       const current = await this.credentials.findForSite(site.id);
       if (current !== null && current.status === 'active' && current.generation !== row.generation) {
         this.logger.error(
@@ -252,18 +207,10 @@ export class TokenRefreshService {
     }
     this.logger.warn(
       `refresh of credential ${row.id} refused (invalid_grant)` +
-        (marked.length > 0 ? '; marked reauth_required' : '; the row had changed meanwhile, left as it is'),
+        (marked ? '; marked reauth_required' : '; the row had changed meanwhile, left as it is'),
     );
     throw new ToolCallFailure('reauth_required', `${site.manifest.name} refused the refresh: reconnect with OAuth`);
   }
-}
-
-/** An UPDATE … RETURNING through DataSource.query answers [rows, count] with the postgres driver. */
-function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
-    return result[0] as T[];
-  }
-  return result as T[];
 }
 
 const refreshLogger = new Logger('Credentials');

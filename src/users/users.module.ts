@@ -2,15 +2,13 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CreditsModule } from '../credits/credits.module.js';
 import { UserEntity } from './user.entity.js';
+import { UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
-/**
- * Users and their accounts. Exports the users' repository too (TypeOrmModule): AuthService still
- * reads and writes `users` through it (issue #19 item 2 moves that behind a users repository).
- */
+/** Users and their accounts; other features read and write `users` rows through UsersService. */
 @Module({
   imports: [TypeOrmModule.forFeature([UserEntity]), CreditsModule],
-  providers: [UsersService],
-  exports: [UsersService, TypeOrmModule],
+  providers: [UsersService, UsersRepository],
+  exports: [UsersService],
 })
 export class UsersModule {}

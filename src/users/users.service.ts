@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
-import { type DataSource, type Repository } from 'typeorm';
 import { CreditsService } from '../credits/credits.service.js';
 import { AppError } from '../common/app-error.js';
-import { type Page, pageOf, keysetWhere, type PageQuery } from '../common/pagination.js';
-import { type Role, type SubscriptionStatus, type Tier, UserEntity } from './user.entity.js';
+import { type Page, pageOf, type PageQuery } from '../common/pagination.js';
+import type { Role, SubscriptionStatus, Tier, UserEntity } from './user.entity.js';
+import { type NewUser, type UserChanges, UsersRepository } from './users.repository.js';
 
 export interface UserResponse {
   id: string;
@@ -28,8 +27,7 @@ export interface UserPatch {
 @Injectable()
 export class UsersService {
   constructor(
-    @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UsersRepository,
     private readonly credits: CreditsService,
   ) {}
 
@@ -56,7 +54,7 @@ export class UsersService {
   }
 
   async findOrFail(id: string): Promise<UserEntity> {
-    const user = await this.users.findOneBy({ id });
+    const user = await this.users.findById(id);
     if (user === null) {
       throw new AppError('NOT_FOUND', 'No user with this id');
     }
@@ -64,9 +62,7 @@ export class UsersService {
   }
 
   async list(query: PageQuery): Promise<Page<UserResponse>> {
-    const qb = this.users.createQueryBuilder('u').orderBy('u.created_at', 'ASC').addOrderBy('u.id', 'ASC');
-    keysetWhere(qb, 'u', query.cursor);
-    const rows = await qb.take(query.limit + 1).getMany();
+    const rows = await this.users.page(query);
     return pageOf(rows, query.limit, (u) => this.toResponse(u));
   }
 
@@ -75,17 +71,37 @@ export class UsersService {
     const { credits, ...rest } = patch;
     const user = await this.findOrFail(id);
     if (credits !== undefined) {
-      await this.dataSource.transaction(async (em) => {
-        const rows: Array<{ credits: string }> = await em.query('SELECT credits FROM users WHERE id = $1 FOR UPDATE', [
-          id,
-        ]);
-        await this.credits.adjust(id, credits - Number(rows[0]!.credits), 'admin_adjustment', undefined, em);
-      });
+      await this.credits.setBalance(id, credits, 'admin_adjustment');
     }
     const changes = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
     if (Object.keys(changes).length > 0) {
-      await this.users.update({ id }, changes);
+      await this.users.update(id, changes);
     }
     return this.toResponse(await this.findOrFail(user.id));
+  }
+
+  // For AuthService (registration, sign-in, sessions): the users' rows it reads and writes.
+
+  findByEmail(email: string): Promise<UserEntity | null> {
+    return this.users.findByEmail(email);
+  }
+
+  isEmailTaken(email: string): Promise<boolean> {
+    return this.users.existsByEmail(email);
+  }
+
+  /** Inserts the user; a duplicate email rejects with the driver's unique violation (23505). */
+  register(user: NewUser): Promise<UserEntity> {
+    return this.users.insert(user);
+  }
+
+  /** Replaces the password hash unless another change replaced it first. */
+  replacePasswordHash(user: UserEntity, passwordHash: string): Promise<void> {
+    return this.users.replacePasswordHash(user.id, user.passwordHash, passwordHash);
+  }
+
+  /** A change the user makes to their own account (token cut-off, terms accepted). */
+  updateAccount(id: string, changes: UserChanges): Promise<void> {
+    return this.users.update(id, changes);
   }
 }

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { type DataSource, type EntityManager } from 'typeorm';
 import type { SiteScope } from '../sites/scopes.js';
 import { ToolCallFailure } from '../sites/tool-failure.js';
-import { CredentialEntity, type CredentialSecret } from './credential.entity.js';
+import type { CredentialEntity, CredentialSecret } from './credential.entity.js';
+import { CredentialsRepository } from './credentials.repository.js';
 import type { SiteEntity } from './site.entity.js';
 import { credentialAad, tokenHint, VaultCipher, VaultTamperedError } from './vault-cipher.js';
 
@@ -24,16 +23,12 @@ export class CredentialsService {
   private readonly logger = new Logger('Credentials');
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly repo: CredentialsRepository,
     private readonly cipher: VaultCipher,
   ) {}
 
-  private get repo() {
-    return this.dataSource.getRepository(CredentialEntity);
-  }
-
   findForSite(siteId: string): Promise<CredentialEntity | null> {
-    return this.repo.findOneBy({ siteId });
+    return this.repo.findForSite(siteId);
   }
 
   /** Seals a secret into a new credential row, or over the given one (same id: the AAD stays bound). */
@@ -70,20 +65,13 @@ export class CredentialsService {
       generation: 1,
     });
     this.sealInto(row, { kind: 'bearer', token }, token);
-    const inserted = await this.repo
-      .createQueryBuilder()
-      .insert()
-      .values(row)
-      .orIgnore() // ON CONFLICT DO NOTHING: the unique site_id decides who wins a race
-      .returning('id')
-      .execute();
-    return inserted.raw.length === 1 ? row : null;
+    // ON CONFLICT DO NOTHING: the unique site_id decides who wins a race.
+    return (await this.repo.insertIfAbsent(row)) ? row : null;
   }
 
   /** Replaces the stored credential with a bearer token; null when there is none (NOT_FOUND). */
   async replaceWithBearer(siteId: string, token: string, expiresAt: Date | null): Promise<CredentialEntity | null> {
-    return this.dataSource.transaction(async (em) => {
-      const row = await this.lockedRow(em, siteId);
+    return this.repo.rewriteLocked(siteId, (row) => {
       if (row === null) {
         return null;
       }
@@ -97,15 +85,14 @@ export class CredentialsService {
         refreshLeaseOwner: null,
         refreshLeaseUntil: null,
       });
-      return em.save(row);
+      return row;
     });
   }
 
   /** Stores the pair of a completed OAuth connection, replacing whatever the site had. */
   async storeOAuth(siteId: string, tokens: OAuthTokens): Promise<CredentialEntity> {
-    return this.dataSource.transaction(async (em) => {
-      const existing = await this.lockedRow(em, siteId);
-      const row = existing ?? em.getRepository(CredentialEntity).create({ id: randomUUID(), siteId, generation: 0 });
+    const stored = await this.repo.rewriteLocked(siteId, (existing) => {
+      const row = existing ?? this.repo.create({ id: randomUUID(), siteId, generation: 0 });
       this.sealInto(
         row,
         { kind: 'oauth2', accessToken: tokens.accessToken, refreshToken: tokens.refreshToken },
@@ -120,13 +107,13 @@ export class CredentialsService {
         refreshLeaseOwner: null,
         refreshLeaseUntil: null,
       });
-      return em.save(row);
+      return row;
     });
+    return stored!;
   }
 
   async delete(siteId: string): Promise<boolean> {
-    const result = await this.repo.delete({ siteId });
-    return (result.affected ?? 0) > 0;
+    return this.repo.delete(siteId);
   }
 
   /**
@@ -158,15 +145,6 @@ export class CredentialsService {
         `The stored token for ${site.manifest.name} has expired: update it with PATCH`,
       );
     }
-  }
-
-  private lockedRow(em: EntityManager, siteId: string): Promise<CredentialEntity | null> {
-    return em
-      .getRepository(CredentialEntity)
-      .createQueryBuilder('c')
-      .setLock('pessimistic_write')
-      .where('c.site_id = :siteId', { siteId })
-      .getOne();
   }
 }
 

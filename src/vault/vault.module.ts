@@ -2,9 +2,11 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SitesModule } from '../sites/sites.module.js';
 import { CredentialEntity } from './credential.entity.js';
+import { CredentialsRepository } from './credentials.repository.js';
 import { CredentialsService } from './credentials.service.js';
 import { SiteEntity } from './site.entity.js';
 import { VaultCipher } from './vault-cipher.js';
+import { VaultRepository } from './vault.repository.js';
 import { VaultService } from './vault.service.js';
 
 /**
@@ -14,7 +16,7 @@ import { VaultService } from './vault.service.js';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([SiteEntity, CredentialEntity]), SitesModule],
-  providers: [VaultCipher, CredentialsService, VaultService],
+  providers: [VaultCipher, CredentialsService, CredentialsRepository, VaultService, VaultRepository],
   exports: [VaultCipher, CredentialsService, VaultService],
 })
 export class VaultModule {}

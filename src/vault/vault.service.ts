@@ -1,19 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { type DataSource } from 'typeorm';
 import { requireBelow } from '../billing/tiers.js';
 import { AppError } from '../common/app-error.js';
-import { type Page, type PageQuery, keysetWhere, pageOf } from '../common/pagination.js';
+import { type Page, type PageQuery, pageOf } from '../common/pagination.js';
 import { ManifestFetcher, normaliseSiteUrl } from '../sites/manifest-fetcher.js';
 import { deriveScope, type SiteScope } from '../sites/scopes.js';
 import { SiteHttpClient } from '../sites/site-http.js';
-import { UserEntity } from '../users/user.entity.js';
-import { limitsUser, requireRole, requireWorkspace, type Scope, scopeSql, scopeWhere } from '../workspaces/scope.js';
-import { CredentialEntity, type CredentialKind } from './credential.entity.js';
+import { limitsUser, requireRole, requireWorkspace, type Scope } from '../workspaces/scope.js';
+import type { CredentialEntity, CredentialKind } from './credential.entity.js';
 import { CredentialsService } from './credentials.service.js';
-import { SiteEntity } from './site.entity.js';
+import type { SiteEntity } from './site.entity.js';
+import { VaultRepository } from './vault.repository.js';
 import { UUID } from '../common/ids.js';
-import { RowMapper } from '../common/database/row-mapper.js';
 
 export interface SiteResponse {
   id: string;
@@ -74,26 +71,16 @@ export function toSiteResponse(site: SiteEntity, credential: CredentialEntity | 
 /** A user's vault: sites with their manifests, and the credentials for them. */
 @Injectable()
 export class VaultService {
-  private readonly siteRows: RowMapper<SiteEntity>;
-  private readonly credentialRows: RowMapper<CredentialEntity>;
-
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sites: VaultRepository,
     private readonly http: SiteHttpClient,
     private readonly manifests: ManifestFetcher,
     private readonly credentials: CredentialsService,
-  ) {
-    this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
-    this.credentialRows = new RowMapper(dataSource, CredentialEntity, 'c');
-  }
-
-  private get sites() {
-    return this.dataSource.getRepository(SiteEntity);
-  }
+  ) {}
 
   /** A site of the scope, or NOT_FOUND (also for another user's or workspace's: its existence is not revealed). */
   async findInScope(scope: Scope, siteId: string): Promise<SiteEntity> {
-    const site = UUID.test(siteId) ? await this.sites.findOneBy({ id: siteId, ...scopeWhere(scope) }) : null;
+    const site = UUID.test(siteId) ? await this.sites.findInScope(scope, siteId) : null;
     if (site === null) {
       throw new AppError('NOT_FOUND', 'No site with this id in your vault');
     }
@@ -105,19 +92,11 @@ export class VaultService {
    * call needs before it can reach the site.
    */
   async findForCall(scope: Scope, siteId: string): Promise<{ site: SiteEntity; credential: CredentialEntity | null }> {
-    const [where, params] = scopeSql(scope, 's');
-    // The scope's condition as the query builders use it, its named parameters made positional.
-    const [sql, values] = this.dataSource.driver.escapeQueryWithParameters(
-      `SELECT ${this.siteRows.select()}, ${this.credentialRows.select()} FROM sites s ` +
-        `LEFT JOIN site_credentials c ON c.site_id = s.id WHERE s.id = :siteId AND ${where}`,
-      { ...params, siteId },
-    );
-    const rows: Array<Record<string, unknown>> = UUID.test(siteId) ? await this.dataSource.query(sql, values) : [];
-    const site = rows[0] === undefined ? null : this.siteRows.from(rows[0]);
-    if (site === null) {
+    const found = UUID.test(siteId) ? await this.sites.findWithCredential(scope, siteId) : null;
+    if (found === null) {
       throw new AppError('NOT_FOUND', 'No site with this id in your vault');
     }
-    return { site, credential: this.credentialRows.from(rows[0]!) };
+    return found;
   }
 
   /** Moves one of the caller's personal sites into the scope's workspace (credential included). */
@@ -125,7 +104,7 @@ export class VaultService {
     const workspace = requireWorkspace(scope);
     requireRole(scope, 'admin', 'Sharing a site');
     const site = await this.findInScope({ user: scope.user, workspace: null }, siteId);
-    if (await this.sites.exists({ where: { workspaceId: workspace.id, url: site.url } })) {
+    if (await this.sites.existsInWorkspace(workspace.id, site.url)) {
       throw AppError.validation([{ field: 'url', message: 'the workspace already has this site' }]);
     }
     site.workspaceId = workspace.id;
@@ -141,54 +120,23 @@ export class VaultService {
     requireRole(scope, 'admin', 'Adding a site');
     const url = normaliseSiteUrl(this.http.assertSiteUrl(rawUrl));
     const manifest = await this.manifests.fetch(url);
-    const site = await this.dataSource.transaction(async (em) => {
-      // Serialise adds per limits owner, so the tier limit holds under concurrent requests.
-      const owner = await em
-        .getRepository(UserEntity)
-        .createQueryBuilder('u')
-        .setLock('pessimistic_write')
-        .where('u.id = :id', { id: limitsUser(scope).id })
-        .getOneOrFail();
-      const sites = em.getRepository(SiteEntity);
-      if (await sites.exists({ where: { ...scopeWhere(scope), url } })) {
-        throw AppError.validation([{ field: 'url', message: 'this site is already in your vault' }]);
-      }
-      requireBelow(
-        owner,
-        await sites.countBy(scopeWhere(scope)),
-        (l) => l.vaultSites,
-        'VAULT_LIMIT_REACHED',
-        'sites in the vault',
-      );
-      return sites.save(
-        sites.create({
-          userId: scope.user.id,
-          workspaceId: scope.workspace?.id ?? null,
-          url,
-          manifest,
-          manifestFetchedAt: new Date(),
-        }),
-      );
-    });
+    // Serialised per limits owner, so the tier limit holds under concurrent requests.
+    const site = await this.sites.add(
+      scope,
+      limitsUser(scope).id,
+      { userId: scope.user.id, workspaceId: scope.workspace?.id ?? null, url, manifest, manifestFetchedAt: new Date() },
+      (owner, taken, count) => {
+        if (taken) {
+          throw AppError.validation([{ field: 'url', message: 'this site is already in your vault' }]);
+        }
+        requireBelow(owner, count, (l) => l.vaultSites, 'VAULT_LIMIT_REACHED', 'sites in the vault');
+      },
+    );
     return toSiteResponse(site, null);
   }
 
   async list(scope: Scope, query: PageQuery): Promise<Page<SiteResponse>> {
-    const [where, params] = scopeSql(scope, 's');
-    const qb = this.sites
-      .createQueryBuilder('s')
-      .where(where, params)
-      .orderBy('s.created_at', 'ASC')
-      .addOrderBy('s.id', 'ASC');
-    keysetWhere(qb, 's', query.cursor);
-    const rows = await qb.take(query.limit + 1).getMany();
-    const credentials = rows.length
-      ? await this.dataSource
-          .getRepository(CredentialEntity)
-          .createQueryBuilder('c')
-          .where('c.site_id IN (:...ids)', { ids: rows.map((r) => r.id) })
-          .getMany()
-      : [];
+    const { rows, credentials } = await this.sites.page(scope, query);
     const bySite = new Map(credentials.map((c) => [c.siteId, c]));
     return pageOf(rows, query.limit, (site) => toSiteResponse(site, bySite.get(site.id) ?? null));
   }
@@ -202,7 +150,7 @@ export class VaultService {
 
   /** Deletes the site; its credential and pending OAuth states go with it (ON DELETE CASCADE). */
   async remove(site: SiteEntity): Promise<void> {
-    await this.sites.delete({ id: site.id });
+    await this.sites.delete(site.id);
   }
 
   async storeToken(site: SiteEntity, token: string, expiresAt: string | undefined): Promise<TokenAnswer> {

@@ -2,11 +2,12 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { WorkspaceEntity, WorkspaceMemberEntity } from './workspace.entities.js';
 import { WorkspacesController } from './workspaces.controller.js';
+import { WorkspacesRepository } from './workspaces.repository.js';
 import { WorkspacesService } from './workspaces.service.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([WorkspaceEntity, WorkspaceMemberEntity])],
   controllers: [WorkspacesController],
-  providers: [WorkspacesService],
+  providers: [WorkspacesService, WorkspacesRepository],
 })
 export class WorkspacesModule {}

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { type DataSource, type EntityManager } from 'typeorm';
 import { limitsOf, requireBelow, requireFeature } from '../billing/tiers.js';
 import { AppError } from '../common/app-error.js';
-import { UserEntity } from '../users/user.entity.js';
+import type { UserEntity } from '../users/user.entity.js';
 import { roleAtLeast } from './scope.js';
 import type { AssignableRole } from './dto/workspace.dto.js';
-import { WorkspaceEntity, WorkspaceMemberEntity, type WorkspaceRole } from './workspace.entities.js';
+import type { WorkspaceEntity, WorkspaceMemberEntity, WorkspaceRole } from './workspace.entities.js';
+import { WorkspacesRepository } from './workspaces.repository.js';
 import { UUID } from '../common/ids.js';
 
 export interface WorkspaceResponse {
@@ -28,17 +27,12 @@ export interface MemberResponse {
 /** Team workspaces and their members. Roles: owner ⊃ admin (members, sites, agents) ⊃ member ⊃ viewer. */
 @Injectable()
 export class WorkspacesService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private members(em: EntityManager = this.dataSource.manager) {
-    return em.getRepository(WorkspaceMemberEntity);
-  }
+  constructor(private readonly workspaces: WorkspacesRepository) {}
 
   /** The caller's membership, or WORKSPACE_NOT_FOUND (for a workspace that does not exist, too). */
   async membership(userId: string, workspaceId: string): Promise<{ workspace: WorkspaceEntity; role: WorkspaceRole }> {
-    const member = UUID.test(workspaceId) ? await this.members().findOneBy({ workspaceId, userId }) : null;
-    const workspace =
-      member === null ? null : await this.dataSource.getRepository(WorkspaceEntity).findOneBy({ id: workspaceId });
+    const member = UUID.test(workspaceId) ? await this.workspaces.findMember(workspaceId, userId) : null;
+    const workspace = member === null ? null : await this.workspaces.findWorkspace(workspaceId);
     if (member === null || workspace === null) {
       throw new AppError('WORKSPACE_NOT_FOUND', 'No workspace with this id');
     }
@@ -57,34 +51,18 @@ export class WorkspacesService {
 
   async create(user: UserEntity, name: string): Promise<WorkspaceResponse> {
     requireFeature(user, (l) => l.workspaces > 0, 'Workspaces (Team plan)');
-    return this.dataSource.transaction(async (em) => {
-      const owner = await em
-        .getRepository(UserEntity)
-        .createQueryBuilder('u')
-        .setLock('pessimistic_write')
-        .where('u.id = :id', { id: user.id })
-        .getOneOrFail();
-      const owned = await em.getRepository(WorkspaceEntity).countBy({ ownerId: user.id });
+    return this.workspaces.withLockedOwner(user.id, async ({ owner, em }) => {
+      const owned = await this.workspaces.countOwned(em, user.id);
       requireBelow(owner, owned, (l) => l.workspaces, 'FEATURE_LIMIT_REACHED', 'workspaces');
-      const workspace = await em.getRepository(WorkspaceEntity).save({ name, ownerId: user.id });
-      await this.members(em).insert({ workspaceId: workspace.id, userId: user.id, role: 'owner' });
+      const workspace = await this.workspaces.insertWorkspace(em, name, user.id);
       return this.toResponse(workspace, 'owner');
     });
   }
 
   async list(userId: string): Promise<{ items: WorkspaceResponse[]; nextCursor: null }> {
-    const rows = await this.dataSource
-      .getRepository(WorkspaceEntity)
-      .createQueryBuilder('w')
-      .innerJoinAndMapOne('w.membership', WorkspaceMemberEntity, 'm', 'm.workspace_id = w.id AND m.user_id = :userId', {
-        userId,
-      })
-      .orderBy('w.created_at', 'ASC')
-      .getMany();
+    const rows = await this.workspaces.listForUser(userId);
     return {
-      items: rows.map((w) =>
-        this.toResponse(w, (w as WorkspaceEntity & { membership: WorkspaceMemberEntity }).membership.role),
-      ),
+      items: rows.map(({ workspace, role }) => this.toResponse(workspace, role)),
       nextCursor: null,
     };
   }
@@ -96,19 +74,14 @@ export class WorkspacesService {
 
   async listMembers(userId: string, workspaceId: string): Promise<{ items: MemberResponse[]; nextCursor: null }> {
     await this.membership(userId, workspaceId);
-    const rows: Array<{ user_id: string; email: string; name: string | null; role: WorkspaceRole; created_at: Date }> =
-      await this.dataSource.query(
-        `SELECT m.user_id, u.email, u.name, m.role, m.created_at FROM workspace_members m JOIN users u ON u.id = m.user_id
-        WHERE m.workspace_id = $1 ORDER BY m.created_at, m.user_id`,
-        [workspaceId],
-      );
+    const rows = await this.workspaces.listMembers(workspaceId);
     return {
       items: rows.map((r) => ({
-        userId: r.user_id,
+        userId: r.userId,
         email: r.email,
         name: r.name,
         role: r.role,
-        joinedAt: new Date(r.created_at).toISOString(),
+        joinedAt: new Date(r.joinedAt).toISOString(),
       })),
       nextCursor: null,
     };
@@ -123,28 +96,22 @@ export class WorkspacesService {
   async addMember(userId: string, workspaceId: string, email: string, role: AssignableRole): Promise<MemberResponse> {
     const { workspace, role: mine } = await this.membership(userId, workspaceId);
     this.requireAdmin(mine, 'Adding members');
-    const invitee = await this.dataSource.getRepository(UserEntity).findOneBy({ email: email.trim().toLowerCase() });
+    const invitee = await this.workspaces.findUserByEmail(email.trim().toLowerCase());
     if (invitee === null) {
       throw AppError.validation([{ field: 'email', message: 'no user has this email' }]);
     }
-    return this.dataSource.transaction(async (em) => {
-      const owner = await em
-        .getRepository(UserEntity)
-        .createQueryBuilder('u')
-        .setLock('pessimistic_write')
-        .where('u.id = :id', { id: workspace.ownerId })
-        .getOneOrFail();
-      if (await this.members(em).existsBy({ workspaceId, userId: invitee.id })) {
+    return this.workspaces.withLockedOwner(workspace.ownerId, async ({ owner, em }) => {
+      if (await this.workspaces.isMember(em, workspaceId, invitee.id)) {
         throw AppError.validation([{ field: 'email', message: 'this user is already a member' }]);
       }
       requireBelow(
         owner,
-        await this.members(em).countBy({ workspaceId }),
+        await this.workspaces.countMembers(em, workspaceId),
         (l) => l.workspaceMembers,
         'FEATURE_LIMIT_REACHED',
         'workspace members',
       );
-      const row = await this.members(em).save({ workspaceId, userId: invitee.id, role });
+      const row = await this.workspaces.insertMember(em, { workspaceId, userId: invitee.id, role });
       return {
         userId: invitee.id,
         email: invitee.email,
@@ -156,7 +123,7 @@ export class WorkspacesService {
   }
 
   private async memberOrFail(workspaceId: string, userId: string): Promise<WorkspaceMemberEntity> {
-    const member = UUID.test(userId) ? await this.members().findOneBy({ workspaceId, userId }) : null;
+    const member = UUID.test(userId) ? await this.workspaces.findMember(workspaceId, userId) : null;
     if (member === null) {
       throw new AppError('MEMBER_NOT_FOUND', 'This user is not a member of the workspace');
     }
@@ -178,7 +145,7 @@ export class WorkspacesService {
         "The owner's role cannot be changed here: transfer the ownership instead",
       );
     }
-    await this.members().update({ workspaceId, userId: memberId }, { role });
+    await this.workspaces.setRole(workspaceId, memberId, role);
     return (await this.listMembers(userId, workspaceId)).items.find((m) => m.userId === memberId)!;
   }
 
@@ -191,7 +158,7 @@ export class WorkspacesService {
     if (member.role === 'owner') {
       throw new AppError('ROLE_CHANGE_FORBIDDEN', 'The owner cannot be removed: transfer the ownership first');
     }
-    await this.members().delete({ workspaceId, userId: memberId });
+    await this.workspaces.deleteMember(workspaceId, memberId);
   }
 
   async transferOwnership(userId: string, workspaceId: string, newOwnerId: string): Promise<WorkspaceResponse> {
@@ -200,15 +167,11 @@ export class WorkspacesService {
       throw new AppError('PERMISSION_DENIED', 'Only the owner can transfer the ownership');
     }
     await this.memberOrFail(workspaceId, newOwnerId);
-    const newOwner = await this.dataSource.getRepository(UserEntity).findOneByOrFail({ id: newOwnerId });
+    const newOwner = await this.workspaces.findUserOrFail(newOwnerId);
     if (limitsOf(newOwner).workspaces === 0) {
       throw new AppError('WORKSPACE_REQUIRED', 'The new owner must be on the Team plan to own a workspace');
     }
-    await this.dataSource.transaction(async (em) => {
-      await this.members(em).update({ workspaceId, userId }, { role: 'admin' });
-      await this.members(em).update({ workspaceId, userId: newOwnerId }, { role: 'owner' });
-      await em.getRepository(WorkspaceEntity).update({ id: workspaceId }, { ownerId: newOwnerId });
-    });
+    await this.workspaces.transferOwnership(workspaceId, userId, newOwnerId);
     return this.toResponse({ ...workspace, ownerId: newOwnerId }, 'admin');
   }
 }

@@ -1,0 +1,55 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { type Repository } from 'typeorm';
+import { keysetWhere, type PageQuery } from '../common/pagination.js';
+import { UserEntity } from './user.entity.js';
+
+/** The fields a registration sets (the rest keep their column defaults). */
+export type NewUser = Pick<UserEntity, 'email' | 'name' | 'passwordHash' | 'role' | 'credits'>;
+
+/** The user's columns an admin or the user may change (credits go through CreditsService). */
+export type UserChanges = Partial<
+  Pick<
+    UserEntity,
+    'tier' | 'subscriptionStatus' | 'role' | 'tokensValidAfter' | 'acceptedTermsAt' | 'acceptedTermsVersion'
+  >
+>;
+
+/** The SQL of `users` rows: ordinary reads and writes through TypeORM. */
+@Injectable()
+export class UsersRepository {
+  constructor(@InjectRepository(UserEntity) private readonly users: Repository<UserEntity>) {}
+
+  findById(id: string): Promise<UserEntity | null> {
+    return this.users.findOneBy({ id });
+  }
+
+  findByEmail(email: string): Promise<UserEntity | null> {
+    return this.users.findOneBy({ email });
+  }
+
+  existsByEmail(email: string): Promise<boolean> {
+    return this.users.existsBy({ email });
+  }
+
+  /** Inserts the user (the unique email index refuses a duplicate with a QueryFailedError 23505). */
+  insert(user: NewUser): Promise<UserEntity> {
+    return this.users.save(this.users.create(user));
+  }
+
+  /** One page in creation order (keyset pagination), with one row more than asked to tell a next page. */
+  page(query: PageQuery): Promise<UserEntity[]> {
+    const qb = this.users.createQueryBuilder('u').orderBy('u.created_at', 'ASC').addOrderBy('u.id', 'ASC');
+    keysetWhere(qb, 'u', query.cursor);
+    return qb.take(query.limit + 1).getMany();
+  }
+
+  async update(id: string, changes: UserChanges): Promise<void> {
+    await this.users.update({ id }, changes);
+  }
+
+  /** Replaces the password hash only while it is still `previousHash` (a concurrent change wins). */
+  async replacePasswordHash(id: string, previousHash: string, passwordHash: string): Promise<void> {
+    await this.users.update({ id, passwordHash: previousHash }, { passwordHash });
+  }
+}

@@ -1,0 +1,64 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { type DataSource, type DeepPartial } from 'typeorm';
+import { CredentialEntity } from './credential.entity.js';
+
+/**
+ * The SQL of `site_credentials` rows as the vault stores them: TypeORM, with `ON CONFLICT DO NOTHING`
+ * for a first insert and a row lock for a replacement. (The OAuth refresh's own atomic statements are
+ * in oauth/token-refresh.repository.ts.)
+ */
+@Injectable()
+export class CredentialsRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  private get repo() {
+    return this.dataSource.getRepository(CredentialEntity);
+  }
+
+  findForSite(siteId: string): Promise<CredentialEntity | null> {
+    return this.repo.findOneBy({ siteId });
+  }
+
+  /** A new row object (not yet stored). */
+  create(fields: DeepPartial<CredentialEntity>): CredentialEntity {
+    return this.repo.create(fields);
+  }
+
+  /** Inserts the row unless the site has a credential already (the unique site_id decides a race). */
+  async insertIfAbsent(row: CredentialEntity): Promise<boolean> {
+    const inserted = await this.repo
+      .createQueryBuilder()
+      .insert()
+      .values(row)
+      .orIgnore() // ON CONFLICT DO NOTHING: the unique site_id decides who wins a race
+      .returning('id')
+      .execute();
+    return (inserted.raw as unknown[]).length === 1;
+  }
+
+  /**
+   * In one transaction: locks the site's row (null when it has none), lets `change` return the row to
+   * store (or null to store nothing), and saves it.
+   */
+  rewriteLocked(
+    siteId: string,
+    change: (row: CredentialEntity | null) => CredentialEntity | null,
+  ): Promise<CredentialEntity | null> {
+    return this.dataSource.transaction(async (em) => {
+      const row = await em
+        .getRepository(CredentialEntity)
+        .createQueryBuilder('c')
+        .setLock('pessimistic_write')
+        .where('c.site_id = :siteId', { siteId })
+        .getOne();
+      const next = change(row);
+      return next === null ? null : em.save(next);
+    });
+  }
+
+  async delete(siteId: string): Promise<boolean> {
+    const result = await this.repo.delete({ siteId });
+    return (result.affected ?? 0) > 0;
+  }
+}
