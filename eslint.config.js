@@ -10,7 +10,7 @@ export default tseslint.config(
       'coverage/**',
       'eslint.config.js',
       'jest.config.js',
-      '.dependency-cruiser.cjs',
+      '.dependency-cruiser*.cjs',
     ],
   },
   js.configs.recommended,

@@ -1,13 +1,19 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { AppError } from '../src/common/app-error.js';
-import { INTERNAL_FAILURE, toApplicationFailure } from './failures.js';
+import { ActivityError, INTERNAL_FAILURE, toApplicationFailure } from './failures.js';
 
 describe('toApplicationFailure', () => {
   it('keeps a spec code and its message', () => {
     const failure = toApplicationFailure(new AppError('NO_CREDITS', 'Insufficient credit balance'));
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'NO_CREDITS', message: 'Insufficient credit balance', nonRetryable: true });
+  });
+
+  it("classifies the activities' own coded error as AppError: its code, not retried", () => {
+    const failure = toApplicationFailure(new ActivityError('PERMISSION_DENIED', 403, 'Another run'));
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'PERMISSION_DENIED', message: 'Another run', nonRetryable: true });
   });
 
   it('turns an error without a spec code into a retryable INTERNAL_ERROR that shows none of its text', () => {

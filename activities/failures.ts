@@ -31,6 +31,21 @@ interface CodedError extends Error {
 }
 
 /**
+ * A coded error the activities throw themselves. They do not import src/ (the worker fills their
+ * ports), so not AppError: this carries the same spec code and HTTP status, and is classified like it.
+ */
+export class ActivityError extends Error implements CodedError {
+  constructor(
+    readonly code: 'PERMISSION_DENIED',
+    readonly statusCode: 403,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ActivityError';
+  }
+}
+
+/**
  * Our own errors carry a spec code and its HTTP status. Others (a database or network error, whose
  * `code` is a driver's code such as ECONNREFUSED) stay as they are: retryable.
  */

@@ -15,8 +15,7 @@ import type {
   ScheduledTriggerResult,
 } from '../workflows/contracts.js';
 import { endsRun, modelToolsOf } from '../workflows/contracts.js';
-import { AppError } from '../src/common/app-error.js';
-import { classified } from './failures.js';
+import { ActivityError, classified } from './failures.js';
 
 /** Run bookkeeping and the agent's queue, filled by the worker with the application's services. */
 export interface RunsPort {
@@ -107,7 +106,11 @@ export function createActivities(deps: ActivityDeps) {
           // Turn 1's run and user are the ones startRun checks against the run's row: the turn must not
           // name others (they are charged for the turn). Later turns are checked by the model port.
           if (input.start !== undefined && (input.start.runId !== input.runId || input.start.userId !== input.userId)) {
-            throw new AppError('PERMISSION_DENIED', 'The turn names another run or user than the run it starts');
+            throw new ActivityError(
+              'PERMISSION_DENIED',
+              403,
+              'The turn names another run or user than the run it starts',
+            );
           }
           // Idempotent: a retried turn 1 finds the run active already.
           const context =

@@ -1,7 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module.js';
-import { AgentsHttpModule } from './agents/agents-http.module.js';
+import { AgentsModule } from './agents/agents.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { PrefetchModule } from './auth/prefetch.js';
 import { ChatModule } from './chat/chat.module.js';
@@ -13,9 +13,12 @@ import { SettingsModule } from './config/settings.module.js';
 import { type Settings } from './config/settings.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { OAuthModule } from './oauth/oauth.module.js';
+import { RunsModule } from './runs/runs.module.js';
 import { TemporalModule } from './temporal/temporal.module.js';
+import { ToolsModule } from './tools/tools.module.js';
 import { UsersModule } from './users/users.module.js';
-import { VaultHttpModule } from './vault/vault-http.module.js';
+import { VaultModule } from './vault/vault.module.js';
 import { WebhooksModule } from './webhooks/webhooks.module.js';
 import { WorkspaceScopeGuard } from './workspaces/workspace-scope.guard.js';
 import { WorkspacesModule } from './workspaces/workspaces.module.js';
@@ -34,8 +37,13 @@ import { WorkspacesModule } from './workspaces/workspaces.module.js';
     PrefetchModule,
     AuthModule,
     BillingModule,
-    VaultHttpModule,
-    AgentsHttpModule,
+    // In this order, each feature right after the one it builds on: the API document lists the
+    // routes in the order Nest meets the modules.
+    VaultModule,
+    OAuthModule,
+    ToolsModule,
+    AgentsModule,
+    RunsModule,
     WebhooksModule,
     ChatModule,
     WorkspacesModule,

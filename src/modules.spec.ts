@@ -114,7 +114,7 @@ describe('module map', () => {
     expect(names).toEqual(
       expect.arrayContaining(['RunsModule', 'ModelModule', 'ToolsModule', 'OAuthClientModule', 'VaultModule']),
     );
-    for (const httpOnly of ['AgentsHttpModule', 'VaultHttpModule', 'OAuthModule', 'ChatModule', 'AuthModule']) {
+    for (const httpOnly of ['OAuthModule', 'ChatModule', 'AuthModule']) {
       expect(names).not.toContain(httpOnly);
     }
     expect([...app, ...worker].filter((m) => /Core/.test(m.name) && m.name !== 'TypeOrmCoreModule')).toEqual([]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { endsRun, type ModelContentBlock } from './contracts.js';
+import { defineSearchAttributeKey } from '@temporalio/common';
+import { endsRun, type ModelContentBlock, SEARCH_ATTRIBUTE_TYPES, SEARCH_ATTRIBUTES } from './contracts.js';
 
 const toolUse: ModelContentBlock = { type: 'tool_use', id: 'tu_1', name: 'site__search', input: {} };
 const text: ModelContentBlock = { type: 'text', text: 'done' };
@@ -20,5 +21,14 @@ describe('endsRun (which model turn records the run as completed)', () => {
 
   it('the last allowed turn ends it whatever the model asks for', () => {
     expect(endsRun({ stopReason: 'tool_use', content: [toolUse] }, true)).toBe(true);
+  });
+});
+
+describe('SEARCH_ATTRIBUTES', () => {
+  it("are the keys @temporalio/common's defineSearchAttributeKey makes, one per registered attribute", () => {
+    for (const key of Object.values(SEARCH_ATTRIBUTES)) {
+      expect(key).toEqual(defineSearchAttributeKey(key.name, SEARCH_ATTRIBUTE_TYPES[key.name]!));
+    }
+    expect(Object.values(SEARCH_ATTRIBUTES).map((k) => k.name)).toEqual(Object.keys(SEARCH_ATTRIBUTE_TYPES));
   });
 });

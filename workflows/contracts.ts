@@ -2,13 +2,16 @@
  * Everything the API, the worker and the workflows agree on: search attributes, signals, updates,
  * queries and the I/O types. Imported by workflow code, so only deterministic imports here.
  */
-import { defineSearchAttributeKey } from '@temporalio/common';
 
-/** Search attributes every run carries, so an operator can filter runs in the Temporal UI. */
+/**
+ * Search attributes every run carries, so an operator can filter runs in the Temporal UI. Written
+ * as the `{ name, type }` keys @temporalio/common's defineSearchAttributeKey returns: workflow code
+ * imports only @temporalio/workflow, which does not re-export that helper.
+ */
 export const SEARCH_ATTRIBUTES = {
-  agentId: defineSearchAttributeKey('AgentId', 'KEYWORD'),
-  userId: defineSearchAttributeKey('UserId', 'KEYWORD'),
-  triggeredBy: defineSearchAttributeKey('TriggeredBy', 'KEYWORD'),
+  agentId: { name: 'AgentId', type: 'KEYWORD' },
+  userId: { name: 'UserId', type: 'KEYWORD' },
+  triggeredBy: { name: 'TriggeredBy', type: 'KEYWORD' },
 } as const;
 
 /** Name → Temporal type, for registering the attributes on a server. */

@@ -1,17 +1,17 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ListQueryDto, type Page, pageQuery } from '../common/pagination.js';
-import { CreditsService } from '../credits/credits.service.js';
-import { RunEnqueueService } from '../runs/run-enqueue.service.js';
-import type { RunResponse } from '../runs/run-response.js';
-import { RunsService } from '../runs/runs.service.js';
 import { CurrentScope, requireRole, type Scope, WORKSPACE_HEADER } from '../workspaces/scope.js';
 import { type AgentResponse, AgentsService } from './agents.service.js';
-import { CreateAgentDto, StartRunDto, UpdateAgentDto } from './dto/agent.dto.js';
+import { AgentRemovalHooks } from './agent-removal-hooks.js';
+import { CreateAgentDto, UpdateAgentDto } from './dto/agent.dto.js';
 import { SchedulesService } from './schedules.service.js';
 import { TermsRequired } from '../auth/decorators.js';
 
-/** In a workspace: viewers read agents and runs, members create and run agents, admins change and delete them. */
+/**
+ * In a workspace: viewers read agents and runs, members create and run agents, admins change and
+ * delete them. Starting and listing an agent's runs live in runs/agent-runs.controller.ts.
+ */
 @ApiTags('agents')
 @ApiBearerAuth()
 @ApiHeader({ name: WORKSPACE_HEADER, required: false, description: "Act on a Team workspace's agents" })
@@ -20,10 +20,8 @@ import { TermsRequired } from '../auth/decorators.js';
 export class AgentsController {
   constructor(
     private readonly agents: AgentsService,
-    private readonly runs: RunsService,
-    private readonly enqueuer: RunEnqueueService,
     private readonly schedules: SchedulesService,
-    private readonly credits: CreditsService,
+    private readonly removal: AgentRemovalHooks,
   ) {}
 
   @Post()
@@ -65,7 +63,8 @@ export class AgentsController {
   async remove(@CurrentScope() scope: Scope, @Param('id') id: string): Promise<void> {
     const agent = await this.agents.findInScope(scope, id);
     requireRole(scope, 'admin', 'Deleting an agent');
-    await this.runs.stopAgent(agent.id);
+    // Runs registers its hook: the agent's queue stops (an active run cancelled) before the row goes.
+    await this.removal.beforeRemove(agent.id);
     await this.agents.remove(agent);
   }
 
@@ -85,30 +84,5 @@ export class AgentsController {
     const agent = await this.agents.findInScope(scope, id);
     requireRole(scope, 'admin', 'Rotating a webhook secret');
     return this.agents.rotateSecret(agent);
-  }
-
-  @Post(':id/runs')
-  @ApiOperation({ summary: 'Run the agent now (AGENT_ALREADY_RUNNING while a run is queued or active)' })
-  async start(@CurrentScope() scope: Scope, @Param('id') id: string, @Body() body: StartRunDto): Promise<RunResponse> {
-    const agent = await this.agents.findInScope(scope, id);
-    requireRole(scope, 'member', 'Running an agent');
-    await this.credits.assertCredits(agent.userId);
-    const { run } = await this.enqueuer.enqueue(agent, {
-      triggeredBy: 'manual',
-      mode: 'reject_if_busy',
-      input: body.input ?? null,
-    });
-    return run;
-  }
-
-  @Get(':id/runs')
-  @ApiOperation({ summary: "The agent's runs, newest first" })
-  async runsOf(
-    @CurrentScope() scope: Scope,
-    @Param('id') id: string,
-    @Query() query: ListQueryDto,
-  ): Promise<Page<RunResponse>> {
-    const agent = await this.agents.findInScope(scope, id);
-    return this.runs.listForAgent(agent.id, pageQuery(query));
   }
 }

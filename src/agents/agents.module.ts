@@ -2,16 +2,21 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentEntity } from './agent.entity.js';
 import { AgentsRepository } from './agents.repository.js';
+import { AgentRemovalHooks } from './agent-removal-hooks.js';
+import { AgentsController } from './agents.controller.js';
 import { AgentsService } from './agents.service.js';
 import { SchedulesService } from './schedules.service.js';
 
 /**
- * Agents (table `agents`) and their Temporal schedules. No routes: runs build on agents, and the
- * /agents routes (AgentsHttpModule) also start and list runs, so they sit above both.
+ * Agents (table `agents`), their Temporal schedules and the /agents routes. Runs build on agents:
+ * starting and listing an agent's runs are routes of RunsModule, and deleting an agent stops its
+ * queue through the hook RunsModule registers in AgentRemovalHooks. The worker imports it (through
+ * runs) for its services; there AgentsController is constructed but never routed.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([AgentEntity])],
-  providers: [AgentsService, AgentsRepository, SchedulesService],
-  exports: [AgentsService, SchedulesService],
+  controllers: [AgentsController],
+  providers: [AgentsService, AgentsRepository, SchedulesService, AgentRemovalHooks],
+  exports: [AgentsService, SchedulesService, AgentRemovalHooks],
 })
 export class AgentsModule {}

@@ -7,11 +7,16 @@ import { OAuthStateEntity } from './oauth-state.entity.js';
 import { OAuthController } from './oauth.controller.js';
 import { OAuthRepository } from './oauth.repository.js';
 import { OAuthService } from './oauth.service.js';
+import { SiteOAuthController } from './site-oauth.controller.js';
 
-/** The OAuth authorization-code flow: its pending states, the callback routes, the tokens it stores in the vault. */
+/**
+ * The OAuth authorization-code flow: its pending states, its routes (starting it for a vault site,
+ * the callback and the completion), the tokens it stores in the vault.
+ */
 @Module({
   imports: [TypeOrmModule.forFeature([OAuthStateEntity]), SitesModule, OAuthClientModule, VaultModule],
-  controllers: [OAuthController],
+  // SiteOAuthController first: in the API document its /vault/sites route follows the vault's own.
+  controllers: [SiteOAuthController, OAuthController],
   providers: [OAuthService, OAuthRepository],
   exports: [OAuthService],
 })

@@ -1,9 +1,11 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AgentRemovalHooks } from '../agents/agent-removal-hooks.js';
 import { AgentsModule } from '../agents/agents.module.js';
 import { CreditsModule } from '../credits/credits.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { UsersModule } from '../users/users.module.js';
+import { AgentRunsController } from './agent-runs.controller.js';
 import { RunEnqueueService } from './run-enqueue.service.js';
 import { RunRecordsService } from './run-records.service.js';
 import { RunToolsService } from './run-tools.service.js';
@@ -13,15 +15,26 @@ import { RunsRepository } from './runs.repository.js';
 import { RunsService } from './runs.service.js';
 
 /**
- * Agent runs: their rows, starting them in Temporal, the activities' port and the /runs routes.
+ * Agent runs: their rows, starting them in Temporal, the activities' port, the /runs routes and
+ * the /agents/:id/runs routes (start, list). Deleting an agent stops its queue first: the hook this
+ * module registers with agents (agents cannot import runs).
  * Imports agents and users for their tables (a run reads its agent and owner) and tools for the
  * run's tool calls. The worker imports it for its services; in the worker's application context
- * RunsController is constructed but never routed (no HTTP adapter).
+ * the controllers are constructed but never routed (no HTTP adapter).
  */
 @Module({
   imports: [TypeOrmModule.forFeature([RunEntity]), AgentsModule, UsersModule, CreditsModule, ToolsModule],
-  controllers: [RunsController],
+  controllers: [AgentRunsController, RunsController],
   providers: [RunsRepository, RunsService, RunEnqueueService, RunRecordsService, RunToolsService],
   exports: [RunsService, RunEnqueueService, RunRecordsService, RunToolsService],
 })
-export class RunsModule {}
+export class RunsModule implements OnModuleInit {
+  constructor(
+    private readonly removal: AgentRemovalHooks,
+    private readonly runs: RunsService,
+  ) {}
+
+  onModuleInit(): void {
+    this.removal.register((agentId) => this.runs.stopAgent(agentId));
+  }
+}

@@ -1,27 +1,25 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ListQueryDto, type Page, pageQuery } from '../common/pagination.js';
-import { OAuthService } from '../oauth/oauth.service.js';
-import { ToolCaller, type ToolCallResult } from '../tools/tool-caller.js';
 import { CurrentScope, requireRole, type Scope, WORKSPACE_HEADER } from '../workspaces/scope.js';
 import type { WorkspaceRole } from '../workspaces/workspace.entities.js';
-import { AddSiteDto, OAuthStartDto, StoreTokenDto, ToolCallDto } from './dto/vault.dto.js';
+import { AddSiteDto, StoreTokenDto } from './dto/vault.dto.js';
 import type { SiteEntity } from './site.entity.js';
 import { type SiteResponse, type TokenAnswer, VaultService } from './vault.service.js';
 import { TermsRequired } from '../auth/decorators.js';
 
-/** In a workspace: viewers read, members call tools, admins manage sites and their credentials. */
+/**
+ * In a workspace: viewers read, members call tools, admins manage sites and their credentials.
+ * Two /vault/sites routes live with the features they drive: connecting by OAuth in
+ * oauth/site-oauth.controller.ts, calling a tool in tools/site-tools.controller.ts.
+ */
 @ApiTags('vault')
 @ApiBearerAuth()
 @ApiHeader({ name: WORKSPACE_HEADER, required: false, description: "Act on a Team workspace's vault" })
 @TermsRequired()
 @Controller('vault/sites')
 export class VaultController {
-  constructor(
-    private readonly vault: VaultService,
-    private readonly oauth: OAuthService,
-    private readonly tools: ToolCaller,
-  ) {}
+  constructor(private readonly vault: VaultService) {}
 
   /** A site of the scope, after checking the caller's workspace role for the action. */
   private async site(scope: Scope, id: string, minimum: WorkspaceRole, action: string): Promise<SiteEntity> {
@@ -102,27 +100,5 @@ export class VaultController {
   @ApiOperation({ summary: 'Delete the stored credential' })
   async deleteToken(@CurrentScope() scope: Scope, @Param('id') id: string): Promise<void> {
     await this.vault.deleteToken(await this.site(scope, id, 'admin', 'Deleting a token'));
-  }
-
-  @Post(':id/oauth/start')
-  @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'Start an OAuth 2.0 + PKCE connection; scopes are the least the named tools need' })
-  async oauthStart(@CurrentScope() scope: Scope, @Param('id') id: string, @Body() body: OAuthStartDto) {
-    return this.oauth.start(scope.user.id, await this.site(scope, id, 'admin', 'Connecting a site'), body.tools);
-  }
-
-  @Post(':id/tools/:tool/call')
-  @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'Call a tool of the site with the stored credential' })
-  async call(
-    @CurrentScope() scope: Scope,
-    @Param('id') id: string,
-    @Param('tool') tool: string,
-    @Body() body: ToolCallDto,
-  ): Promise<Omit<ToolCallResult, 'refreshed'>> {
-    requireRole(scope, 'member', 'Calling a tool');
-    const { site, credential } = await this.vault.findForCall(scope, id);
-    const { result, durationMs } = await this.tools.call({ site, credential, tool, input: body.input });
-    return { result, durationMs };
   }
 }

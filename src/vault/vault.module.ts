@@ -7,15 +7,19 @@ import { CredentialsService } from './credentials.service.js';
 import { SiteEntity } from './site.entity.js';
 import { VaultCipher } from './vault-cipher.js';
 import { VaultRepository } from './vault.repository.js';
+import { VaultController } from './vault.controller.js';
 import { VaultService } from './vault.service.js';
 
 /**
- * The vault: registered sites and their sealed credentials (tables `sites` and `site_credentials`) and
- * the cipher. No routes: the worker uses it through tools, and its routes (VaultHttpModule) sit above
- * the OAuth and tools modules that build on it.
+ * The vault: registered sites and their sealed credentials (tables `sites` and `site_credentials`),
+ * the cipher and the /vault/sites routes. Connecting a site by OAuth and calling a tool by hand are
+ * /vault/sites routes too, registered by OAuthModule and ToolsModule, which build on the vault. The
+ * worker imports it (through tools) for its services; there VaultController is constructed but
+ * never routed (no HTTP adapter).
  */
 @Module({
   imports: [TypeOrmModule.forFeature([SiteEntity, CredentialEntity]), SitesModule],
+  controllers: [VaultController],
   providers: [VaultCipher, CredentialsService, CredentialsRepository, VaultService, VaultRepository],
   exports: [VaultCipher, CredentialsService, VaultService],
 })

@@ -237,6 +237,21 @@ describe('agents and runs on Temporal (e2e)', () => {
     expectError(await http.get(`/api/runs/${done.id}`, { token: admin.token }), 'RUN_NOT_FOUND', 404);
   });
 
+  it('deleting an agent stops its queue first: the queue workflow is terminated and the active run cancelled', async () => {
+    const { user, siteId } = await userWithSite();
+    const agent = (await createAgent(user, { siteIds: [siteId] })).body;
+    model.script({ text: 'thinking…', delayMs: 20_000 });
+    const started = await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token });
+    expect(started.status).toBe(201);
+    await waitForRun(http, user.token, started.body.id, ['active']);
+    // The route is agents', the queue is runs': RunsModule's hook (AgentRemovalHooks) stops it.
+    expect((await http.delete(`/api/agents/${agent.id}`, { token: user.token })).status).toBe(204);
+    expect((await temporal.workflow.getHandle(`agent-${agent.id}`).describe()).status.name).toBe('TERMINATED');
+    const run = temporal.workflow.getHandle(`run-${started.body.id}`);
+    await run.result().catch(() => undefined);
+    expect((await run.describe()).status.name).toBe('CANCELLED');
+  });
+
   it('a schedule triggered now starts a run', async () => {
     const { user, siteId } = await userWithSite('pro');
     const agent = (await createAgent(user, { siteIds: [siteId], trigger: { type: 'scheduled', cron: '0 3 1 1 *' } }))

@@ -150,11 +150,3 @@ export class UpdateAgentDto {
   @Type(() => TriggerDto)
   trigger?: TriggerDto;
 }
-
-export class StartRunDto {
-  @ApiPropertyOptional({ description: 'What to ask the agent for this run', maxLength: 50_000 })
-  @Optional()
-  @IsString()
-  @MaxLength(50_000)
-  input?: string;
-}

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsDateString, IsObject, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsDateString, IsString, MaxLength, MinLength } from 'class-validator';
 import { Optional } from '../../common/optional.js';
 
 export class AddSiteDto {
@@ -28,23 +28,4 @@ export class StoreTokenDto {
   @Optional()
   @IsDateString({ strict: true })
   expiresAt?: string;
-}
-
-export class OAuthStartDto {
-  @ApiPropertyOptional({
-    type: [String],
-    description: 'Tools the connection is for (default: all); scopes are the least they need',
-    maxItems: 200,
-  })
-  @Optional()
-  @IsArray()
-  @ArrayMaxSize(200)
-  @IsString({ each: true })
-  tools?: string[];
-}
-
-export class ToolCallDto {
-  @ApiProperty({ type: 'object', additionalProperties: true, description: "Input matching the tool's input_schema" })
-  @IsObject()
-  input: Record<string, unknown>;
 }
