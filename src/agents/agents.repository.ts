@@ -7,6 +7,7 @@ import { UserEntity } from '../users/user.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import { type Scope, scopeSql, scopeWhere } from '../workspaces/scope.js';
 import { AgentEntity } from './agent.entity.js';
+import { lockUserRow } from '../users/user-lock.js';
 
 /** A webhook's target as its one query reads it (see AgentsRepository.webhookTarget). */
 export interface WebhookTarget {
@@ -101,12 +102,7 @@ export class AgentsRepository {
    */
   createLocked<T>(limitsUserId: string, scope: Scope, work: (tx: AgentCreation) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(async (em) => {
-      const owner = await em
-        .getRepository(UserEntity)
-        .createQueryBuilder('u')
-        .setLock('pessimistic_write')
-        .where('u.id = :id', { id: limitsUserId })
-        .getOneOrFail();
+      const owner = await lockUserRow(em, limitsUserId);
       const agents = em.getRepository(AgentEntity);
       return work({
         owner,

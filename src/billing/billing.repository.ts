@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager } from 'typeorm';
 import { type Tier, UserEntity } from '../users/user.entity.js';
+import { lockUserRow } from '../users/user-lock.js';
 
 /**
  * The SQL of a user's plan and payment method (`users` columns), through TypeORM. A payment runs in
@@ -26,12 +27,7 @@ export class BillingRepository {
   /** Runs `work` in a transaction that first locks the user's row (and hands it over). */
   withLockedUser<T>(userId: string, work: (user: UserEntity, em: EntityManager) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(async (em) => {
-      const user = await em
-        .getRepository(UserEntity)
-        .createQueryBuilder('u')
-        .setLock('pessimistic_write')
-        .where('u.id = :id', { id: userId })
-        .getOneOrFail();
+      const user = await lockUserRow(em, userId);
       return work(user, em);
     });
   }

@@ -7,6 +7,7 @@ import { UserEntity } from '../users/user.entity.js';
 import { type Scope, scopeSql, scopeWhere } from '../workspaces/scope.js';
 import { CredentialEntity } from './credential.entity.js';
 import { SiteEntity } from './site.entity.js';
+import { lockUserRow } from '../users/user-lock.js';
 
 /** What a new site needs (the rest keep their column defaults). */
 export type NewSite = Pick<SiteEntity, 'userId' | 'workspaceId' | 'url' | 'manifest' | 'manifestFetchedAt'>;
@@ -77,12 +78,7 @@ export class VaultRepository {
     check: (owner: UserEntity, taken: boolean, count: number) => void,
   ): Promise<SiteEntity> {
     return this.dataSource.transaction(async (em) => {
-      const owner = await em
-        .getRepository(UserEntity)
-        .createQueryBuilder('u')
-        .setLock('pessimistic_write')
-        .where('u.id = :id', { id: limitsUserId })
-        .getOneOrFail();
+      const owner = await lockUserRow(em, limitsUserId);
       const sites = em.getRepository(SiteEntity);
       const taken = await sites.exists({ where: { ...scopeWhere(scope), url: site.url } });
       check(owner, taken, taken ? 0 : await sites.countBy(scopeWhere(scope)));

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager } from 'typeorm';
 import { UserEntity } from '../users/user.entity.js';
 import { WorkspaceEntity, WorkspaceMemberEntity, type WorkspaceRole } from './workspace.entities.js';
+import { lockUserRow } from '../users/user-lock.js';
 
 /** A member as the members list reads it (with the user's email and name). */
 export interface MemberRow {
@@ -50,12 +51,7 @@ export class WorkspacesRepository {
   /** Runs `work` in a transaction that first locks the row of the user whose plan limits the write. */
   withLockedOwner<T>(ownerId: string, work: (tx: LockedOwner) => Promise<T>): Promise<T> {
     return this.dataSource.transaction(async (em) => {
-      const owner = await em
-        .getRepository(UserEntity)
-        .createQueryBuilder('u')
-        .setLock('pessimistic_write')
-        .where('u.id = :id', { id: ownerId })
-        .getOneOrFail();
+      const owner = await lockUserRow(em, ownerId);
       return work({ owner, em });
     });
   }
