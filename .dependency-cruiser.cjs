@@ -48,6 +48,17 @@ module.exports = {
       to: { path: '^src/([^/]+)/.+\\.repository\\.ts$', pathNot: '^src/$1/' },
     },
     {
+      name: 'no-foreign-entity',
+      severity: 'error',
+      comment:
+        "A feature uses another feature's rows through that feature's services: it may name another feature's " +
+        'entity as a type (the shape a service returns), never use it as a value. Repositories are the exception: ' +
+        "a query may join another feature's table (a run's agent, a workspace's owner), and that SQL lives in " +
+        'the repository of the feature that asks.',
+      from: { path: '^src/([^/]+)/', pathNot: [NOT_SPEC, '\\.repository\\.ts$'] },
+      to: { path: '^src/([^/]+)/.+\\.entity\\.ts$', pathNot: '^src/$1/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'features-not-into-database',
       severity: 'error',
       comment:

@@ -12,7 +12,7 @@ import {
   type SubscriptionStatus,
   TIERS,
   type Tier,
-} from '../users/user.entity.js';
+} from '../users/user-fields.js';
 import { type UserResponse, UsersService } from '../users/users.service.js';
 
 export class AdminUserPatchDto {

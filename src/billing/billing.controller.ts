@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagg
 import { IsIn, IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser, TermsRequired } from '../auth/decorators.js';
-import { TIERS, type Tier } from '../users/user.entity.js';
+import { TIERS, type Tier } from '../users/user-fields.js';
 import { type BillingResponse, BillingService } from './billing.service.js';
 
 export class PaymentMethodDto {

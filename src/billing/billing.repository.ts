@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager } from 'typeorm';
-import { type Tier, UserEntity } from '../users/user.entity.js';
+import { UserEntity } from '../users/user.entity.js';
+import type { Tier } from '../users/user-fields.js';
 import { lockUserRow } from '../users/user-lock.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
 import { CreditsService } from '../credits/credits.service.js';
-import type { SubscriptionStatus, Tier } from '../users/user.entity.js';
+import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import { BillingRepository } from './billing.repository.js';
 import { PAYMENT_PROVIDER, type PaymentProvider, paymentsNotConfigured } from './payment-provider.js';
 import { CREDIT_PRICE_CENTS, limitsOf, TIER_LIMITS, type TierLimits } from './tiers.js';

@@ -1,5 +1,6 @@
 import { AppError } from '../common/app-error.js';
-import { type Tier, type UserEntity } from '../users/user.entity.js';
+import type { UserEntity } from '../users/user.entity.js';
+import type { Tier } from '../users/user-fields.js';
 
 export interface TierLimits {
   /** Sites a user may keep in the vault (VAULT_LIMIT_REACHED past it). */

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { In, IsNull, type DataSource } from 'typeorm';
 import { RowMapper } from '../common/database/row-mapper.js';
-import type { SubscriptionStatus, Tier } from '../users/user.entity.js';
+import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import { CredentialEntity } from '../vault/credential.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import type { WorkspaceRole } from '../workspaces/workspace.entities.js';

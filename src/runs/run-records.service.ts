@@ -6,7 +6,7 @@ import { UUID } from '../common/ids.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { CreditsService } from '../credits/credits.service.js';
-import type { SubscriptionStatus, Tier } from '../users/user.entity.js';
+import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import type {
   FinishRunInput,

@@ -4,7 +4,7 @@ import { In, type DataSource } from 'typeorm';
 import { AgentEntity } from '../agents/agent.entity.js';
 import { type PageQuery, keysetWhere } from '../common/pagination.js';
 import { RowMapper } from '../common/database/row-mapper.js';
-import type { SubscriptionStatus, Tier } from '../users/user.entity.js';
+import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import { inOwnersVaultSql, type Scope, scopeWhere } from '../workspaces/scope.js';
 import type { CallToolInput, FinishRunInput, RunTrigger } from '../../workflows/contracts.js';

@@ -10,7 +10,7 @@ import { assertStoredManifestUsable, type ManifestTool, validateToolInput } from
 import { publicNetworkMessage, SiteHttpClient, SiteNetworkError } from '../sites/site-http.js';
 import { TokenRefreshService } from '../oauth/token-refresh.service.js';
 import { CredentialsService } from '../vault/credentials.service.js';
-import { SiteEntity } from '../vault/site.entity.js';
+import type { SiteEntity } from '../vault/site.entity.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
 import { ToolCallFailure } from '../sites/tool-failure.js';
 

@@ -1,5 +1,5 @@
 import { type DataSource } from 'typeorm';
-import { normalizeEmail, type Role } from './user.entity.js';
+import { normalizeEmail, type Role } from './user-fields.js';
 
 export interface AdminRow {
   id: string;

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { CreditsService } from '../credits/credits.service.js';
 import { AppError } from '../common/app-error.js';
 import { type Page, pageOf, type PageQuery } from '../common/pagination.js';
-import type { Role, SubscriptionStatus, Tier, UserEntity } from './user.entity.js';
+import type { UserEntity } from './user.entity.js';
+import type { Role, SubscriptionStatus, Tier } from './user-fields.js';
 import { type NewUser, type UserChanges, UsersRepository } from './users.repository.js';
 
 export interface UserResponse {

@@ -1,13 +1,10 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
-import { type DataSource } from 'typeorm';
 import type { AuthUser } from '../auth/auth-user.js';
 import { limitsOf } from '../billing/tiers.js';
 import { AppError } from '../common/app-error.js';
-import { UserEntity } from '../users/user.entity.js';
 import { type Scope, WORKSPACE_HEADER } from './scope.js';
-import { WorkspaceMemberEntity } from './workspace.entities.js';
+import { WorkspacesRepository } from './workspaces.repository.js';
 import { UUID } from '../common/ids.js';
 
 /**
@@ -16,7 +13,7 @@ import { UUID } from '../common/ids.js';
  */
 @Injectable()
 export class WorkspaceScopeGuard implements CanActivate {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly workspaces: WorkspacesRepository) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request & { user?: AuthUser; scope?: Scope }>();
@@ -29,20 +26,11 @@ export class WorkspaceScopeGuard implements CanActivate {
       return true;
     }
     const id = Array.isArray(header) ? header[0]! : header;
-    const membership = UUID.test(id)
-      ? await this.dataSource
-          .getRepository(WorkspaceMemberEntity)
-          .findOneBy({ workspaceId: id, userId: req.user.user.id })
-      : null;
+    const membership = UUID.test(id) ? await this.workspaces.findMembership(id, req.user.user.id) : null;
     if (membership === null) {
       throw new AppError('WORKSPACE_NOT_FOUND', 'No workspace with this id');
     }
-    const owner = await this.dataSource
-      .getRepository(UserEntity)
-      .createQueryBuilder('u')
-      .innerJoin('workspaces', 'w', 'w.owner_id = u.id')
-      .where('w.id = :id', { id })
-      .getOneOrFail();
+    const owner = await this.workspaces.findOwner(id);
     if (limitsOf(owner).workspaces === 0) {
       throw new AppError('WORKSPACE_REQUIRED', "This workspace's owner is no longer on the Team plan");
     }

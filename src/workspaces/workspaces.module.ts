@@ -9,5 +9,7 @@ import { WorkspacesService } from './workspaces.service.js';
   imports: [TypeOrmModule.forFeature([WorkspaceEntity, WorkspaceMemberEntity])],
   controllers: [WorkspacesController],
   providers: [WorkspacesService, WorkspacesRepository],
+  // For the workspace scope guard, which the application registers as a global guard after authentication.
+  exports: [WorkspacesRepository],
 })
 export class WorkspacesModule {}

@@ -82,6 +82,21 @@ export class WorkspacesRepository {
     return this.members(em).save(member);
   }
 
+  /** The user's membership of a workspace; null also for a workspace that does not exist. */
+  findMembership(workspaceId: string, userId: string): Promise<WorkspaceMemberEntity | null> {
+    return this.dataSource.getRepository(WorkspaceMemberEntity).findOneBy({ workspaceId, userId });
+  }
+
+  /** The owner's row of a workspace: the owner's tier holds the workspace's limits. */
+  findOwner(workspaceId: string): Promise<UserEntity> {
+    return this.dataSource
+      .getRepository(UserEntity)
+      .createQueryBuilder('u')
+      .innerJoin('workspaces', 'w', 'w.owner_id = u.id')
+      .where('w.id = :id', { id: workspaceId })
+      .getOneOrFail();
+  }
+
   /** The user's workspaces in creation order, each with the user's membership. */
   async listForUser(userId: string): Promise<Array<{ workspace: WorkspaceEntity; role: WorkspaceRole }>> {
     const rows = await this.dataSource
