@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager } from 'typeorm';
 
 /** A charge as the charge_credits function answered it; null when the user does not exist. */
@@ -9,10 +11,10 @@ export interface ChargeRow {
 /**
  * The SQL of credit balances (`users.credits`) and their ledger (`credit_ledger`): raw statements,
  * for the row lock and the one-round-trip charge function. Writes take the caller's transaction.
- * Built by CreditsService from its DataSource (not a Nest provider of its own).
  */
+@Injectable()
 export class CreditsRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Runs `work` in a new transaction. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {

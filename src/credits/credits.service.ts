@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { type DataSource, type EntityManager } from 'typeorm';
+import { type EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { CreditsRepository } from './credits.repository.js';
 
@@ -20,13 +19,7 @@ export interface Charge {
  */
 @Injectable()
 export class CreditsService {
-  private readonly creditRows: CreditsRepository;
-
-  // The repository is built here rather than injected: tests (and other processes) make a
-  // CreditsService from a DataSource of their own, as `new CreditsService(dataSource)`.
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    this.creditRows = new CreditsRepository(dataSource);
-  }
+  constructor(private readonly creditRows: CreditsRepository) {}
 
   async balance(userId: string): Promise<number> {
     return this.creditRows.balance(userId);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { ReferenceSite } from '../../examples/site/site.js';
+import { CreditsRepository } from '../../src/credits/credits.repository.js';
 import { CreditsService } from '../../src/credits/credits.service.js';
 import { loadSettings } from '../../src/config/settings.js';
 import { openDataSource } from '../../src/database/data-source.js';
@@ -174,7 +175,7 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
       databaseUrl: testEnv('databaseUrl'),
     });
     try {
-      await work(new CreditsService(dataSource), dataSource);
+      await work(new CreditsService(new CreditsRepository(dataSource)), dataSource);
     } finally {
       await dataSource.destroy();
     }
