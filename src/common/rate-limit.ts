@@ -1,7 +1,7 @@
 import { type ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { type DataSource } from 'typeorm';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
@@ -22,7 +22,12 @@ export function rateLimitExempt(reflector: Reflector, context: ExecutionContext)
   return reflector.getAllAndOverride<boolean>(NO_RATE_LIMIT, [context.getHandler(), context.getClass()]) === true;
 }
 
-/** Builds a limiter whose counters live in PostgreSQL, with an in-memory insurance if the database is away. */
+/**
+ * Builds a limiter whose counters live in PostgreSQL, the one store every API and worker process
+ * shares. No in-memory fallback: a per-process counter cannot hold a limit across processes (each
+ * would allow the whole limit again, from zero), and the requests these limits guard need the
+ * database anyway. When the counter cannot be read, the consume fails (a 500, or a retried activity).
+ */
 export function postgresLimiter(dataSource: DataSource, keyPrefix: string, points: number, durationSeconds: number) {
   const pool = (dataSource.driver as unknown as { master: unknown }).master;
   // Counters are per limit configuration: a changed limit starts fresh counters instead of inheriting
@@ -37,7 +42,6 @@ export function postgresLimiter(dataSource: DataSource, keyPrefix: string, point
     points,
     duration: durationSeconds,
     clearExpiredByTimeout: false,
-    insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds }),
   });
 }
 

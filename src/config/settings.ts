@@ -11,6 +11,8 @@ export interface Settings {
   publicBaseUrl: string;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** Connections this process's pool may open: (API + worker processes) × this must fit PostgreSQL's max_connections. */
+  databasePoolMax: number;
   temporalAddress: string | undefined;
   temporalNamespace: string;
   temporalTaskQueue: string;
@@ -110,6 +112,7 @@ export function loadSettings(env: Env = process.env): Settings {
     publicBaseUrl,
     dataDir,
     databaseUrl,
+    databasePoolMax: reader.int('DATABASE_POOL_MAX', 20, 2, 1000),
     temporalAddress,
     temporalNamespace: reader.str('TEMPORAL_NAMESPACE') ?? 'default',
     temporalTaskQueue: reader.str('TEMPORAL_TASK_QUEUE') ?? 'agentsite',

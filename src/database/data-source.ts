@@ -49,7 +49,9 @@ export function dataSourceOptions(settings: Settings, entities: EntityClass[] = 
     synchronize: false,
     logging: ['error'],
     extra: {
-      max: 20,
+      // Per process: every API and worker has a pool of its own, and together they must stay under
+      // PostgreSQL's max_connections (or a pooler's limit) when the service is scaled out.
+      max: settings.databasePoolMax,
       // Both bound every query, the token refresh's final write included (its lease is sized from them).
       connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS,
       // An API query never waits forever on a dead database: it fails and the caller answers an error.
