@@ -12,6 +12,7 @@ import { startDemoSite, type DemoSite } from '../examples/site/demo.js';
 import { startEmbeddedPostgres, type RunningPostgres } from './runtime/postgres.js';
 import { portOpen, stopChild, waitFor } from './runtime/processes.js';
 import { ensureTemporalCli, startTemporalDevServer, type RunningTemporal } from './runtime/temporal.js';
+import { describeTemporalConnection } from '../src/temporal/temporal-connection.js';
 
 const distRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const say = (line: string): void => console.log(`[start] ${line}`);
@@ -88,7 +89,7 @@ async function main(): Promise<void> {
       stops.push(temporal.stop);
       env.TEMPORAL_ADDRESS = temporal.address;
     } else {
-      say(`using Temporal at ${settings.temporalAddress}`);
+      say(`using Temporal at ${describeTemporalConnection(settings)}`);
     }
 
     let demo: DemoSite | undefined;

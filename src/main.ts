@@ -3,6 +3,7 @@ import { openDataSource, runMigrations } from './database/data-source.js';
 import { createApp, createLogger } from './app.factory.js';
 import { loadSettings, SettingsError } from './config/settings.js';
 import { MigrationRefusedError } from './database/migration-refused.error.js';
+import { describeTemporalConnection } from './temporal/temporal-connection.js';
 
 async function main(): Promise<void> {
   const settings = loadSettings();
@@ -17,6 +18,7 @@ async function main(): Promise<void> {
   const app = await createApp(settings);
   await app.listen(settings.port, '0.0.0.0');
   logger.log(`API listening on ${settings.publicBaseUrl}/api (OpenAPI: ${settings.publicBaseUrl}/api/docs)`);
+  logger.log(`Temporal at ${describeTemporalConnection(settings)}, namespace "${settings.temporalNamespace}"`);
 }
 
 main().catch((err: unknown) => {

@@ -3,15 +3,30 @@ import { hostname } from 'node:os';
 import { NestFactory } from '@nestjs/core';
 import { Connection } from '@temporalio/client';
 import { createLogger } from './app.factory.js';
-import { effectiveTemporalAddress, loadSettings, SettingsError } from './config/settings.js';
+import { loadSettings, SettingsError } from './config/settings.js';
 import { openDataSource, runMigrations } from './database/data-source.js';
 import { MigrationRefusedError } from './database/migration-refused.error.js';
+import { SEARCH_ATTRIBUTE_TYPES } from '../workflows/contracts.js';
 import { ensureSearchAttributes } from './temporal/temporal.module.js';
+import {
+  describeTemporalConnection,
+  explainConnectError,
+  TemporalConnectError,
+  temporalConnectionOptions,
+} from './temporal/temporal-connection.js';
 import { createWorker } from './temporal/worker-factory.js';
 import { WorkerModule } from './worker.module.js';
 import { ModelTurnService } from './model/model-turn.service.js';
 import { RunToolsService } from './runs/run-tools.service.js';
 import { RunRecordsService } from './runs/run-records.service.js';
+
+/** gRPC PERMISSION_DENIED and UNIMPLEMENTED: the server does not let this caller use the operator service. */
+const OPERATOR_SERVICE_REFUSED = [7, 12];
+
+function isGrpcStatus(err: unknown, codes: number[]): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' && codes.includes(code);
+}
 
 async function main(): Promise<void> {
   const settings = loadSettings();
@@ -20,12 +35,28 @@ async function main(): Promise<void> {
   await runMigrations(migrationSource);
   await migrationSource.destroy();
 
-  const address = effectiveTemporalAddress(settings);
-  const client = await Connection.connect({ address });
-  const added = await ensureSearchAttributes(client, settings.temporalNamespace);
-  await client.close();
-  if (added.length > 0) {
-    logger.log(`registered search attributes: ${added.join(', ')}`);
+  const connectionOptions = temporalConnectionOptions(settings);
+  const client = await Connection.connect(connectionOptions).catch(async (err: unknown) => {
+    throw await explainConnectError(err, settings);
+  });
+  try {
+    const added = await ensureSearchAttributes(client, settings.temporalNamespace);
+    if (added.length > 0) {
+      logger.log(`registered search attributes: ${added.join(', ')}`);
+    }
+  } catch (err) {
+    if (!isGrpcStatus(err, OPERATOR_SERVICE_REFUSED)) {
+      throw err;
+    }
+    // Temporal Cloud refuses the operator service to API keys and client certificates alike; there
+    // the namespace's attributes are managed with tcld or the Cloud UI.
+    logger.warn(
+      `cannot list the namespace's search attributes (${(err as Error).message}); make sure ` +
+        `${settings.temporalNamespace} has the Keyword attributes ${Object.keys(SEARCH_ATTRIBUTE_TYPES).join(', ')} ` +
+        '(Temporal Cloud: tcld namespace search-attributes add, or the Cloud UI)',
+    );
+  } finally {
+    await client.close();
   }
 
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(settings), {
@@ -33,7 +64,7 @@ async function main(): Promise<void> {
   });
   const identity = `${process.pid}@${hostname()}`;
   const { worker, connection } = await createWorker({
-    address,
+    connection: connectionOptions,
     namespace: settings.temporalNamespace,
     taskQueue: settings.temporalTaskQueue,
     identity,
@@ -43,8 +74,13 @@ async function main(): Promise<void> {
       model: app.get(ModelTurnService),
       tools: app.get(RunToolsService),
     },
+  }).catch(async (err: unknown) => {
+    // The native connection has a TLS stack of its own (rustls): it may refuse what the client accepted.
+    throw err instanceof Error && err.name === 'TransportError' ? await explainConnectError(err, settings) : err;
   });
-  logger.log(`worker ${identity} polling task queue "${settings.temporalTaskQueue}" on ${address}`);
+  logger.log(
+    `worker ${identity} polling task queue "${settings.temporalTaskQueue}" on ${describeTemporalConnection(settings)}`,
+  );
   // Worker.run() resolves after SIGINT/SIGTERM (the SDK's runtime handles them) once in-flight tasks finish.
   await worker.run();
   await connection.close();
@@ -53,7 +89,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof SettingsError || err instanceof MigrationRefusedError) {
+  if (err instanceof SettingsError || err instanceof MigrationRefusedError || err instanceof TemporalConnectError) {
     // The operator's message as it is: what is wrong and what to do, no stack.
     console.error(err.message);
   } else {

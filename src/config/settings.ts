@@ -2,11 +2,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Env, EnvReader } from './env-reader.js';
 import { keptSecrets, parseTrustProxy, parseVaultKeys, type TrustProxy, type VaultKey } from './setting-parsers.js';
+import { readTemporalAccess, type TemporalAccess } from './temporal-access.js';
 
 export { parseTrustProxy, parseVaultKeys, type TrustProxy, type VaultKey } from './setting-parsers.js';
+export type { TemporalAccess, TemporalTls } from './temporal-access.js';
 
 /** Every setting of the service, validated once at start-up. Secrets are marked so they are never logged. */
-export interface Settings {
+export interface Settings extends TemporalAccess {
   port: number;
   publicBaseUrl: string;
   dataDir: string;
@@ -74,7 +76,14 @@ export const MIN_SCRYPT_N = 2 ** 14;
 const MAX_SCRYPT_N = 2 ** 20;
 
 /** Names of settings whose values are secret: never print them. */
-export const SECRET_SETTINGS = ['JWT_SECRET', 'VAULT_KEY', 'ANTHROPIC_API_KEY', 'DATABASE_URL'] as const;
+export const SECRET_SETTINGS = [
+  'JWT_SECRET',
+  'VAULT_KEY',
+  'ANTHROPIC_API_KEY',
+  'DATABASE_URL',
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_TLS_KEY',
+] as const;
 
 export class SettingsError extends Error {
   constructor(readonly problems: string[]) {
@@ -106,6 +115,7 @@ export function loadSettings(env: Env = process.env): Settings {
     problems.push(`TEMPORAL_ADDRESS must be host:port, got "${temporalAddress}"`);
   }
   const temporalDevPort = reader.int('TEMPORAL_DEV_PORT', 7233, 1, 65535);
+  const temporalAccess = readTemporalAccess(reader, problems, temporalAddress);
 
   const settings: Settings = {
     port,
@@ -114,6 +124,7 @@ export function loadSettings(env: Env = process.env): Settings {
     databaseUrl,
     databasePoolMax: reader.int('DATABASE_POOL_MAX', 20, 2, 1000),
     temporalAddress,
+    ...temporalAccess,
     temporalNamespace: reader.str('TEMPORAL_NAMESPACE') ?? 'default',
     temporalTaskQueue: reader.str('TEMPORAL_TASK_QUEUE') ?? 'agentsite',
     temporalCliPath: reader.str('TEMPORAL_CLI_PATH'),
@@ -204,6 +215,6 @@ export function effectiveDatabaseUrl(settings: Settings): string {
 }
 
 /** The Temporal frontend the processes connect to: TEMPORAL_ADDRESS, or the dev server started by the scripts. */
-export function effectiveTemporalAddress(settings: Settings): string {
+export function effectiveTemporalAddress(settings: Pick<Settings, 'temporalAddress' | 'temporalDevPort'>): string {
   return settings.temporalAddress ?? `127.0.0.1:${settings.temporalDevPort}`;
 }

@@ -1,8 +1,9 @@
 import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { Client, Connection } from '@temporalio/client';
 import { SETTINGS } from '../config/settings.module.js';
-import { effectiveTemporalAddress, type Settings } from '../config/settings.js';
+import { type Settings } from '../config/settings.js';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/contracts.js';
+import { temporalConnectionOptions } from './temporal-connection.js';
 
 export const TEMPORAL_CONNECTION = Symbol('TEMPORAL_CONNECTION');
 export const TEMPORAL_CLIENT = Symbol('TEMPORAL_CLIENT');
@@ -41,7 +42,7 @@ class TemporalLifecycle implements OnApplicationShutdown {
       provide: TEMPORAL_CONNECTION,
       inject: [SETTINGS],
       useFactory: (settings: Settings): Connection =>
-        Connection.lazy({ address: effectiveTemporalAddress(settings), connectTimeout: '5 seconds' }),
+        Connection.lazy({ ...temporalConnectionOptions(settings), connectTimeout: '5 seconds' }),
     },
     {
       provide: TEMPORAL_CLIENT,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
+import type { TemporalConnectionOptions } from './temporal-connection.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** dist/src/temporal → dist/ */
@@ -13,7 +14,8 @@ export const WORKFLOW_BUNDLE_PATH = path.join(distRoot, 'workflow-bundle.js');
 export const WORKFLOWS_PATH = path.join(distRoot, 'workflows', 'index.js');
 
 export interface WorkerConfig {
-  address: string;
+  /** From temporalConnectionOptions(settings): address, TLS, API key. */
+  connection: TemporalConnectionOptions;
   namespace: string;
   taskQueue: string;
   identity?: string;
@@ -31,7 +33,7 @@ export function workflowSource(bundleFromSource = false): Pick<WorkerOptions, 'w
 
 /** Connects to Temporal and builds the worker; `run()` is the caller's to await. */
 export async function createWorker(config: WorkerConfig): Promise<{ worker: Worker; connection: NativeConnection }> {
-  const connection = await NativeConnection.connect({ address: config.address });
+  const connection = await NativeConnection.connect(config.connection);
   const worker = await Worker.create({
     connection,
     namespace: config.namespace,
