@@ -61,6 +61,9 @@ const SETTINGS_OF_OTHER_PARTS = ['TEMPORAL_PAYLOAD_KEY', 'RUN_HISTORY_RETENTION_
 /** Variables whose value is a secret: compose must require them, never default them. */
 const SECRET_NAME = /PASSWORD|PWD|SECRET|_KEY$|TOKEN|DATABASE_URL/;
 
+/** The compose file, and the override that swaps the temporal* services for Temporal Cloud. */
+const COMPOSE_FILES = ['docker-compose.yml', 'docker-compose.temporal-cloud.yml'];
+
 type Service = Record<string, any>;
 interface Compose {
   services: Record<string, Service>;
@@ -163,12 +166,12 @@ describe('deployment files', () => {
 
     // Every variable compose reads from the environment is a documented setting or compose-only variable.
     const known = new Set([...envExampleNames(), ...composeOnlyNames(), ...SETTINGS_OF_OTHER_PARTS]);
-    const referenced = [...read('docker-compose.yml').matchAll(/\$\{([A-Z_]+)/g)].map((m) => m[1]!);
+    const referenced = COMPOSE_FILES.flatMap((file) => [...read(file).matchAll(/\$\{([A-Z_]+)/g)].map((m) => m[1]!));
     expect(referenced.filter((name) => !known.has(name))).toEqual([]);
   });
 
   it('docker-compose.yml: no secret has a default, every password comes from the environment', () => {
-    const text = read('docker-compose.yml');
+    const text = COMPOSE_FILES.map(read).join('\n');
     const uses = [...text.matchAll(/\$\{([A-Z_][A-Z0-9_]*)([^}]*)\}/g)].map((m) => ({ name: m[1]!, rest: m[2]! }));
     const secretUses = uses.filter((use) => SECRET_NAME.test(use.name));
     expect(secretUses.map((use) => use.name)).toEqual(
@@ -264,15 +267,17 @@ describe('deployment files', () => {
       TEMPORAL_PAYLOAD_KEY: `p1:${Buffer.alloc(32, 9).toString('base64')}`,
       PUBLIC_BASE_URL: 'https://agents.example.com',
     };
-    const run = (env: Record<string, string>) => {
-      const envFile = path.join(dir, `${Object.keys(env).length}.env`);
+    let files = 0;
+    const run = (env: Record<string, string>, extraFiles: string[] = []) => {
+      const envFile = path.join(dir, `${(files += 1)}.env`);
       writeFileSync(
         envFile,
         Object.entries(env)
           .map(([name, value]) => `${name}=${value}\n`)
           .join(''),
       );
-      return spawnSync(cli[0]!, [...cli.slice(1), '--env-file', envFile, '-f', 'docker-compose.yml', 'config'], {
+      const args = [...cli.slice(1), '--env-file', envFile, '-f', 'docker-compose.yml', ...extraFiles, 'config'];
+      return spawnSync(cli[0]!, args, {
         cwd: root,
         env: { PATH: process.env.PATH, HOME: process.env.HOME },
         encoding: 'utf8',
@@ -289,6 +294,25 @@ describe('deployment files', () => {
       'https://agents.example.com/api/temporal-codec',
     );
     expect(resolved.services['temporal-namespace']!.environment.RETENTION_DAYS).toBe('7');
+
+    // With the Temporal Cloud override: the API and worker wait for PostgreSQL only, and reach the
+    // cluster .env names.
+    const cloud = run({ ...sample, TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233', TEMPORAL_NAMESPACE: 'ns.acct' }, [
+      '-f',
+      'docker-compose.temporal-cloud.yml',
+    ]);
+    expect(cloud.stderr).not.toMatch(/error/i);
+    expect(cloud.status).toBe(0);
+    const merged = YAML.parse(cloud.stdout) as Compose;
+    for (const name of ['api', 'worker']) {
+      expect(Object.keys(merged.services[name]!.depends_on)).toEqual(['postgres']);
+      expect(merged.services[name]!.environment).toMatchObject({
+        TEMPORAL_ADDRESS: 'ns.acct.tmprl.cloud:7233',
+        TEMPORAL_NAMESPACE: 'ns.acct',
+        VAULT_KEY: sample.VAULT_KEY,
+      });
+    }
+    expect(run(sample, ['-f', 'docker-compose.temporal-cloud.yml']).stderr).toContain('TEMPORAL_ADDRESS');
 
     const { POSTGRES_PASSWORD: _password, ...withoutPassword } = sample;
     const refused = run(withoutPassword);
