@@ -247,6 +247,7 @@ describe('deployment files', () => {
     expect(services.temporal!.depends_on['temporal-schema'].condition).toBe('service_completed_successfully');
     // The namespace with the service's retention, the UI decoding through the API's codec endpoint.
     expect(services['temporal-namespace']!.environment.RETENTION_DAYS).toBe('${RUN_HISTORY_RETENTION_DAYS:-7}');
+    expect(services['temporal-ui']!.environment.TEMPORAL_CODEC_INCLUDE_CREDENTIALS).toBe('true');
     expect(services['temporal-ui']!.environment.TEMPORAL_CODEC_ENDPOINT).toMatch(
       /^\$\{PUBLIC_BASE_URL:\?[^}]+\}\/api\/temporal-codec$/,
     );
@@ -312,7 +313,9 @@ describe('deployment files', () => {
         VAULT_KEY: sample.VAULT_KEY,
       });
     }
-    expect(run(sample, ['-f', 'docker-compose.temporal-cloud.yml']).stderr).toContain('TEMPORAL_ADDRESS');
+    const noAddress = run({ ...sample, TEMPORAL_NAMESPACE: 'ns.acct' }, ['-f', 'docker-compose.temporal-cloud.yml']);
+    expect(noAddress.status).not.toBe(0);
+    expect(noAddress.stderr).toContain('required variable TEMPORAL_ADDRESS is missing');
 
     const { POSTGRES_PASSWORD: _password, ...withoutPassword } = sample;
     const refused = run(withoutPassword);
