@@ -1,5 +1,6 @@
 # Builds the API and the worker (one image, two commands; see docker-compose.yml).
-FROM node:20.20-bookworm-slim AS build
+# Node 24, the current LTS line (package.json engines: >=20.19).
+FROM node:24.18.0-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci
@@ -10,9 +11,10 @@ COPY activities ./activities
 COPY scripts ./scripts
 COPY test ./test
 COPY examples ./examples
+COPY bench ./bench
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20.20-bookworm-slim
+FROM node:24.18.0-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./

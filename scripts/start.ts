@@ -1,8 +1,10 @@
 /**
  * `npm start`: brings up PostgreSQL (embedded unless DATABASE_URL), Temporal (dev server unless
- * TEMPORAL_ADDRESS), runs migrations, then the API and the worker; Ctrl-C stops everything.
+ * TEMPORAL_ADDRESS), runs migrations, then the API and the worker. The API, the worker and the dev
+ * server are supervised (scripts/runtime/supervisor.ts): one that crashes is restarted with backoff
+ * while the others keep serving. Ctrl-C (or SIGTERM) stops everything, as does a child that keeps crashing.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readSync, fstatSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { effectiveDatabaseUrl, effectiveTemporalAddress, loadSettings, SettingsError } from '../src/config/settings.js';
@@ -10,25 +12,53 @@ import { openDataSource, runMigrations } from '../src/database/data-source.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { startDemoSite, type DemoSite } from '../examples/site/demo.js';
 import { startEmbeddedPostgres, type RunningPostgres } from './runtime/postgres.js';
-import { portOpen, stopChild, waitFor } from './runtime/processes.js';
+import { portOpen, waitFor } from './runtime/processes.js';
+import { spawnNodeChild, Supervisor } from './runtime/supervisor.js';
 import { ensureTemporalCli, startTemporalDevServer, type RunningTemporal } from './runtime/temporal.js';
 import { describeTemporalConnection } from '../src/temporal/temporal-connection.js';
 
 const distRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const say = (line: string): void => console.log(`[start] ${line}`);
 
+/** The last lines of a log file (the dev server writes its output there, not to ours). */
+function lastLines(file: string, count = 40): string[] {
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      const length = Math.min(size, 16_384);
+      const buffer = Buffer.alloc(length);
+      readSync(fd, buffer, 0, length, size - length);
+      return buffer.toString('utf8').split('\n').filter(Boolean).slice(-count);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return [];
+  }
+}
+
 async function main(): Promise<void> {
   const startedAt = Date.now();
   const settings = loadSettings();
   const stops: Array<() => Promise<void>> = [];
   let shuttingDown = false;
-  const children: ChildProcess[] = [];
+  const supervisor = new Supervisor({
+    log: say,
+    onGiveUp: (_name, report) => {
+      say(report);
+      void shutdown(1);
+    },
+  });
 
   const shutdown = async (code: number): Promise<never> => {
     if (!shuttingDown) {
       shuttingDown = true;
+      supervisor.shutdown();
       say('stopping…');
-      await Promise.all(children.map((child) => stopChild(child, 15_000)));
+      // The API and the worker first (in-flight work ends while Temporal and PostgreSQL still run).
+      await supervisor.stop('api', 'worker');
+      await supervisor.stop('temporal');
       for (const stop of stops.reverse()) {
         await stop().catch((err: unknown) => say(`stop failed: ${String(err)}`));
       }
@@ -78,15 +108,30 @@ async function main(): Promise<void> {
       }
       const cliPath = await ensureTemporalCli(say);
       say(`starting Temporal dev server (${cliPath})`);
-      temporal = await startTemporalDevServer({
+      const temporalOptions = {
         cliPath,
         port: settings.temporalDevPort,
         uiPort: settings.temporalUiPort,
         dbFile: path.join(settings.dataDir, 'temporal.sqlite'),
         namespace: settings.temporalNamespace,
         logFile: path.join(settings.dataDir, 'temporal.log'),
+      };
+      // Supervised too: its state is in the SQLite file, so a restarted server carries on where the
+      // killed one stopped, and the API's client and the worker reconnect to it on their own.
+      await supervisor.add({
+        name: 'temporal',
+        start: async () => {
+          temporal = await startTemporalDevServer(temporalOptions);
+          return {
+            process: temporal.process,
+            stop: temporal.stop,
+            lastOutput: () => lastLines(temporalOptions.logFile),
+          };
+        },
       });
-      stops.push(temporal.stop);
+      if (temporal === undefined) {
+        throw new Error('the Temporal dev server did not start');
+      }
       env.TEMPORAL_ADDRESS = temporal.address;
     } else {
       say(`using Temporal at ${describeTemporalConnection(settings)}`);
@@ -119,24 +164,22 @@ async function main(): Promise<void> {
     await dataSource.destroy();
     say(applied.length > 0 ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
 
-    for (const [name, entry] of [
-      ['api', 'src/main.js'],
-      ['worker', 'src/worker.js'],
-    ] as const) {
-      // AGENTSITE_NODE_ARGS: extra node flags for the API and worker (profiling: "--prof").
-      const nodeArgs = (process.env.AGENTSITE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-      const child = spawn(process.execPath, [...nodeArgs, '--enable-source-maps', path.join(distRoot, entry)], {
-        env,
-        stdio: 'inherit',
-      });
-      child.on('exit', (code, signal) => {
-        if (!shuttingDown) {
-          say(`${name} exited (${code ?? signal}); stopping everything`);
-          void shutdown(1);
-        }
-      });
-      children.push(child);
-    }
+    // AGENTSITE_NODE_ARGS: extra node flags for the API and worker (profiling: "--prof").
+    const nodeArgs = (process.env.AGENTSITE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    await Promise.all(
+      (
+        [
+          ['api', 'src/main.js'],
+          ['worker', 'src/worker.js'],
+        ] as const
+      ).map(([name, entry]) =>
+        supervisor.add({
+          name,
+          start: async () =>
+            spawnNodeChild([...nodeArgs, '--enable-source-maps', path.join(distRoot, entry)], env, 15_000),
+        }),
+      ),
+    );
 
     const base = `http://127.0.0.1:${settings.port}`;
     await waitFor(

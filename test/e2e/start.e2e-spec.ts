@@ -6,9 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Client, Connection } from '@temporalio/client';
 import { freePort, portOpen, waitFor } from '../../scripts/runtime/processes.js';
+import { FakeModel } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
+import { registerAdmin } from '../utils/admin.js';
 import { Http } from '../utils/http.js';
-import { TEST_PASSWORD, uniqueEmail } from '../utils/users.js';
+import { eventually, waitForRun } from '../utils/runs.js';
+import { TEST_JWT_SECRET, TEST_VAULT_KEY } from '../utils/stack.js';
+import { registerUser, TEST_PASSWORD, uniqueEmail } from '../utils/users.js';
 
 const startScript = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'start.js');
 
@@ -119,4 +123,105 @@ describe('npm start (e2e)', () => {
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
   });
+
+  it('keeps itself up: the worker, the API, then the Temporal dev server SIGKILLed mid-run each come back, and the run completes', async () => {
+    const model = await FakeModel.start();
+    const [apiPort, temporalPort, uiPort] = await Promise.all([freePort(), freePort(), freePort()]);
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'agentsite-supervised-')),
+      PORT: String(apiPort),
+      // The suites' PostgreSQL (spares an embedded server's start); Temporal is npm start's own dev server.
+      DATABASE_URL: testEnv('databaseUrl'),
+      TEMPORAL_DEV_PORT: String(temporalPort),
+      TEMPORAL_UI_PORT: String(uiPort),
+      DEMO_SITE_PORT: '0',
+      TEMPORAL_CLI_PATH: testEnv('temporalCli'),
+      JWT_SECRET: TEST_JWT_SECRET,
+      VAULT_KEY: TEST_VAULT_KEY,
+      PASSWORD_SCRYPT_N: '16384',
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: model.url,
+    };
+    const http = new Http(`http://127.0.0.1:${apiPort}`);
+    const started = await start(env);
+    running.push(started.child);
+    /** The pid the supervisor last reported for a child (it logs one line per start). */
+    const pidOf = (name: string): number => {
+      const pids = [...started.output().matchAll(new RegExp(`\\[start\\] ${name} running \\(pid (\\d+)\\)`, 'g'))];
+      return Number(pids[pids.length - 1]![1]);
+    };
+    const restartedAfter = (name: string, oldPid: number): Promise<number> =>
+      eventually(`${name} restarted`, async () => (pidOf(name) !== oldPid ? pidOf(name) : undefined), 60_000);
+    try {
+      const admin = await registerAdmin(http, { env });
+      const user = await registerUser(http);
+      await http.patch(`/api/admin/users/${user.id}`, { tier: 'harness', credits: 100_000 }, { token: admin.token });
+      const agent = await http.post(
+        '/api/agents',
+        {
+          name: 'supervised',
+          systemPrompt: 'p',
+          siteIds: [],
+          trigger: { type: 'webhook', schema: [{ name: 'n', type: 'integer' }] },
+        },
+        { token: user.token },
+      );
+      expect(agent.status).toBe(201);
+      // Every model answer waits, so the run is mid-turn when the worker dies.
+      model.fallback = { text: 'survived the kills', delayMs: 1_500 };
+      const accepted = await http.post(
+        `/api/webhooks/agent/${agent.body.id}`,
+        { n: 1 },
+        { headers: { 'x-webhook-secret': agent.body.webhookSecret } },
+      );
+      expect(accepted.status).toBe(202);
+      await eventually('the run to call the model', async () => (model.requests.length > 0 ? true : undefined));
+
+      const api = pidOf('api');
+      const worker = pidOf('worker');
+      process.kill(worker, 'SIGKILL');
+      const newWorker = await restartedAfter('worker', worker);
+      expect(started.output()).toContain('[start] worker exited (SIGKILL); restarting it in 500 ms');
+      // The API kept serving meanwhile: same process, healthy.
+      expect(pidOf('api')).toBe(api);
+      expect((await http.get('/api/health')).status).toBe(200);
+
+      process.kill(api, 'SIGKILL');
+      await restartedAfter('api', api);
+      expect(started.output()).toContain('[start] api exited (SIGKILL); restarting it in 500 ms');
+      const health = await eventually('/api/health to answer 200 again', async () => {
+        const res = await http.get('/api/health').catch(() => undefined);
+        return res?.status === 200 ? res : undefined;
+      });
+      expect(health.body).toMatchObject({ status: 'ok', database: { status: 'up' }, temporal: { status: 'up' } });
+      expect(pidOf('worker')).toBe(newWorker);
+
+      // The dev server too: its state is in its SQLite file, and the API and worker reconnect to it.
+      const temporal = pidOf('temporal');
+      process.kill(temporal, 'SIGKILL');
+      await restartedAfter('temporal', temporal);
+      expect(started.output()).toContain('[start] temporal exited (SIGKILL); restarting it in 500 ms');
+      await eventually('/api/health to see Temporal again', async () => {
+        const res = await http.get('/api/health').catch(() => undefined);
+        return res?.status === 200 && res.body.temporal?.status === 'up' ? true : undefined;
+      });
+
+      // The model turn lost with the worker is retried on the new one (after its heartbeat timeout).
+      const run = await waitForRun(http, user.token, accepted.body.runId as string, undefined, 150_000);
+      expect(run.status).toBe('completed');
+      expect(run.timeline[run.timeline.length - 1]).toMatchObject({ type: 'completed', output: 'survived the kills' });
+      expect(started.output()).not.toContain('stopping everything');
+
+      started.child.kill('SIGTERM');
+      expect(await started.exited).toBe(0);
+      expect(started.output()).toContain('[start] stopped');
+      for (const pid of [pidOf('api'), pidOf('worker'), pidOf('temporal')]) {
+        expect(() => process.kill(pid, 0)).toThrow();
+      }
+    } finally {
+      await model.stop();
+    }
+  }, 300_000);
 });

@@ -8,7 +8,7 @@ import { registerUser, type TestUser, uniqueEmail } from './users.js';
  * does (that command itself is proven in admin.e2e-spec; spawning it for every suite's admin would
  * cost a process start each). The account's tokens are admin from their next request on.
  */
-export async function grantAdmin(stack: Stack, email: string): Promise<void> {
+export async function grantAdmin(stack: Pick<Stack, 'env'>, email: string): Promise<void> {
   const client = new pg.Client({ connectionString: stack.env.DATABASE_URL });
   await client.connect();
   try {
@@ -22,7 +22,7 @@ export async function grantAdmin(stack: Stack, email: string): Promise<void> {
 }
 
 /** Registers a new user (terms accepted) on the stack and makes it an admin. */
-export async function registerAdmin(http: Http, stack: Stack): Promise<TestUser> {
+export async function registerAdmin(http: Http, stack: Pick<Stack, 'env'>): Promise<TestUser> {
   const admin = await registerUser(http, { email: uniqueEmail('admin') });
   await grantAdmin(stack, admin.email);
   return admin;
