@@ -6,8 +6,9 @@
  */
 import { hostname } from 'node:os';
 import { Connection } from '@temporalio/client';
-import { effectiveTemporalAddress, loadSettings, SettingsError } from './config/settings.js';
+import { loadSettings, SettingsError } from './config/settings.js';
 import { DEFAULT_POLL_MAX_AGE_MS, judgePollers, timestampMs } from './temporal/poller-health.js';
+import { temporalConnectionOptions } from './temporal/temporal-connection.js';
 
 const TASK_QUEUE_TYPES = [
   [1, 'workflow'],
@@ -22,10 +23,8 @@ async function main(): Promise<number> {
     return 2;
   }
   const settings = loadSettings();
-  const connection = await Connection.connect({
-    address: effectiveTemporalAddress(settings),
-    connectTimeout: '5 seconds',
-  });
+  // The worker's own way in (TLS, API key), so the check passes exactly when the worker can poll.
+  const connection = await Connection.connect({ ...temporalConnectionOptions(settings), connectTimeout: '5 seconds' });
   try {
     const host = hostname();
     const seen: string[] = [];
