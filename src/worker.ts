@@ -7,6 +7,7 @@ import { effectiveTemporalAddress, loadSettings, SettingsError } from './config/
 import { openDataSource, runMigrations } from './database/data-source.js';
 import { MigrationRefusedError } from './database/migration-refused.error.js';
 import { ensureSearchAttributes } from './temporal/temporal.module.js';
+import { temporalDataConverter } from './temporal/payload-codec.js';
 import { createWorker } from './temporal/worker-factory.js';
 import { WorkerModule } from './worker.module.js';
 import { ModelTurnService } from './model/model-turn.service.js';
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
     namespace: settings.temporalNamespace,
     taskQueue: settings.temporalTaskQueue,
     identity,
+    dataConverter: temporalDataConverter(settings),
     deps: {
       workerIdentity: identity,
       runs: app.get(RunRecordsService),
