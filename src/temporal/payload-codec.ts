@@ -1,9 +1,17 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type DataConverter, METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
+import {
+  type DataConverter,
+  defaultPayloadConverter,
+  type LoadedDataConverter,
+  METADATA_ENCODING_KEY,
+  type Payload,
+  type PayloadCodec,
+} from '@temporalio/common';
 import proto from '@temporalio/proto';
 import type { Settings, VaultKey } from '../config/settings.js';
+import { failureConverter } from './failure-converter.js';
 
 /** The `encoding` of a payload this codec sealed (the one Temporal's encryption samples use). */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
@@ -130,12 +138,26 @@ export function temporalPayloadCodec(settings: Pick<Settings, 'temporalPayloadKe
 }
 
 /**
- * The data converter of every Temporal client and worker of the service (and of the tests and
- * benchmarks that make their own): payloads through the codec, failure messages and stacks encoded
- * (and so encrypted) too. The same object serves Client, Worker.create and replays.
+ * The data converter of the service's worker (Worker.create): payloads through the codec, failure
+ * messages and stacks encoded (and so encrypted) too. The worker loads the failure converter by path
+ * (the workflow bundle needs it by path as well).
  */
 export function temporalDataConverter(
   settings: Pick<Settings, 'temporalPayloadKeys'>,
 ): DataConverter & { failureConverterPath: string } {
   return { payloadCodecs: [temporalPayloadCodec(settings)], failureConverterPath: FAILURE_CONVERTER_PATH };
+}
+
+/**
+ * The same converter, loaded, for Temporal clients: a Client takes a loaded converter as it is, so
+ * nothing is require()d by path (which jest's module loader cannot do for an ES module).
+ */
+export function temporalClientDataConverter(settings: Pick<Settings, 'temporalPayloadKeys'>): DataConverter {
+  const loaded: LoadedDataConverter = {
+    payloadConverter: defaultPayloadConverter,
+    failureConverter,
+    payloadCodecs: [temporalPayloadCodec(settings)],
+  };
+  // Client's options are typed DataConverter, and it uses a LoadedDataConverter as given.
+  return loaded;
 }

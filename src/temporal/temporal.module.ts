@@ -4,7 +4,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import { SETTINGS } from '../config/settings.module.js';
 import { effectiveTemporalAddress, type Settings } from '../config/settings.js';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/contracts.js';
-import { temporalDataConverter, temporalPayloadCodec } from './payload-codec.js';
+import { temporalClientDataConverter, temporalPayloadCodec } from './payload-codec.js';
 
 export const TEMPORAL_CONNECTION = Symbol('TEMPORAL_CONNECTION');
 export const TEMPORAL_CLIENT = Symbol('TEMPORAL_CLIENT');
@@ -54,7 +54,7 @@ class TemporalLifecycle implements OnApplicationShutdown {
         new Client({
           connection,
           namespace: settings.temporalNamespace,
-          dataConverter: temporalDataConverter(settings),
+          dataConverter: temporalClientDataConverter(settings),
         }),
     },
     {

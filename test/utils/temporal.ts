@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { parseKeyList } from '../../src/config/setting-parsers.js';
-import { temporalDataConverter, temporalPayloadCodec } from '../../src/temporal/payload-codec.js';
+import { temporalClientDataConverter, temporalPayloadCodec } from '../../src/temporal/payload-codec.js';
 import { testEnv } from '../setup/shared-runtime.js';
 
 /** The TEMPORAL_PAYLOAD_KEY of every test stack, so tests (and stacks of other files) read each other's runs. */
@@ -16,9 +16,14 @@ function keysOf(key: string): ReturnType<typeof parseKeyList> {
   return keys;
 }
 
-/** The service's data converter over a TEMPORAL_PAYLOAD_KEY value (the stacks' by default), for clients, workers and replays. */
+/**
+ * The payload codec as a worker's data converter (the stacks' key by default), for the tests' own
+ * workers and replays. Without the service's failure converter: Worker.create loads that by path
+ * with require(), which jest's module loader cannot do for an ES module; failures those workers'
+ * fixture workflows raise stay in clear (test data only), and encoded failures still decode.
+ */
 export function testDataConverter(key: string = TEST_PAYLOAD_KEY): DataConverter {
-  return temporalDataConverter({ temporalPayloadKeys: keysOf(key) });
+  return { payloadCodecs: [temporalPayloadCodec({ temporalPayloadKeys: keysOf(key) })] };
 }
 
 /** The service's payload codec over a TEMPORAL_PAYLOAD_KEY value (the stacks' by default). */
@@ -35,7 +40,10 @@ export async function temporalClient(
 ): Promise<{ client: Client; connection: Connection }> {
   const connection = await Connection.connect({ address: options.address ?? testEnv('temporalAddress') });
   return {
-    client: new Client({ connection, dataConverter: testDataConverter(options.key) }),
+    client: new Client({
+      connection,
+      dataConverter: temporalClientDataConverter({ temporalPayloadKeys: keysOf(options.key ?? TEST_PAYLOAD_KEY) }),
+    }),
     connection,
   };
 }
