@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
@@ -246,6 +248,7 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
         { payloads: null },
         { payloads: 'x' },
         { payloads: [null] },
+        { payloads: [[]] },
         { payloads: [{ data: '!!not base64!!' }] },
         { payloads: [{ metadata: { encoding: 5 } }] },
         { payloads: [{ metadata: [] }] },
@@ -331,6 +334,39 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
       // The refusal still carries the CORS headers, so the UI sees a 403 rather than a network error.
       expect(asUser.headers.get('access-control-allow-origin')).toBe(uiOrigin);
       expect((await http.get('/api/temporal-codec/session')).text).toContain('name="token"');
+    });
+
+    it('serves the temporal CLI: `workflow show --codec-endpoint … --codec-auth "Bearer <admin token>"` prints the run in clear', async () => {
+      const show = (auth: string[]) =>
+        promisify(execFile)(
+          testEnv('temporalCli'),
+          [
+            'workflow',
+            'show',
+            '--address',
+            testEnv('temporalAddress'),
+            '--workflow-id',
+            `run-${run.id}`,
+            '--output',
+            'json',
+            '--codec-endpoint',
+            `${world.stack.baseUrl}/api/temporal-codec`,
+            ...auth,
+          ],
+          { timeout: 30_000, maxBuffer: 16 * 1024 * 1024 },
+        ).then(
+          // The JSON output carries payloads as protobuf JSON (bytes in base64): read their data as text.
+          (r) =>
+            [...r.stdout.matchAll(/"data": "([A-Za-z0-9+/=]*)"/g)]
+              .map((m) => Buffer.from(m[1]!, 'base64').toString())
+              .join('\n'),
+          (err: { stdout?: string; stderr?: string }) => `${err.stdout ?? ''}${err.stderr ?? ''}`,
+        );
+      const decoded = await show(['--codec-auth', `Bearer ${world.admin.token}`]);
+      expect(decoded).toContain(MARKERS.payload);
+      expect(decoded).toContain(MARKERS.answer);
+      const refused = await show(['--codec-auth', `Bearer ${user.token}`]);
+      expect(refused).not.toContain(MARKERS.payload);
     });
 
     it('is in the OpenAPI document', async () => {

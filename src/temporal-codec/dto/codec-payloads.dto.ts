@@ -66,6 +66,8 @@ export class CodecPayloadsDto {
   @ApiProperty({ type: [CodecPayloadDto], maxItems: MAX_CODEC_PAYLOADS })
   @IsArray()
   @ArrayMaxSize(MAX_CODEC_PAYLOADS)
+  // ValidateNested alone lets an array item that is itself an array through.
+  @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => CodecPayloadDto)
   payloads!: CodecPayloadDto[];
