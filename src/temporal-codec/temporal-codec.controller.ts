@@ -22,6 +22,8 @@ import { TemporalCodecService } from './temporal-codec.service.js';
 /** The cookie the Temporal UI sends (with "include cross-origin credentials"): an admin's access token. */
 export const CODEC_COOKIE = 'agentsite_codec';
 export const CODEC_PATH = '/api/temporal-codec';
+/** Largest request body of the codec routes (payloads of one event, base64 in JSON). */
+export const MAX_CODEC_BODY_BYTES = 8 * 1024 * 1024;
 
 const NAMESPACE_HEADER = {
   name: 'X-Namespace',

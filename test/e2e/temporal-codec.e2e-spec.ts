@@ -369,6 +369,16 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
       expect(refused).not.toContain(MARKERS.payload);
     });
 
+    it('takes payloads larger than the API’s usual body limit (a long model conversation)', async () => {
+      const big = asJson(defaultPayloadConverter.toPayload({ text: 'x'.repeat(1_500_000) }));
+      const as = { token: world.admin.token };
+      const encoded = await world.http.post('/api/temporal-codec/encode', { payloads: [big] }, as);
+      expect(encoded.status).toBe(200);
+      const decoded = await world.http.post('/api/temporal-codec/decode', encoded.body, as);
+      expect(decoded.status).toBe(200);
+      expect(decoded.body.payloads).toEqual([big]);
+    });
+
     it('is in the OpenAPI document', async () => {
       const doc = (await world.http.get('/api/docs/openapi.json')).body as { paths: Record<string, object> };
       expect(Object.keys(doc.paths['/api/temporal-codec/decode'] ?? {})).toEqual(

@@ -56,7 +56,7 @@ export class CodecPayloadDto {
   @ApiPropertyOptional({ type: 'string', format: 'byte', description: 'The payload bytes, base64' })
   @Optional()
   @IsString()
-  @MaxLength(4 * 1024 * 1024)
+  @MaxLength(8 * 1024 * 1024)
   @IsBase64Bytes()
   data?: string;
 }
