@@ -138,8 +138,8 @@ HttpOnly cookie, sent only to ${CODEC_PATH}, until the token expires.</p>
       res,
       page(
         'Signed in for the Temporal UI',
-        `<p>Until ${user.token.expiresAt.toISOString()}. In the Temporal UI, open the codec server settings, choose
-"Use my browser setting", set the endpoint to <code>${escapeHtml(this.settings.publicBaseUrl + CODEC_PATH)}</code> and tick
+        `<p>Until ${user.token.expiresAt.toISOString()}. In the Temporal UI, open "Configure Codec Server", choose
+"Use my browser setting and ignore Cluster-level setting", set the endpoint to <code>${escapeHtml(this.settings.publicBaseUrl + CODEC_PATH)}</code> and tick
 "Include cross-origin credentials". Open the UI on the same host name as this page.</p>`,
       ),
     );

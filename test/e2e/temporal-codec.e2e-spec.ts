@@ -310,8 +310,9 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
         /^agentsite_codec=[^;]+; Max-Age=\d+; Path=\/api\/temporal-codec; HttpOnly; SameSite=Strict/,
       );
       const jar = cookie.split(';')[0]!;
+      // The path as the UI calls it (a query parameter included).
       const viaCookie = await http.post(
-        '/api/temporal-codec/decode',
+        '/api/temporal-codec/decode?preserveStorageRefs=true',
         { payloads: [asJson(sealedInput())] },
         { headers: { cookie: jar, origin: uiOrigin, 'x-namespace': 'default' } },
       );
