@@ -23,6 +23,7 @@ const MARKERS = {
   toolInput: 'mk-tool-input-c3d4',
   toolResult: 'mk-tool-result-e8f9',
   answer: 'mk-final-answer-1b6a',
+  siteError: 'mk-site-error-text-4d2f',
 };
 
 /**
@@ -115,10 +116,13 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
         toolUses: [
           { name: toolNamed(req, 'create_note'), input: { title: MARKERS.toolInput, body: 'from the run' } },
           { name: toolNamed(req, 'list_notes'), input: {} },
+          { name: toolNamed(req, 'get_note'), input: { id: 'n-1' } },
         ],
       }),
       { text: `Done: ${MARKERS.answer}` },
     );
+    // The site refuses the third call with an error text of its own: a failure message of the run.
+    site.failures.push({ tool: 'get_note', status: 403, rawBody: JSON.stringify({ error: MARKERS.siteError }) });
     const fired = await http.post(
       `/api/webhooks/agent/${agentId}`,
       { ticket: MARKERS.payload },
@@ -142,7 +146,7 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
     await world?.stop();
   });
 
-  it('keeps no marker of the payload, prompt, agent name, tool input, tool result or answer in the raw history', () => {
+  it('keeps no marker of the payload, prompt, agent name, tool input, tool result, site error or answer in the raw history', () => {
     const text = serialized([...rawRun, ...rawAgent]);
     expect(text.length).toBeGreaterThan(1000);
     // The serialization shows bytes as text: the ids the search attributes carry are readable in it.
@@ -173,7 +177,14 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
   it('decodes with the codec, and the API timeline is the decoded history, markers included', async () => {
     const decoded = await decodeHistoryEvents(copyOf(rawRun), testPayloadCodec());
     const text = serialized(decoded);
-    for (const marker of [MARKERS.payload, MARKERS.prompt, MARKERS.toolInput, MARKERS.toolResult, MARKERS.answer]) {
+    for (const marker of [
+      MARKERS.payload,
+      MARKERS.prompt,
+      MARKERS.toolInput,
+      MARKERS.toolResult,
+      MARKERS.answer,
+      MARKERS.siteError,
+    ]) {
       expect(text).toContain(marker);
     }
     expect(serialized(await decodeHistoryEvents(copyOf(rawAgent), testPayloadCodec()))).toContain(MARKERS.agentName);
@@ -185,12 +196,18 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
       'tool_result',
       'tool_call',
       'tool_result',
+      'tool_call',
+      'tool_result',
       'model_turn',
       'completed',
     ]);
     expect(run.timeline[0]).toMatchObject({ triggeredBy: 'webhook', payload: { ticket: MARKERS.payload } });
     expect(run.timeline[2]).toMatchObject({ tool: 'create_note', input: { title: MARKERS.toolInput } });
     expect(JSON.stringify(run.timeline.filter((e) => e.type === 'tool_result'))).toContain(MARKERS.toolResult);
+    // The failure's message was encoded (encrypted) in the history and is whole again in the timeline.
+    expect(run.timeline[7]).toMatchObject({ tool: 'get_note', ok: false, code: 'TOOL_EXECUTION_ERROR' });
+    expect(run.timeline[7]!.error).toContain(MARKERS.siteError);
+    expect(serialized(rawRun)).toContain('Encoded failure');
     expect(run.timeline.at(-1)).toMatchObject({ type: 'completed', output: `Done: ${MARKERS.answer}` });
     const fromRaw = await timelineFromHistory(copyOf(rawRun), testPayloadCodec(), {
       workflowId: `run-${run.id}`,
