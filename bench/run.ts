@@ -9,7 +9,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createBareActivities } from './bare.activities.js';
@@ -22,6 +22,7 @@ import { TEST_ENV } from '../test/setup/shared-runtime.js';
 import { Http } from '../test/utils/http.js';
 import { siteEnv, testSites } from '../test/utils/site.js';
 import { Stack } from '../test/utils/stack.js';
+import { temporalClient, testDataConverter } from '../test/utils/temporal.js';
 import { registerAdmin } from '../test/utils/admin.js';
 import { registerUser } from '../test/utils/users.js';
 import { fmt, interleaved, line, load, percentile } from './stats.js';
@@ -132,8 +133,9 @@ async function main(): Promise<void> {
     },
   });
   const api = new Http(stack.baseUrl);
-  const connection = await Connection.connect({ address: temporal.address });
-  const client = new Client({ connection });
+  // With the stacks' payload codec, as the service's own client (and the bare worker below: the
+  // baseline pays for encryption too).
+  const { client, connection } = await temporalClient({ address: temporal.address });
   try {
     const admin = await registerAdmin(api, stack);
     const user = await registerUser(api);
@@ -357,6 +359,7 @@ async function main(): Promise<void> {
         connection: bareConnection,
         taskQueue: 'bench-bare',
         workflowsPath: fileURLToPath(new URL('./bare.workflow.js', import.meta.url)),
+        dataConverter: testDataConverter(),
         activities: createBareActivities({
           modelUrl: model.url,
           toolUrl: `${site.url}/api/tools/search_notes`,

@@ -2,6 +2,7 @@
 import { readdirSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { FAILURE_CONVERTER_PATH } from '../src/temporal/payload-codec.js';
 import { WORKFLOW_BUNDLE_PATH, WORKFLOWS_PATH } from '../src/temporal/worker-factory.js';
 
 function newestMtime(dir: string): number {
@@ -15,16 +16,22 @@ function newestMtime(dir: string): number {
 
 async function main(): Promise<void> {
   const distRoot = path.dirname(WORKFLOW_BUNDLE_PATH);
-  // The bundle covers workflows/ and what it imports (activities' types and @temporalio/*).
+  // The bundle covers workflows/ and what it imports (activities' types and @temporalio/*), and the
+  // failure converter (failure messages encoded, so the codec encrypts them).
   const inputs = Math.max(
     newestMtime(path.join(distRoot, 'workflows')),
+    statSync(FAILURE_CONVERTER_PATH).mtimeMs,
     statSync(path.resolve('package-lock.json')).mtimeMs,
   );
   if (existsSync(WORKFLOW_BUNDLE_PATH) && statSync(WORKFLOW_BUNDLE_PATH).mtimeMs > inputs) {
     return;
   }
   const started = Date.now();
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    failureConverterPath: FAILURE_CONVERTER_PATH,
+    logger: new DefaultLogger('WARN'),
+  });
   writeFileSync(WORKFLOW_BUNDLE_PATH, code);
   console.log(`workflow bundle written (${Math.round(code.length / 1024)} KiB, ${Date.now() - started} ms)`);
 }

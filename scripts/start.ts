@@ -112,6 +112,8 @@ async function main(): Promise<void> {
         cliPath,
         port: settings.temporalDevPort,
         uiPort: settings.temporalUiPort,
+        // Payloads are encrypted: the UI decodes them through the API (for admins, see README).
+        uiCodecEndpoint: `${settings.publicBaseUrl}/api/temporal-codec`,
         dbFile: path.join(settings.dataDir, 'temporal.sqlite'),
         namespace: settings.temporalNamespace,
         logFile: path.join(settings.dataDir, 'temporal.log'),

@@ -11,6 +11,7 @@ import { bodyParserProblem, writeAppError } from './common/error-filter.js';
 import { type LogLevel, type Settings } from './config/settings.js';
 import { readPackageVersion } from './common/version.js';
 import { InvalidUtf8BodyError } from './common/invalid-utf8-body.error.js';
+import { CODEC_PATH, MAX_CODEC_BODY_BYTES } from './temporal-codec/temporal-codec.controller.js';
 
 /** Largest JSON body the API accepts; webhook payloads included. */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -41,6 +42,17 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
       throw new InvalidUtf8BodyError();
     }
   };
+  // The Temporal codec endpoint takes payloads as Temporal stores them (up to 2 MB each, base64 in
+  // JSON): its own, larger limit. Express skips a body parser once one has read the body.
+  app.use(
+    CODEC_PATH,
+    express.json({
+      limit: MAX_CODEC_BODY_BYTES,
+      strict: true,
+      type: ['application/json', 'application/*+json'],
+      verify,
+    }),
+  );
   app.use(
     express.json({ limit: MAX_BODY_BYTES, strict: true, type: ['application/json', 'application/*+json'], verify }),
   );

@@ -14,6 +14,7 @@ import {
   TemporalConnectError,
   temporalConnectionOptions,
 } from './temporal/temporal-connection.js';
+import { temporalDataConverter } from './temporal/payload-codec.js';
 import { createWorker } from './temporal/worker-factory.js';
 import { WorkerModule } from './worker.module.js';
 import { ModelTurnService } from './model/model-turn.service.js';
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
     namespace: settings.temporalNamespace,
     taskQueue: settings.temporalTaskQueue,
     identity,
+    dataConverter: temporalDataConverter(settings),
     deps: {
       workerIdentity: identity,
       runs: app.get(RunRecordsService),

@@ -181,6 +181,8 @@ export interface TemporalDevServerOptions {
   port: number;
   /** Web UI port; omitted = headless. */
   uiPort?: number;
+  /** The remote codec endpoint the Web UI decodes payloads with (the API's /api/temporal-codec). */
+  uiCodecEndpoint?: string;
   /** SQLite file; omitted = in memory. */
   dbFile?: string;
   namespace: string;
@@ -221,6 +223,9 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   }
   if (options.uiPort !== undefined) {
     args.push('--ui-port', String(options.uiPort));
+    if (options.uiCodecEndpoint !== undefined) {
+      args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
+    }
   } else {
     args.push('--headless');
   }

@@ -4,6 +4,15 @@ import type { AuthUser } from './auth-user.js';
 export const IS_PUBLIC = Symbol('isPublic');
 export const ADMIN_ONLY = Symbol('adminOnly');
 export const TERMS_REQUIRED = Symbol('termsRequired');
+export const TOKEN_ALSO_FROM = Symbol('tokenAlsoFrom');
+
+/** Where, besides `Authorization: Bearer`, a route takes the caller's access token. */
+export interface TokenSources {
+  /** A cookie of this name (sent by a browser page that cannot set headers, e.g. the Temporal UI). */
+  cookie?: string;
+  /** A field of this name in a form-encoded body (a sign-in form). */
+  formField?: string;
+}
 
 /** The route needs no JWT (register, login, health, webhooks, the OAuth callback). */
 export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
@@ -17,6 +26,14 @@ export const AdminOnly = (): MethodDecorator & ClassDecorator => SetMetadata(ADM
  * with encodings), so a path string check is easy to walk around.
  */
 export const TermsRequired = (): MethodDecorator & ClassDecorator => SetMetadata(TERMS_REQUIRED, true);
+
+/**
+ * The route also takes the access token from a cookie or a form field, when the request has no
+ * Authorization header (which always wins). Only the routes marked so read them: every other route
+ * ignores cookies, so a cookie cannot be used to forge requests to them.
+ */
+export const TokenAlsoFrom = (sources: TokenSources): MethodDecorator & ClassDecorator =>
+  SetMetadata(TOKEN_ALSO_FROM, sources);
 
 /** The authenticated caller. */
 export const CurrentUser = createParamDecorator((_data: unknown, ctx: ExecutionContext): AuthUser => {

@@ -5,8 +5,8 @@ import type { Request } from 'express';
 import { AppError } from '../common/app-error.js';
 import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT, rateLimitExempt } from '../common/rate-limit.js';
 import type { AuthUser } from './auth-user.js';
-import { ADMIN_ONLY, IS_PUBLIC, TERMS_REQUIRED } from './decorators.js';
-import { hasAuthorizationHeader } from './jwt.strategy.js';
+import { ADMIN_ONLY, IS_PUBLIC, TERMS_REQUIRED, TOKEN_ALSO_FROM, type TokenSources } from './decorators.js';
+import { ALTERNATE_TOKEN, cookieValue, hasAuthorizationHeader } from './jwt.strategy.js';
 import { AuthenticatedPrefetch, PREFETCH_ON_AUTH } from './prefetch.js';
 
 function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
@@ -35,6 +35,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     const req = context.switchToHttp().getRequest<Request & { [RATE_LIMIT_EXEMPT]?: boolean }>();
     const exempt = rateLimitExempt(this.reflector, context);
     req[RATE_LIMIT_EXEMPT] = exempt;
+    this.takeAlternateToken(req, context);
     // The route's declared read-ahead, started by JwtStrategy once the token's signature is checked.
     this.prefetch.forRoute(req, this.reflector.get<symbol | undefined>(PREFETCH_ON_AUTH, context.getHandler()));
     const address = exempt
@@ -53,6 +54,23 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     return authentication.value;
   }
 
+  /** On routes marked @TokenAlsoFrom(), without an Authorization header: the cookie's or form field's token. */
+  private takeAlternateToken(req: Request & { [ALTERNATE_TOKEN]?: string }, context: ExecutionContext): void {
+    const sources = this.reflector.get<TokenSources | undefined>(TOKEN_ALSO_FROM, context.getHandler());
+    if (sources === undefined || hasAuthorizationHeader(req)) {
+      return;
+    }
+    const fromForm =
+      sources.formField !== undefined &&
+      req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded'
+        ? (req.body as Record<string, unknown> | undefined)?.[sources.formField]
+        : undefined;
+    const token = typeof fromForm === 'string' ? fromForm.trim() : sources.cookie && cookieValue(req, sources.cookie);
+    if (typeof token === 'string' && token !== '') {
+      req[ALTERNATE_TOKEN] = token;
+    }
+  }
+
   override handleRequest<TUser = AuthUser>(
     err: unknown,
     user: TUser | false,
@@ -68,8 +86,8 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     if (info instanceof Error && info.name === 'TokenExpiredError') {
       throw new AppError('TOKEN_EXPIRED', 'The token has expired; log in again');
     }
-    const req = context.switchToHttp().getRequest<Request>();
-    if (!hasAuthorizationHeader(req)) {
+    const req = context.switchToHttp().getRequest<Request & { [ALTERNATE_TOKEN]?: string }>();
+    if (!hasAuthorizationHeader(req) && req[ALTERNATE_TOKEN] === undefined) {
       throw new AppError('UNAUTHORIZED', 'Authentication required: send Authorization: Bearer <token>');
     }
     throw new AppError('INVALID_TOKEN', 'The token is malformed or its signature is invalid');

@@ -28,7 +28,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     private readonly prefetch: AuthenticatedPrefetch,
   ) {
     super({
-      jwtFromRequest: bearerToken,
+      jwtFromRequest: (req: Request) => bearerToken(req) ?? alternateToken(req),
       // A KeyObject: given a string, jsonwebtoken first tries (and fails) to parse it as a public
       // key on every verification, which the profile showed as the costliest step of a request.
       secretOrKey: createSecretKey(Buffer.from(settings.jwtSecret, 'utf8')) as unknown as string,
@@ -88,6 +88,28 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 export function bearerToken(req: Request): string | null {
   const header = req.headers.authorization;
   return (typeof header === 'string' ? BEARER.exec(header.trim())?.[1] : undefined) ?? null;
+}
+
+/** The token JwtAuthGuard took from a cookie or form field of a route marked @TokenAlsoFrom(). */
+export const ALTERNATE_TOKEN = Symbol('alternateToken');
+
+function alternateToken(req: Request & { [ALTERNATE_TOKEN]?: string }): string | null {
+  return req[ALTERNATE_TOKEN] ?? null;
+}
+
+/** The value of a cookie of the request (RFC 6265 `name=value; ...`), or undefined. */
+export function cookieValue(req: Request, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (typeof header !== 'string') {
+    return undefined;
+  }
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      return part.slice(eq + 1).trim();
+    }
+  }
+  return undefined;
 }
 
 /** Whether the request carries an Authorization header at all (missing vs malformed). */

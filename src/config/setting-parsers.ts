@@ -79,6 +79,14 @@ function isProxyAddress(entry: string): boolean {
 
 /** `VAULT_KEY` is a base64 32-byte key, or `id:key,id:key` for rotation; the first key encrypts. */
 export function parseVaultKeys(raw: string, problems: string[]): VaultKey[] {
+  return parseKeyList('VAULT_KEY', raw, problems);
+}
+
+/**
+ * A key list in VAULT_KEY's format, read for the setting `name` (VAULT_KEY, TEMPORAL_PAYLOAD_KEY): a
+ * base64 32-byte key, or `id:key,id:key`; the first key encrypts, the others only decrypt.
+ */
+export function parseKeyList(name: string, raw: string, problems: string[]): VaultKey[] {
   const keys: VaultKey[] = [];
   const parts = raw
     .split(',')
@@ -90,21 +98,21 @@ export function parseVaultKeys(raw: string, problems: string[]): VaultKey[] {
     const encoded = colon > 0 ? part.slice(colon + 1) : part;
     const key = Buffer.from(encoded, 'base64');
     if (key.length !== 32 || key.toString('base64') !== encoded.replace(/\s/g, '')) {
-      problems.push(`VAULT_KEY entry ${index + 1} must be a base64-encoded 32-byte key`);
+      problems.push(`${name} entry ${index + 1} must be a base64-encoded 32-byte key`);
       continue;
     }
     if (!/^[A-Za-z0-9_-]{1,32}$/.test(id)) {
-      problems.push(`VAULT_KEY entry ${index + 1} has an invalid key id "${id}"`);
+      problems.push(`${name} entry ${index + 1} has an invalid key id "${id}"`);
       continue;
     }
     if (keys.some((k) => k.id === id)) {
-      problems.push(`VAULT_KEY key id "${id}" appears twice`);
+      problems.push(`${name} key id "${id}" appears twice`);
       continue;
     }
     keys.push({ id, key });
   }
   if (parts.length === 0) {
-    problems.push('VAULT_KEY is empty');
+    problems.push(`${name} is empty`);
   }
   return keys;
 }
@@ -141,4 +149,35 @@ export function keptSecrets(dataDir: string): KeptSecrets {
     unlinkSync(tmp);
   }
   return JSON.parse(readFileSync(file, 'utf8')) as KeptSecrets;
+}
+
+/**
+ * The Temporal payload key kept in `DATA_DIR/temporal-payload-key` when TEMPORAL_PAYLOAD_KEY is unset,
+ * created once. A file of its own rather than a field of secrets.json: data directories made before
+ * it existed already have a secrets.json, and the API and the worker, started together, must not both
+ * add a different key to it. The file is created with link(), so the first process wins and the
+ * other reads its key.
+ */
+export function keptTemporalPayloadKey(dataDir: string): string {
+  const file = path.join(dataDir, 'temporal-payload-key');
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
+      throw err;
+    }
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `p1:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+  try {
+    linkSync(tmp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+      throw err;
+    }
+  } finally {
+    unlinkSync(tmp);
+  }
+  return readFileSync(file, 'utf8').trim();
 }

@@ -79,6 +79,39 @@ describe('loadSettings', () => {
   });
 });
 
+describe('TEMPORAL_PAYLOAD_KEY and TEMPORAL_UI_ORIGIN', () => {
+  it('generates the payload key once under DATA_DIR, which every process then reads', () => {
+    const dir = tempDir();
+    const first = loadSettings({ DATA_DIR: dir });
+    expect(first.temporalPayloadKeys).toHaveLength(1);
+    expect(first.temporalPayloadKeys[0]?.key).toHaveLength(32);
+    const second = loadSettings({ DATA_DIR: dir });
+    expect(second.temporalPayloadKeys[0]?.key.equals(first.temporalPayloadKeys[0]!.key)).toBe(true);
+    expect(readFileSync(path.join(dir, 'temporal-payload-key'), 'utf8').trim()).toMatch(/^p1:[A-Za-z0-9+/]{43}=$/);
+    // Its own key, not the vault's.
+    expect(first.temporalPayloadKeys[0]?.key.equals(first.vaultKeys[0]!.key)).toBe(false);
+  });
+
+  it("takes VAULT_KEY's format: the first key encrypts, the others decrypt; mistakes name the variable", () => {
+    const other = Buffer.alloc(32, 8).toString('base64');
+    const settings = loadSettings({ DATA_DIR: tempDir(), TEMPORAL_PAYLOAD_KEY: `new:${KEY},old:${other}` });
+    expect(settings.temporalPayloadKeys.map((k) => k.id)).toEqual(['new', 'old']);
+    for (const bad of ['abc', `a:${KEY},a:${other}`, `bad id:${KEY}`]) {
+      expect(() => loadSettings({ DATA_DIR: tempDir(), TEMPORAL_PAYLOAD_KEY: bad })).toThrow(/TEMPORAL_PAYLOAD_KEY/);
+    }
+  });
+
+  it('allows the dev UI origin by default, and only origins when set', () => {
+    const defaults = loadSettings({ DATA_DIR: tempDir(), TEMPORAL_UI_PORT: '9000' });
+    expect(defaults.temporalUiOrigins).toEqual(['http://localhost:9000', 'http://127.0.0.1:9000']);
+    const set = loadSettings({ DATA_DIR: tempDir(), TEMPORAL_UI_ORIGIN: 'https://temporal.example.com' });
+    expect(set.temporalUiOrigins).toEqual(['https://temporal.example.com']);
+    for (const bad of ['temporal.example.com', 'https://temporal.example.com/ui', 'ftp://x.example']) {
+      expect(() => loadSettings({ DATA_DIR: tempDir(), TEMPORAL_UI_ORIGIN: bad })).toThrow(/TEMPORAL_UI_ORIGIN/);
+    }
+  });
+});
+
 describe('payment provider settings', () => {
   it('default to no payments at all', () => {
     const settings = loadSettings({ DATA_DIR: tempDir() });

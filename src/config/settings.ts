@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Env, EnvReader } from './env-reader.js';
-import { keptSecrets, parseTrustProxy, parseVaultKeys, type TrustProxy, type VaultKey } from './setting-parsers.js';
+import {
+  keptSecrets,
+  keptTemporalPayloadKey,
+  parseKeyList,
+  parseTrustProxy,
+  parseVaultKeys,
+  type TrustProxy,
+  type VaultKey,
+} from './setting-parsers.js';
 import { readTemporalAccess, type TemporalAccess } from './temporal-access.js';
 
 export { parseTrustProxy, parseVaultKeys, type TrustProxy, type VaultKey } from './setting-parsers.js';
@@ -22,6 +30,10 @@ export interface Settings extends TemporalAccess {
   embeddedPostgresPort: number;
   temporalDevPort: number;
   temporalUiPort: number;
+  /** Keys of the Temporal payload codec (TEMPORAL_PAYLOAD_KEY): the first encrypts, the others only decrypt. */
+  temporalPayloadKeys: VaultKey[];
+  /** Browser origins of the Temporal UI allowed to call the codec endpoint (CORS). */
+  temporalUiOrigins: string[];
   jwtSecret: string;
   jwtTtlSeconds: number;
   vaultKeys: VaultKey[];
@@ -79,6 +91,7 @@ const MAX_SCRYPT_N = 2 ** 20;
 export const SECRET_SETTINGS = [
   'JWT_SECRET',
   'VAULT_KEY',
+  'TEMPORAL_PAYLOAD_KEY',
   'ANTHROPIC_API_KEY',
   'DATABASE_URL',
   'TEMPORAL_API_KEY',
@@ -116,6 +129,7 @@ export function loadSettings(env: Env = process.env): Settings {
   }
   const temporalDevPort = reader.int('TEMPORAL_DEV_PORT', 7233, 1, 65535);
   const temporalAccess = readTemporalAccess(reader, problems, temporalAddress);
+  const temporalUiPort = reader.int('TEMPORAL_UI_PORT', temporalDevPort + 1000, 1, 65535);
 
   const settings: Settings = {
     port,
@@ -130,7 +144,9 @@ export function loadSettings(env: Env = process.env): Settings {
     temporalCliPath: reader.str('TEMPORAL_CLI_PATH'),
     embeddedPostgresPort: reader.int('EMBEDDED_POSTGRES_PORT', 54329, 1, 65535),
     temporalDevPort,
-    temporalUiPort: reader.int('TEMPORAL_UI_PORT', temporalDevPort + 1000, 1, 65535),
+    temporalUiPort,
+    temporalPayloadKeys: [],
+    temporalUiOrigins: parseOrigins(reader.list('TEMPORAL_UI_ORIGIN'), temporalUiPort, problems),
     jwtSecret: reader.str('JWT_SECRET') ?? '',
     jwtTtlSeconds: reader.int('JWT_TTL_SECONDS', 3600, 30, 30 * 24 * 3600),
     vaultKeys: [],
@@ -196,11 +212,38 @@ export function loadSettings(env: Env = process.env): Settings {
       problems.push('JWT_SECRET must be at least 32 characters');
     }
     settings.vaultKeys = parseVaultKeys(env.VAULT_KEY ?? kept!.vaultKey, problems);
+    const payloadKey = reader.str('TEMPORAL_PAYLOAD_KEY') ?? keptTemporalPayloadKey(dataDir);
+    settings.temporalPayloadKeys = parseKeyList('TEMPORAL_PAYLOAD_KEY', payloadKey, problems);
   }
   if (problems.length > 0) {
     throw new SettingsError(problems);
   }
   return settings;
+}
+
+/**
+ * `TEMPORAL_UI_ORIGIN`: the origins (scheme://host[:port]) of the Temporal UI pages that may call the
+ * codec endpoint. Default: the dev UI that `npm start` runs, under both of its loopback names.
+ */
+function parseOrigins(entries: string[], uiPort: number, problems: string[]): string[] {
+  if (entries.length === 0) {
+    return [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`];
+  }
+  const origins: string[] = [];
+  for (const entry of entries) {
+    let url: URL | undefined;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || !['http:', 'https:'].includes(url.protocol) || url.origin !== entry.replace(/\/+$/, '')) {
+      problems.push(`TEMPORAL_UI_ORIGIN entries must be origins such as https://temporal.example.com, got "${entry}"`);
+      continue;
+    }
+    origins.push(url.origin);
+  }
+  return origins;
 }
 
 /** The embedded PostgreSQL's database name and credentials (used when DATABASE_URL is unset). */

@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
 import { type Page, type PageQuery, pageOf } from '../common/pagination.js';
-import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
+import { TEMPORAL_CLIENT, TEMPORAL_PAYLOAD_CODEC } from '../temporal/temporal.module.js';
 import type { Scope } from '../workspaces/scope.js';
 import { AGENT_HANDLERS, type AgentQueueState, workflowIds } from '../../workflows/contracts.js';
 import { type RunResponse, toRunResponse } from './run-response.js';
@@ -25,6 +26,7 @@ export class RunsService {
   constructor(
     private readonly runs: RunsRepository,
     @Inject(TEMPORAL_CLIENT) private readonly client: Client,
+    @Inject(TEMPORAL_PAYLOAD_CODEC) private readonly codec: PayloadCodec,
   ) {}
 
   /** A run of an agent of the scope, or RUN_NOT_FOUND. */
@@ -55,7 +57,10 @@ export class RunsService {
   async timeline(run: RunEntity): Promise<TimelineEntry[]> {
     try {
       const history = await this.client.workflow.getHandle(run.workflowId).fetchHistory();
-      return timelineFromHistory(history.events ?? [], { workflowId: run.workflowId, runId: run.temporalRunId });
+      return await timelineFromHistory(history.events ?? [], this.codec, {
+        workflowId: run.workflowId,
+        runId: run.temporalRunId,
+      });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
         return [

@@ -1,6 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
+import { defaultPayloadConverter } from '@temporalio/common';
 import proto, { type temporal } from '@temporalio/proto';
+import { failureConverter } from '../temporal/failure-converter.js';
+import { AesGcmPayloadCodec } from '../temporal/payload-codec.js';
 import { timelineFromHistory } from './timeline.js';
+
+const codec = new AesGcmPayloadCodec([{ id: 't1', key: Buffer.alloc(32, 1) }]);
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 
@@ -18,9 +23,10 @@ function failedWith(type: string, message: string): temporal.api.history.v1.IHis
 describe('timelineFromHistory: failure messages', () => {
   const reference = { workflowId: 'run-abc', runId: 'temporal-run-1' };
 
-  it('keeps the message of a failure with a spec code', () => {
-    const [entry] = timelineFromHistory(
+  it('keeps the message of a failure with a spec code', async () => {
+    const [entry] = await timelineFromHistory(
       [failedWith('TIER_REQUIRED', 'Running on a schedule needs a higher tier than free')],
+      codec,
       reference,
     );
     expect(entry).toMatchObject({
@@ -30,11 +36,79 @@ describe('timelineFromHistory: failure messages', () => {
     });
   });
 
-  it('shows a generic message with the reference for a failure without one, never its text', () => {
+  it('shows a generic message with the reference for a failure without one, never its text', async () => {
     const raw = 'duplicate key value violates unique constraint "runs_pkey" DETAIL: Key (id)=(1) already exists.';
-    const [entry] = timelineFromHistory([failedWith('QueryFailedError', raw)], reference);
+    const [entry] = await timelineFromHistory([failedWith('QueryFailedError', raw)], codec, reference);
     expect(entry).toMatchObject({ type: 'failed', code: 'INTERNAL_ERROR' });
     expect(entry!.error).toContain('workflow run-abc, run temporal-run-1');
     expect(entry!.error).not.toMatch(/duplicate|runs_pkey|QueryFailedError/);
+  });
+});
+
+describe('timelineFromHistory: encrypted histories', () => {
+  it('decodes sealed payloads and encoded failure messages through the codec, and shows what a clear history shows', async () => {
+    const started = { seconds: 1_800_000_000 as never, nanos: 0 };
+    const input = defaultPayloadConverter.toPayload({ triggeredBy: 'webhook', payload: { ticket: 'secret-ticket' } });
+    const toolInput = defaultPayloadConverter.toPayload({
+      siteName: 'Notes',
+      siteId: 's1',
+      tool: 'search',
+      input: { q: 'x' },
+    });
+    const failure = failureConverter.errorToFailure(
+      Object.assign(new Error('site said: quota exceeded'), { name: 'ApplicationFailure' }),
+      defaultPayloadConverter,
+    );
+    expect(failure.message).toBe('Encoded failure');
+    const events = (sealed: boolean) =>
+      [
+        {
+          eventId: 1 as never,
+          eventTime: started,
+          eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+          workflowExecutionStartedEventAttributes: { input: { payloads: [input] } },
+        },
+        {
+          eventId: 5 as never,
+          eventTime: started,
+          eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+          activityTaskScheduledEventAttributes: {
+            activityType: { name: 'callTool' },
+            input: { payloads: [toolInput] },
+          },
+        },
+        {
+          eventId: 7 as never,
+          eventTime: started,
+          eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+          activityTaskFailedEventAttributes: {
+            scheduledEventId: 5 as never,
+            failure: {
+              ...failure,
+              encodedAttributes: sealed ? codec.seal(failure.encodedAttributes!) : failure.encodedAttributes,
+              applicationFailureInfo: { type: 'TOOL_EXECUTION_ERROR' },
+            },
+          },
+        },
+      ].map((event) =>
+        sealed && event.workflowExecutionStartedEventAttributes
+          ? { ...event, workflowExecutionStartedEventAttributes: { input: { payloads: [codec.seal(input)] } } }
+          : sealed && event.activityTaskScheduledEventAttributes
+            ? {
+                ...event,
+                activityTaskScheduledEventAttributes: {
+                  activityType: { name: 'callTool' },
+                  input: { payloads: [codec.seal(toolInput)] },
+                },
+              }
+            : event,
+      );
+    const encrypted = events(true);
+    expect(JSON.stringify(encrypted)).not.toContain('secret-ticket');
+    const timeline = await timelineFromHistory(encrypted, codec);
+    expect(timeline).toEqual(await timelineFromHistory(events(false), codec));
+    expect(timeline.map((e) => e.type)).toEqual(['triggered', 'tool_call', 'tool_result']);
+    expect(timeline[0]).toMatchObject({ payload: { ticket: 'secret-ticket' } });
+    expect(timeline[2]).toMatchObject({ ok: false, code: 'TOOL_EXECUTION_ERROR', error: 'site said: quota exceeded' });
   });
 });

@@ -1,7 +1,8 @@
-import { defaultPayloadConverter } from '@temporalio/common';
+import { defaultPayloadConverter, type PayloadCodec } from '@temporalio/common';
 import proto, { type temporal } from '@temporalio/proto';
 import { INTERNAL_FAILURE, internalFailureMessage } from '../../activities/failures.js';
 import { isErrorCode } from '../common/error-codes.js';
+import { decodeHistoryEvents } from '../temporal/history-codec.js';
 import {
   RATE_LIMIT_TIMER_SUMMARY,
   type CallToolInput,
@@ -76,10 +77,20 @@ function failureOf(
 }
 
 /**
- * Builds a run's timeline from its workflow history: what the user reads is what an operator sees
- * in the Temporal UI. Activity inputs and results are the entries' data.
+ * Builds a run's timeline from its workflow history as the server returns it (encrypted by the
+ * payload codec): what the user reads is what an operator sees in the Temporal UI through the codec
+ * endpoint. The history is decoded here, in place, and only here. Activity inputs and results are
+ * the entries' data.
  */
-export function timelineFromHistory(events: HistoryEvent[], reference: FailureReference = {}): TimelineEntry[] {
+export async function timelineFromHistory(
+  events: HistoryEvent[],
+  codec: PayloadCodec,
+  reference: FailureReference = {},
+): Promise<TimelineEntry[]> {
+  return timelineFromDecoded(await decodeHistoryEvents(events, codec), reference);
+}
+
+function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference): TimelineEntry[] {
   const timeline: TimelineEntry[] = [];
   const scheduled = new Map<string, { type: string; input: unknown }>();
   const attempts = new Map<string, number>();

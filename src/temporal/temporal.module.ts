@@ -1,12 +1,16 @@
 import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { Client, Connection } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/contracts.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
+import { temporalClientDataConverter, temporalPayloadCodec } from './payload-codec.js';
 
 export const TEMPORAL_CONNECTION = Symbol('TEMPORAL_CONNECTION');
 export const TEMPORAL_CLIENT = Symbol('TEMPORAL_CLIENT');
+/** The payload codec (TEMPORAL_PAYLOAD_KEY), for code that reads raw history or serves the codec endpoint. */
+export const TEMPORAL_PAYLOAD_CODEC = Symbol('TEMPORAL_PAYLOAD_CODEC');
 
 /** Registers the search attributes runs carry, on servers that do not have them yet (an external cluster). */
 export async function ensureSearchAttributes(connection: Connection, namespace: string): Promise<string[]> {
@@ -48,10 +52,19 @@ class TemporalLifecycle implements OnApplicationShutdown {
       provide: TEMPORAL_CLIENT,
       inject: [TEMPORAL_CONNECTION, SETTINGS],
       useFactory: (connection: Connection, settings: Settings): Client =>
-        new Client({ connection, namespace: settings.temporalNamespace }),
+        new Client({
+          connection,
+          namespace: settings.temporalNamespace,
+          dataConverter: temporalClientDataConverter(settings),
+        }),
+    },
+    {
+      provide: TEMPORAL_PAYLOAD_CODEC,
+      inject: [SETTINGS],
+      useFactory: (settings: Settings): PayloadCodec => temporalPayloadCodec(settings),
     },
     TemporalLifecycle,
   ],
-  exports: [TEMPORAL_CONNECTION, TEMPORAL_CLIENT],
+  exports: [TEMPORAL_CONNECTION, TEMPORAL_CLIENT, TEMPORAL_PAYLOAD_CODEC],
 })
 export class TemporalModule {}

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import type { TemporalConnectionOptions } from './temporal-connection.js';
@@ -20,6 +21,8 @@ export interface WorkerConfig {
   taskQueue: string;
   identity?: string;
   deps: ActivityDeps;
+  /** temporalDataConverter(settings): the payload codec and the failure converter. */
+  dataConverter: DataConverter;
   /** Force bundling from source (tests of the workflow code itself). */
   bundleFromSource?: boolean;
 }
@@ -40,6 +43,7 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     taskQueue: config.taskQueue,
     identity: config.identity,
     activities: createActivities(config.deps),
+    dataConverter: config.dataConverter,
     ...workflowSource(config.bundleFromSource),
     reuseV8Context: true,
   });

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Client, Connection } from '@temporalio/client';
-import { testEnv } from '../setup/shared-runtime.js';
+import type { Client, Connection } from '@temporalio/client';
 import { expectError } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import { registerUser, type TestUser } from '../utils/users.js';
 import { startWorld, type World } from '../utils/world.js';
+import { temporalClient } from '../utils/temporal.js';
 
 /** Rights that were checked once (at session creation, at agent creation) are checked again at every use. */
 describe('access re-checked at every use (e2e)', () => {
@@ -14,8 +14,7 @@ describe('access re-checked at every use (e2e)', () => {
 
   beforeAll(async () => {
     world = await startWorld();
-    connection = await Connection.connect({ address: testEnv('temporalAddress') });
-    temporal = new Client({ connection });
+    ({ client: temporal, connection } = await temporalClient());
   });
 
   afterAll(async () => {

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { Client, Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { stopChild } from '../../scripts/runtime/processes.js';
 import { type FakeModel, toolNamed } from '../fixtures/fake-model.js';
-import { testEnv } from '../setup/shared-runtime.js';
 import { expectError, type Http } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import { type Stack } from '../utils/stack.js';
 import { startWorld, type World } from '../utils/world.js';
 import { registerUser, type TestUser } from '../utils/users.js';
+import { temporalClient } from '../utils/temporal.js';
 
 describe('agents and runs on Temporal (e2e)', () => {
   let site: ReferenceSite;
@@ -23,8 +23,7 @@ describe('agents and runs on Temporal (e2e)', () => {
   beforeAll(async () => {
     world = await startWorld({ env: { OUTGOING_CALLS_PER_MINUTE: '1000' } });
     ({ site, model, stack, http, admin } = world);
-    connection = await Connection.connect({ address: testEnv('temporalAddress') });
-    temporal = new Client({ connection });
+    ({ client: temporal, connection } = await temporalClient());
   });
 
   beforeEach(() => {

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Client, Connection } from '@temporalio/client';
 import { freePort, stopChild } from '../../scripts/runtime/processes.js';
-import { testEnv } from '../setup/shared-runtime.js';
 import { expectError, Http } from '../utils/http.js';
 import { Stack } from '../utils/stack.js';
 import { registerUser } from '../utils/users.js';
+import { temporalClient } from '../utils/temporal.js';
 
 describe('error model, health, OpenAPI and the worker (e2e)', () => {
   let stack: Stack;
@@ -121,9 +120,8 @@ describe('error model, health, OpenAPI and the worker (e2e)', () => {
   });
 
   it('the worker runs workflows and activities on the stack task queue, and stops cleanly on SIGTERM', async () => {
-    const connection = await Connection.connect({ address: testEnv('temporalAddress') });
+    const { client, connection } = await temporalClient();
     try {
-      const client = new Client({ connection });
       const result = await client.workflow.execute('echoWorkflow', {
         taskQueue: stack.env.TEMPORAL_TASK_QUEUE!,
         workflowId: `echo-${Date.now()}`,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { ActivityFailure, ApplicationFailure, Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { type FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import type { forgedModelTurnWorkflow } from '../fixtures/forged-model-turn.workflow.js';
@@ -10,6 +10,7 @@ import type { forgedToolCallWorkflow } from '../fixtures/forged-tool-call.workfl
 import { testEnv } from '../setup/shared-runtime.js';
 import type { Http } from '../utils/http.js';
 import { waitForRun } from '../utils/runs.js';
+import { temporalClient, testDataConverter } from '../utils/temporal.js';
 import { startWorld, type World } from '../utils/world.js';
 import { registerUser, type TestUser } from '../utils/users.js';
 import type { ReferenceSite } from '../../examples/site/site.js';
@@ -77,14 +78,14 @@ describe('run guards: forged activity tasks and Retry-After caps (e2e)', () => {
   async function asForger(fixture: string, body: (forge: Forger) => Promise<void>): Promise<void> {
     const taskQueue = `forger-${Date.now()}-${Math.random().toString(36).slice(2)}`;
     const nativeConnection = await NativeConnection.connect({ address: testEnv('temporalAddress') });
-    const connection = await Connection.connect({ address: testEnv('temporalAddress') });
+    const { client, connection } = await temporalClient();
     try {
       const worker = await Worker.create({
         connection: nativeConnection,
         taskQueue,
         workflowsPath: path.join(fixtures, fixture),
+        dataConverter: testDataConverter(),
       });
-      const client = new Client({ connection });
       const serviceQueue = world.stack.env.TEMPORAL_TASK_QUEUE!;
       await worker.runUntil(() =>
         body({

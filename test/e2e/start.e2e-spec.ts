@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { Client, Connection } from '@temporalio/client';
 import { freePort, portOpen, waitFor } from '../../scripts/runtime/processes.js';
 import { FakeModel } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
@@ -13,6 +12,7 @@ import { Http } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import { TEST_JWT_SECRET, TEST_VAULT_KEY } from '../utils/stack.js';
 import { registerUser, TEST_PASSWORD, uniqueEmail } from '../utils/users.js';
+import { temporalClient } from '../utils/temporal.js';
 
 const startScript = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'start.js');
 
@@ -84,6 +84,11 @@ describe('npm start (e2e)', () => {
     expect(health.body).toMatchObject({ status: 'ok', database: { status: 'up' }, temporal: { status: 'up' } });
     const ui = await fetch(`http://127.0.0.1:${uiPort}/`);
     expect(ui.status).toBe(200);
+    // The dev UI decodes payloads through the API's codec endpoint.
+    const uiSettings = (await (await fetch(`http://127.0.0.1:${uiPort}/api/v1/settings`)).json()) as {
+      Codec?: { Endpoint?: string };
+    };
+    expect(uiSettings.Codec?.Endpoint).toBe(`http://localhost:${apiPort}/api/temporal-codec`);
 
     expect(first.output()).toContain(`[start] Demo site   https://localhost:${demoPort}`);
     const email = uniqueEmail();
@@ -95,9 +100,11 @@ describe('npm start (e2e)', () => {
     const demoSite = await http.post('/api/vault/sites', { url: `https://localhost:${demoPort}` }, { token });
     expect(demoSite.status).toBe(201);
     expect(demoSite.body.name).toBe('Reference Notebook');
-    const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
+    // The payload key npm start generated once and keeps under DATA_DIR, as the API and worker read it.
+    const payloadKey = readFileSync(path.join(dataDir, 'temporal-payload-key'), 'utf8').trim();
+    const { client, connection } = await temporalClient({ address: `127.0.0.1:${temporalPort}`, key: payloadKey });
     const workflowId = `persisted-${Date.now()}`;
-    const result = await new Client({ connection }).workflow.execute('echoWorkflow', {
+    const result = await client.workflow.execute('echoWorkflow', {
       taskQueue: 'agentsite',
       workflowId,
       args: [{ message: 'kept' }],
@@ -116,10 +123,9 @@ describe('npm start (e2e)', () => {
     running.push(second.child);
     expect(second.output()).toContain('database schema is up to date');
     expect((await http.post('/api/auth/login', { email, password: TEST_PASSWORD })).status).toBe(200);
-    const again = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
-    const described = await new Client({ connection: again }).workflow.getHandle(workflowId).describe();
-    expect(described.status.name).toBe('COMPLETED');
-    await again.close();
+    const again = await temporalClient({ address: `127.0.0.1:${temporalPort}`, key: payloadKey });
+    expect(await again.client.workflow.getHandle(workflowId).result()).toMatchObject({ message: 'kept' });
+    await again.connection.close();
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
   });

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
+import { decodeHistoryEvents } from '../../src/temporal/history-codec.js';
 import { WORKFLOW_BUNDLE_PATH } from '../../src/temporal/worker-factory.js';
 import { type FakeModel } from '../fixtures/fake-model.js';
-import { testEnv } from '../setup/shared-runtime.js';
 import { expectError, type Http } from '../utils/http.js';
 import { waitForRun, type RunView } from '../utils/runs.js';
 import { type Stack } from '../utils/stack.js';
 import { startWorld, type World } from '../utils/world.js';
 import { registerUser, type TestUser } from '../utils/users.js';
+import { temporalClient, testDataConverter, testPayloadCodec } from '../utils/temporal.js';
 
 describe('webhook triggers (e2e)', () => {
   let model: FakeModel;
@@ -211,9 +211,11 @@ describe('webhook triggers (e2e)', () => {
 
   /** Run ids in the order the queue workflow received them, from its Temporal history. */
   async function acceptedRunIds(workflowId: string): Promise<string[]> {
-    const connection = await Connection.connect({ address: testEnv('temporalAddress') });
+    const { client, connection } = await temporalClient();
     try {
-      const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
+      const history = await client.workflow.getHandle(workflowId).fetchHistory();
+      // fetchHistory hands back the payloads as stored: encrypted; decode them as the timeline does.
+      await decodeHistoryEvents(history.events ?? [], testPayloadCodec());
       // Updates (manual, schedule) and signals (webhooks) both enqueue, in history order.
       return (history.events ?? [])
         .map(
@@ -231,9 +233,8 @@ describe('webhook triggers (e2e)', () => {
   }
 
   it('replays the recorded histories of these runs with the current workflow code (determinism)', async () => {
-    const connection = await Connection.connect({ address: testEnv('temporalAddress') });
+    const { client, connection } = await temporalClient();
     try {
-      const client = new Client({ connection });
       const histories = [];
       for await (const wf of client.workflow.list({
         query: `TaskQueue = "${stack.env.TEMPORAL_TASK_QUEUE}" AND ExecutionStatus != "Running"`,
@@ -244,7 +245,10 @@ describe('webhook triggers (e2e)', () => {
         });
       }
       expect(histories.length).toBeGreaterThan(10);
-      const results = Worker.runReplayHistories({ workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } }, histories);
+      const results = Worker.runReplayHistories(
+        { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH }, dataConverter: testDataConverter() },
+        histories,
+      );
       let replayed = 0;
       for await (const result of results) {
         expect(result.error).toBeUndefined();

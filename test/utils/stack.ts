@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, stopChild, StopWaiting, waitFor } from '../../scripts/runtime/processes.js';
 import { testEnv } from '../setup/shared-runtime.js';
+import { TEST_PAYLOAD_KEY } from './temporal.js';
 
 const distRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -58,6 +59,8 @@ export class Stack {
       TEMPORAL_TASK_QUEUE: options.taskQueue ?? `test-${id}`,
       JWT_SECRET: TEST_JWT_SECRET,
       VAULT_KEY: TEST_VAULT_KEY,
+      // Set explicitly, as production must: tests' own clients (test/utils/temporal.ts) read runs with it.
+      TEMPORAL_PAYLOAD_KEY: TEST_PAYLOAD_KEY,
       LOG_LEVEL: 'log',
       RATE_LIMIT_PER_IP: '100000',
       RATE_LIMIT_PER_USER: '100000',

@@ -1,0 +1,167 @@
+import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Inject, Options, Post, Req, Res } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiConsumes,
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import type { AuthUser } from '../auth/auth-user.js';
+import { AdminOnly, CurrentUser, Public, TokenAlsoFrom } from '../auth/decorators.js';
+import { bearerToken } from '../auth/jwt.strategy.js';
+import { AppError } from '../common/app-error.js';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { CodecPayloadsDto } from './dto/codec-payloads.dto.js';
+import { CodecSessionDto } from './dto/codec-session.dto.js';
+import { TemporalCodecService } from './temporal-codec.service.js';
+
+/** The cookie the Temporal UI sends (with "include cross-origin credentials"): an admin's access token. */
+export const CODEC_COOKIE = 'agentsite_codec';
+export const CODEC_PATH = '/api/temporal-codec';
+/** Largest request body of the codec routes (payloads of one event, base64 in JSON). */
+export const MAX_CODEC_BODY_BYTES = 8 * 1024 * 1024;
+
+const NAMESPACE_HEADER = {
+  name: 'X-Namespace',
+  required: false,
+  description: 'The namespace of the payloads (sent by the Temporal UI and CLI); must be this service’s',
+};
+const CREDENTIALS =
+  'Admins only: `Authorization: Bearer <admin token>` (the temporal CLI: `--codec-auth "Bearer <token>"`), or ' +
+  `the \`${CODEC_COOKIE}\` cookie set by ${CODEC_PATH}/session (the Temporal UI with "include cross-origin credentials").`;
+
+const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+const page = (title: string, body: string): string =>
+  `<!doctype html><meta charset="utf-8"><title>${title}</title><style>body{font:16px system-ui;max-width:40em;margin:3em auto}</style>
+<h1>${title}</h1>${body}`;
+
+/**
+ * Temporal's remote codec protocol over the service's payload codec, so operators read encrypted
+ * runs in the Temporal UI and CLI. Decoding shows run data in clear, so it is for admins only.
+ */
+@ApiTags('temporal-codec')
+@Controller('temporal-codec')
+export class TemporalCodecController {
+  constructor(
+    private readonly codec: TemporalCodecService,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
+
+  @Post('decode')
+  @HttpCode(HttpStatus.OK)
+  @AdminOnly()
+  @TokenAlsoFrom({ cookie: CODEC_COOKIE })
+  @ApiBearerAuth()
+  @ApiHeader(NAMESPACE_HEADER)
+  @ApiOkResponse({ type: CodecPayloadsDto })
+  @ApiOperation({
+    summary: 'Decode (decrypt) Temporal payloads for an operator: the Temporal UI and CLI codec endpoint',
+    description: `${CREDENTIALS} Payloads the codec did not encrypt come back unchanged; one that does not open (its key id is not in TEMPORAL_PAYLOAD_KEY) answers VALIDATION_ERROR naming it.`,
+  })
+  decode(@Body() body: CodecPayloadsDto, @Headers('x-namespace') namespace?: string): Promise<CodecPayloadsDto> {
+    this.checkNamespace(namespace);
+    return this.codec.decode(body);
+  }
+
+  @Post('encode')
+  @HttpCode(HttpStatus.OK)
+  @AdminOnly()
+  @TokenAlsoFrom({ cookie: CODEC_COOKIE })
+  @ApiBearerAuth()
+  @ApiHeader(NAMESPACE_HEADER)
+  @ApiOkResponse({ type: CodecPayloadsDto })
+  @ApiOperation({
+    summary: 'Encode (encrypt) payloads an operator sends from the Temporal UI or CLI (start, signal)',
+    description: `${CREDENTIALS} Encrypted under the current TEMPORAL_PAYLOAD_KEY, as the service writes payloads.`,
+  })
+  encode(@Body() body: CodecPayloadsDto, @Headers('x-namespace') namespace?: string): Promise<CodecPayloadsDto> {
+    this.checkNamespace(namespace);
+    return this.codec.encode(body);
+  }
+
+  /** CORS preflight of the Temporal UI (its origin is allowed by TEMPORAL_UI_ORIGIN; headers set by codecCors). */
+  @Public()
+  @Options(['decode', 'encode'])
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiNoContentResponse({ description: 'CORS preflight: allowed for the TEMPORAL_UI_ORIGIN origins' })
+  @ApiOperation({ summary: 'CORS preflight for the Temporal UI' })
+  preflight(): void {}
+
+  /** The sign-in form for the Temporal UI (a browser page cannot send Authorization headers). */
+  @Public()
+  @Get('session')
+  @ApiOperation({ summary: 'A form where an admin signs this browser in for the Temporal UI’s decoding' })
+  sessionForm(@Res() res: Response): void {
+    this.html(
+      res,
+      page(
+        'Decode runs in the Temporal UI',
+        `<p>Paste an admin's access token (<code>POST /api/auth/login</code>). This browser then keeps it in an
+HttpOnly cookie, sent only to ${CODEC_PATH}, until the token expires.</p>
+<form method="post"><input type="password" name="token" autocomplete="off" size="60" required> <button>Sign in</button></form>`,
+      ),
+    );
+  }
+
+  @Post('session')
+  @HttpCode(HttpStatus.OK)
+  @AdminOnly()
+  @TokenAlsoFrom({ formField: 'token' })
+  @ApiBearerAuth()
+  @ApiConsumes('application/x-www-form-urlencoded', 'application/json')
+  @ApiOperation({
+    summary: `Sign this browser in for the Temporal UI: sets the ${CODEC_COOKIE} cookie (admins only)`,
+    description:
+      `The admin token comes as the form field \`token\` or as Authorization: Bearer. The cookie is HttpOnly, ` +
+      `SameSite=Strict, limited to ${CODEC_PATH} and lives as long as the token (a logout revokes it).`,
+  })
+  session(
+    @CurrentUser() user: AuthUser,
+    @Body() body: CodecSessionDto,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): void {
+    // The token the guard authenticated: the header's when there is one, else the form's.
+    const token = bearerToken(req) ?? body.token?.trim() ?? '';
+    const maxAge = Math.max(0, Math.floor((user.token.expiresAt.getTime() - Date.now()) / 1000));
+    const secure = this.settings.publicBaseUrl.startsWith('https:') ? '; Secure' : '';
+    res.setHeader(
+      'set-cookie',
+      `${CODEC_COOKIE}=${token}; Max-Age=${maxAge}; Path=${CODEC_PATH}; HttpOnly; SameSite=Strict${secure}`,
+    );
+    this.html(
+      res,
+      page(
+        'Signed in for the Temporal UI',
+        `<p>Until ${user.token.expiresAt.toISOString()}. In the Temporal UI, open "Configure Codec Server", choose
+"Use my browser setting and ignore Cluster-level setting", set the endpoint to <code>${escapeHtml(this.settings.publicBaseUrl + CODEC_PATH)}</code> and tick
+"Include cross-origin credentials". Open the UI on the same host name as this page.</p>`,
+      ),
+    );
+  }
+
+  private checkNamespace(namespace: string | undefined): void {
+    if (namespace !== undefined && namespace !== '' && namespace !== this.settings.temporalNamespace) {
+      throw AppError.validation([
+        {
+          field: 'X-Namespace',
+          message: `this service's payloads are in namespace "${this.settings.temporalNamespace}"`,
+        },
+      ]);
+    }
+  }
+
+  private html(res: Response, body: string): void {
+    res
+      .status(200)
+      .setHeader('cache-control', 'no-store')
+      .setHeader('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+      .type('html')
+      .send(body);
+  }
+}
