@@ -9,6 +9,7 @@ import { effectiveDatabaseUrl, effectiveTemporalAddress, loadSettings, SettingsE
 import { openDataSource, runMigrations } from '../src/database/data-source.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { startDemoSite, type DemoSite } from '../examples/site/demo.js';
+import { applyNamespaceRetention } from './runtime/namespace-retention.js';
 import { startEmbeddedPostgres, type RunningPostgres } from './runtime/postgres.js';
 import { portOpen, stopChild, waitFor } from './runtime/processes.js';
 import { ensureTemporalCli, startTemporalDevServer, type RunningTemporal } from './runtime/temporal.js';
@@ -87,7 +88,11 @@ async function main(): Promise<void> {
       });
       stops.push(temporal.stop);
       env.TEMPORAL_ADDRESS = temporal.address;
+      const days = settings.runHistoryRetentionDays;
+      await applyNamespaceRetention(temporal.address, settings.temporalNamespace, days);
+      say(`Temporal keeps closed run histories ${days} days (RUN_HISTORY_RETENTION_DAYS)`);
     } else {
+      // A cluster's namespace (its retention included) is its operator's: see RUN_HISTORY_RETENTION_DAYS.
       say(`using Temporal at ${settings.temporalAddress}`);
     }
 

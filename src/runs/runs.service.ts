@@ -36,22 +36,34 @@ export class RunsService {
     return run;
   }
 
+  /**
+   * The run with its timeline: the archive its workflow wrote when it ended (which outlives Temporal's
+   * retention), else its workflow history (a live run, or one that ended before archives existed).
+   */
   async describe(run: RunEntity): Promise<RunResponse> {
+    const archived = FINAL.has(run.status) ? await this.runs.findArchive(run.id) : null;
+    if (archived !== null) {
+      return { ...toRunResponse(run), timeline: archived.timeline };
+    }
     let timeline = await this.timeline(run);
     if (FINAL.has(run.status) && !timeline.some((e) => TERMINAL_ENTRIES.has(e.type)) && run.startedAt !== null) {
-      // The row is written by the run's last activity, a moment before its workflow closes:
-      // wait for the close so status and timeline agree.
+      // The row is written by the run's last activity, a moment before its workflow archives the
+      // timeline and closes: wait for the close so status and timeline agree.
       const handle = this.client.workflow.getHandle(run.workflowId);
       await Promise.race([
         handle.result().catch(() => undefined),
         new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS)),
       ]);
-      timeline = await this.timeline(run);
+      const closed = await this.runs.findArchive(run.id);
+      timeline = closed !== null ? closed.timeline : await this.timeline(run);
     }
     return { ...toRunResponse(run), timeline };
   }
 
-  /** The timeline from the run's workflow history; a run still in the queue has only `triggered`. */
+  /**
+   * The timeline from the run's workflow history; a run still in the queue has only `triggered`. The
+   * one reader of run histories: the API (live runs) and the run's archive step both use it.
+   */
   async timeline(run: RunEntity): Promise<TimelineEntry[]> {
     try {
       const history = await this.client.workflow.getHandle(run.workflowId).fetchHistory();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import proto, { type temporal } from '@temporalio/proto';
-import { timelineFromHistory } from './timeline.js';
+import { terminalEntry, timelineFromHistory } from './timeline.js';
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 
@@ -36,5 +36,28 @@ describe('timelineFromHistory: failure messages', () => {
     expect(entry).toMatchObject({ type: 'failed', code: 'INTERNAL_ERROR' });
     expect(entry!.error).toContain('workflow run-abc, run temporal-run-1');
     expect(entry!.error).not.toMatch(/duplicate|runs_pkey|QueryFailedError/);
+  });
+});
+
+describe('terminalEntry: the closing entry of an archived timeline', () => {
+  const reference = { workflowId: 'run-abc', runId: 'temporal-run-1' };
+  const at = new Date(1_800_000_000_000).toISOString();
+
+  it('reads as the close event of the history would, failures through the same filter', () => {
+    for (const [type, message] of [
+      ['TIER_REQUIRED', 'Running on a schedule needs a higher tier than free'],
+      ['QueryFailedError', 'duplicate key value violates unique constraint "runs_pkey"'],
+    ] as const) {
+      const fromHistory = timelineFromHistory([failedWith(type, message)], reference);
+      expect([terminalEntry({ status: 'failed', error: { error: message, code: type } }, at, reference)]).toEqual(
+        fromHistory,
+      );
+    }
+    expect(terminalEntry({ status: 'completed', output: 'Done.' }, at)).toEqual({
+      at,
+      type: 'completed',
+      output: 'Done.',
+    });
+    expect(terminalEntry({ status: 'cancelled' }, at)).toEqual({ at, type: 'cancelled' });
   });
 });

@@ -67,6 +67,7 @@ describe('npm start (e2e)', () => {
       TEMPORAL_UI_PORT: String(uiPort),
       DEMO_SITE_PORT: String(demoPort),
       TEMPORAL_CLI_PATH: testEnv('temporalCli'),
+      RUN_HISTORY_RETENTION_DAYS: '3',
     };
     const http = new Http(`http://127.0.0.1:${apiPort}`);
 
@@ -92,6 +93,9 @@ describe('npm start (e2e)', () => {
     expect(demoSite.status).toBe(201);
     expect(demoSite.body.name).toBe('Reference Notebook');
     const connection = await Connection.connect({ address: `127.0.0.1:${temporalPort}` });
+    // The dev server's namespace keeps closed workflows RUN_HISTORY_RETENTION_DAYS (its own default is 1 day).
+    const namespace = await connection.workflowService.describeNamespace({ namespace: 'default' });
+    expect(Number(namespace.config?.workflowExecutionRetentionTtl?.seconds)).toBe(3 * 86_400);
     const workflowId = `persisted-${Date.now()}`;
     const result = await new Client({ connection }).workflow.execute('echoWorkflow', {
       taskQueue: 'agentsite',
