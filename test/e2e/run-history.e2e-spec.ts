@@ -179,6 +179,14 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
 
       await deleteFromTemporal(failedId);
       expect(await getRun(user, failedId)).toEqual(failedBefore);
+      // A run that ended before archives existed, once Temporal deleted its history: its row still
+      // tells how it was triggered and how it ended (no 500).
+      await db.query('DELETE FROM run_archives WHERE run_id = $1', [failedId]);
+      const fromRow = await getRun(user, failedId);
+      expect(fromRow.timeline).toEqual([
+        { at: failedBefore.queuedAt, type: 'triggered', triggeredBy: 'manual' },
+        { at: failedBefore.endedAt, type: 'failed', code: 'MODEL_ERROR', error: failedBefore.error?.error },
+      ]);
 
       // A model that never answers: the cancelled turn charges nothing, so the run's usage stays as it is.
       world.model.script({ stall: true });
