@@ -14,12 +14,9 @@ export class RunArchiveEntity {
   @Column({ name: 'temporal_run_id', type: 'text' })
   temporalRunId: string;
 
-  @Column({ type: 'jsonb' })
+  /** Ends with `completed` (its `output` is the run's final answer), `failed` or `cancelled`. */
+  @Column({ type: 'json' })
   timeline: TimelineEntry[];
-
-  /** The run's final answer (also in the timeline's `completed` entry). */
-  @Column({ type: 'text', nullable: true })
-  output: string | null;
 
   @Column({ name: 'archived_at', type: 'timestamptz', precision: 3 })
   archivedAt: Date;

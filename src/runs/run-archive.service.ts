@@ -47,7 +47,6 @@ export class RunArchiveService {
       workflowId: execution.workflowId,
       temporalRunId: execution.runId,
       timeline,
-      output: input.status === 'completed' ? (input.output ?? '') : null,
     });
     if (!saved) {
       // Not ended, or another execution's: logged with ids only, the run keeps its history as before.

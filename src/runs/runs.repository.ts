@@ -254,15 +254,14 @@ export class RunsRepository {
     workflowId: string;
     temporalRunId: string;
     timeline: TimelineEntry[];
-    output: string | null;
   }): Promise<boolean> {
     const rows: unknown[] = await this.dataSource.query(
-      'INSERT INTO run_archives (run_id, temporal_run_id, timeline, output) ' +
-        'SELECT r.id, $2, $3::jsonb, $4 FROM runs r WHERE r.id = $1 AND r.workflow_id = $5 ' +
+      'INSERT INTO run_archives (run_id, temporal_run_id, timeline) ' +
+        'SELECT r.id, $2, $3::json FROM runs r WHERE r.id = $1 AND r.workflow_id = $4 ' +
         `AND r.status IN ${ENDED} AND COALESCE(r.temporal_run_id, $2) = $2 ` +
-        'ON CONFLICT (run_id) DO UPDATE SET timeline = EXCLUDED.timeline, output = EXCLUDED.output, archived_at = now() ' +
+        'ON CONFLICT (run_id) DO UPDATE SET timeline = EXCLUDED.timeline, archived_at = now() ' +
         'WHERE run_archives.temporal_run_id = EXCLUDED.temporal_run_id RETURNING run_id',
-      [archive.runId, archive.temporalRunId, JSON.stringify(archive.timeline), archive.output, archive.workflowId],
+      [archive.runId, archive.temporalRunId, JSON.stringify(archive.timeline), archive.workflowId],
     );
     return rows.length > 0;
   }

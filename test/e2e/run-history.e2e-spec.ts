@@ -105,10 +105,11 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
     'a completed run with a tool call reads the same, entry for entry, after Temporal deleted its execution',
     async () => {
       const { user, agentId } = await userWithAgent();
+      // A NUL in the tool's input and result: the stored timeline keeps it (PostgreSQL's jsonb refuses it).
       world.model.script(
         (req) => ({
           text: 'Noting it.',
-          toolUses: [{ name: toolNamed(req, 'create_note'), input: { title: 'Kept', body: 'for good' } }],
+          toolUses: [{ name: toolNamed(req, 'create_note'), input: { title: 'Kept', body: 'for\u0000good' } }],
         }),
         { text: 'The note is kept.', usage: { input_tokens: 1200, output_tokens: 300 } },
       );
@@ -125,7 +126,10 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
         'completed',
       ]);
       expect(before.timeline[0]).toMatchObject({ triggeredBy: 'manual', input: 'Keep a note' });
-      expect(before.timeline[2]).toMatchObject({ tool: 'create_note', input: { title: 'Kept', body: 'for good' } });
+      expect(before.timeline[2]).toMatchObject({
+        tool: 'create_note',
+        input: { title: 'Kept', body: 'for\u0000good' },
+      });
       expect(before.timeline[3]).toMatchObject({ ok: true, result: { title: 'Kept' } });
       expect(before.timeline[5]).toMatchObject({ output: 'The note is kept.' });
       expect(before.usage.inputTokens).toBeGreaterThan(1200);
