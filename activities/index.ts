@@ -3,6 +3,7 @@ import { Context } from '@temporalio/activity';
 import type {
   CallToolInput,
   CallToolOutput,
+  DeleteExpiredRunsResult,
   EchoInput,
   EchoOutput,
   FinishRunInput,
@@ -22,6 +23,10 @@ export interface RunsPort {
   /** `execution`: the workflow execution that asks (from Temporal, not from the input). */
   startRun(request: RunRequest, execution: { workflowId: string; runId: string }): Promise<RunContext>;
   finishRun(input: FinishRunInput): Promise<void>;
+  /** Keeps the ended run's timeline in the database; `execution` as for startRun. */
+  archiveRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void>;
+  /** One batch of the RUN_RETENTION_DAYS clean-up (the age is the worker's setting, not an input). */
+  deleteExpiredRuns(): Promise<DeleteExpiredRunsResult>;
   /** `notifyWorkflowId`: the trigger workflow that waits for the run. */
   enqueueScheduledRun(agentId: string, notifyWorkflowId: string): Promise<ScheduledTriggerResult>;
 }
@@ -88,6 +93,23 @@ export function createActivities(deps: ActivityDeps) {
     async finishRun(input: FinishRunInput): Promise<void> {
       Context.current().log.info('finishRun', { ...logContext(), status: input.status });
       return classified(() => deps.runs.finishRun(input));
+    },
+
+    /** The run's last step: its timeline kept in the database, so it outlives Temporal's retention. */
+    async archiveRun(input: FinishRunInput): Promise<void> {
+      const info = Context.current().info;
+      Context.current().log.info('archiveRun', { ...logContext(), status: input.status });
+      return classified(() =>
+        deps.runs.archiveRun(input, {
+          workflowId: info.workflowExecution?.workflowId ?? '',
+          runId: info.workflowExecution?.runId ?? '',
+        }),
+      );
+    },
+
+    async deleteExpiredRuns(): Promise<DeleteExpiredRunsResult> {
+      Context.current().log.info('deleteExpiredRuns', logContext());
+      return classified(() => deps.runs.deleteExpiredRuns());
     },
 
     async enqueueScheduledRun(input: ScheduledTriggerInput): Promise<ScheduledTriggerResult> {

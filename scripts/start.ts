@@ -11,6 +11,7 @@ import { effectiveDatabaseUrl, effectiveTemporalAddress, loadSettings, SettingsE
 import { openDataSource, runMigrations } from '../src/database/data-source.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { startDemoSite, type DemoSite } from '../examples/site/demo.js';
+import { applyNamespaceRetention } from './runtime/namespace-retention.js';
 import { startEmbeddedPostgres, type RunningPostgres } from './runtime/postgres.js';
 import { portOpen, waitFor } from './runtime/processes.js';
 import { spawnNodeChild, Supervisor } from './runtime/supervisor.js';
@@ -135,7 +136,11 @@ async function main(): Promise<void> {
         throw new Error('the Temporal dev server did not start');
       }
       env.TEMPORAL_ADDRESS = temporal.address;
+      const days = settings.runHistoryRetentionDays;
+      await applyNamespaceRetention(temporal.address, settings.temporalNamespace, days);
+      say(`Temporal keeps closed run histories ${days} days (RUN_HISTORY_RETENTION_DAYS)`);
     } else {
+      // A cluster's namespace (its retention included) is its operator's: see RUN_HISTORY_RETENTION_DAYS.
       say(`using Temporal at ${describeTemporalConnection(settings)}`);
     }
 

@@ -3,6 +3,7 @@ import { RevokedTokenEntity } from './auth/revoked-token.entity.js';
 import { ChatMessageEntity, ChatSessionEntity } from './chat/chat.entities.js';
 import type { EntityClass } from './database/data-source.js';
 import { OAuthStateEntity } from './oauth/oauth-state.entity.js';
+import { RunArchiveEntity } from './runs/run-archive.entity.js';
 import { RunEntity } from './runs/run.entity.js';
 import { UserEntity } from './users/user.entity.js';
 import { CredentialEntity } from './vault/credential.entity.js';
@@ -23,6 +24,7 @@ export const ENTITIES: EntityClass[] = [
   OAuthStateEntity,
   AgentEntity,
   RunEntity,
+  RunArchiveEntity,
   ChatSessionEntity,
   ChatMessageEntity,
   WorkspaceEntity,

@@ -20,6 +20,7 @@ import { WorkerModule } from './worker.module.js';
 import { ModelTurnService } from './model/model-turn.service.js';
 import { RunToolsService } from './runs/run-tools.service.js';
 import { RunRecordsService } from './runs/run-records.service.js';
+import { RunRetentionService } from './runs/run-retention.service.js';
 
 /** gRPC PERMISSION_DENIED and UNIMPLEMENTED: the server does not let this caller use the operator service. */
 const OPERATOR_SERVICE_REFUSED = [7, 12];
@@ -63,6 +64,9 @@ async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(settings), {
     logger: createLogger(settings, 'worker'),
   });
+  // The daily clean-up of old runs follows RUN_RETENTION_DAYS: scheduled when set, unscheduled when not.
+  const retention = await app.get(RunRetentionService).syncSchedule();
+  logger.log(`run retention schedule: ${retention}`);
   const identity = `${process.pid}@${hostname()}`;
   const { worker, connection } = await createWorker({
     connection: connectionOptions,

@@ -18,6 +18,7 @@ import {
   type ModelContentBlock,
   type ModelMessage,
   RATE_LIMIT_TIMER_SUMMARY,
+  type FinishRunInput,
   type RunContext,
   type RunError,
   type RunRequest,
@@ -25,9 +26,10 @@ import {
 } from './contracts.js';
 
 /**
- * The bookkeeping of a run that ends otherwise than by its last model turn (failure, cancellation):
- * a local activity (no round trip through the server), retried for a long time (the database may be
- * restarting). A run that completes is started and finished by its model turns (see ModelTurnInput).
+ * The bookkeeping of a run that ends otherwise than by its last model turn (failure, cancellation),
+ * and the archive of every ended run's timeline: local activities (no round trip through the server),
+ * retried for a long time (the database may be restarting). A run that completes is started and
+ * finished by its model turns (see ModelTurnInput).
  */
 const records = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15 seconds',
@@ -75,15 +77,20 @@ export async function agentRunWorkflow(request: RunRequest): Promise<{ output: s
       failure = runErrorOf(err);
     }
   }
+  const ended: FinishRunInput = {
+    runId: request.runId,
+    status: cancelled ? 'cancelled' : failure ? 'failed' : 'completed',
+    output: outcome.output,
+    error: failure,
+  };
   if (cancelled || failure !== undefined || !outcome.recorded) {
-    await CancellationScope.nonCancellable(() =>
-      records.finishRun({
-        runId: request.runId,
-        status: cancelled ? 'cancelled' : failure ? 'failed' : 'completed',
-        output: outcome.output,
-        error: failure,
-      }),
-    );
+    await CancellationScope.nonCancellable(() => records.finishRun(ended));
+  }
+  // The last durable step: the run's timeline kept in the database, so it outlives Temporal's
+  // retention. Behind a patch marker: a run that ended under the previous code replays without it,
+  // and one still going when this code deploys archives when it ends.
+  if (patched('archive-run')) {
+    await CancellationScope.nonCancellable(() => records.archiveRun(ended));
   }
   if (cancelled) {
     // Ends the workflow as Canceled, which is what the Temporal UI should show.

@@ -27,6 +27,8 @@ export const workflowIds = {
   run: (runId: string): string => `run-${runId}`,
   schedule: (agentId: string): string => `schedule-${agentId}`,
   scheduledTrigger: (agentId: string): string => `scheduled-${agentId}`,
+  /** The daily clean-up of old runs (RUN_RETENTION_DAYS), one per task queue (one per deployment). */
+  runRetention: (taskQueue: string): string => `run-retention-${taskQueue}`,
 };
 
 /** Names of the agent workflow's handlers (the API calls them by name; the workflow defines them). */
@@ -205,6 +207,12 @@ export interface FinishRunInput {
   status: RunFinalStatus;
   output?: string;
   error?: RunError;
+}
+
+/** One batch of the run retention clean-up: how many runs it deleted, and whether more are due. */
+export interface DeleteExpiredRunsResult {
+  deleted: number;
+  more: boolean;
 }
 
 export interface ScheduledTriggerInput {

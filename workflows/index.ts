@@ -2,3 +2,4 @@ export { agentWorkflow } from './agent.workflow.js';
 export { agentRunWorkflow } from './agent-run.workflow.js';
 export { scheduledTriggerWorkflow } from './scheduled-trigger.workflow.js';
 export { echoWorkflow } from './echo.workflow.js';
+export { runRetentionWorkflow } from './run-retention.workflow.js';

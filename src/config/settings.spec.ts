@@ -207,3 +207,34 @@ describe('parseVaultKeys', () => {
     ]);
   });
 });
+
+describe('run retention settings', () => {
+  const secrets = { JWT_SECRET: 'x'.repeat(40), VAULT_KEY: KEY };
+
+  it('keep Temporal history 7 days and runs forever unless set', () => {
+    const settings = loadSettings({ DATA_DIR: tempDir(), ...secrets });
+    expect(settings.runHistoryRetentionDays).toBe(7);
+    expect(settings.runRetentionDays).toBeUndefined();
+    const set = loadSettings({
+      DATA_DIR: tempDir(),
+      ...secrets,
+      RUN_HISTORY_RETENTION_DAYS: '30',
+      RUN_RETENTION_DAYS: '365',
+    });
+    expect(set.runHistoryRetentionDays).toBe(30);
+    expect(set.runRetentionDays).toBe(365);
+  });
+
+  it('refuse history retention outside 1 to 90 days and run retention below a day, naming the variable', () => {
+    for (const bad of ['0', '91', '1.5', 'week']) {
+      expect(() => loadSettings({ DATA_DIR: tempDir(), ...secrets, RUN_HISTORY_RETENTION_DAYS: bad })).toThrow(
+        /RUN_HISTORY_RETENTION_DAYS/,
+      );
+    }
+    for (const bad of ['0', '-1', 'forever']) {
+      expect(() => loadSettings({ DATA_DIR: tempDir(), ...secrets, RUN_RETENTION_DAYS: bad })).toThrow(
+        /RUN_RETENTION_DAYS/,
+      );
+    }
+  });
+});

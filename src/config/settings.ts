@@ -34,6 +34,10 @@ export interface Settings extends TemporalAccess {
   temporalPayloadKeys: VaultKey[];
   /** Browser origins of the Temporal UI allowed to call the codec endpoint (CORS). */
   temporalUiOrigins: string[];
+  /** Days Temporal keeps a closed run's workflow history (the namespace's retention; `npm start` applies it). */
+  runHistoryRetentionDays: number;
+  /** Days the service keeps a run (row, archived timeline, Temporal execution); undefined = forever. */
+  runRetentionDays: number | undefined;
   jwtSecret: string;
   jwtTtlSeconds: number;
   vaultKeys: VaultKey[];
@@ -108,6 +112,16 @@ export class SettingsError extends Error {
 const DEFAULT_MODEL = 'claude-sonnet-4-5';
 
 /**
+ * Temporal's retention of closed workflows: at least 1 day (Temporal's minimum), at most 90 (Temporal
+ * Cloud's maximum). A week leaves operators time to read a run's history in the Temporal UI; the
+ * service keeps every ended run's timeline itself, so nothing users read depends on it.
+ */
+export const DEFAULT_RUN_HISTORY_RETENTION_DAYS = 7;
+const MAX_RUN_HISTORY_RETENTION_DAYS = 90;
+/** RUN_RETENTION_DAYS: from a day to a century. */
+const MAX_RUN_RETENTION_DAYS = 36_500;
+
+/**
  * Reads the settings from the environment. Problems are collected and reported together,
  * each naming its variable, so one start-up shows every mistake at once.
  */
@@ -147,6 +161,16 @@ export function loadSettings(env: Env = process.env): Settings {
     temporalUiPort,
     temporalPayloadKeys: [],
     temporalUiOrigins: parseOrigins(reader.list('TEMPORAL_UI_ORIGIN'), temporalUiPort, problems),
+    runHistoryRetentionDays: reader.int(
+      'RUN_HISTORY_RETENTION_DAYS',
+      DEFAULT_RUN_HISTORY_RETENTION_DAYS,
+      1,
+      MAX_RUN_HISTORY_RETENTION_DAYS,
+    ),
+    runRetentionDays:
+      reader.str('RUN_RETENTION_DAYS') === undefined
+        ? undefined
+        : reader.int('RUN_RETENTION_DAYS', 0, 1, MAX_RUN_RETENTION_DAYS),
     jwtSecret: reader.str('JWT_SECRET') ?? '',
     jwtTtlSeconds: reader.int('JWT_TTL_SECONDS', 3600, 30, 30 * 24 * 3600),
     vaultKeys: [],

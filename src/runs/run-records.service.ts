@@ -9,13 +9,16 @@ import { CreditsService } from '../credits/credits.service.js';
 import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import type {
+  DeleteExpiredRunsResult,
   FinishRunInput,
   RunContext,
   RunRequest,
   RunTrigger,
   ScheduledTriggerResult,
 } from '../../workflows/contracts.js';
+import { RunArchiveService } from './run-archive.service.js';
 import { RunEnqueueService } from './run-enqueue.service.js';
+import { RunRetentionService } from './run-retention.service.js';
 import { RunSkippedError } from './run-skipped.error.js';
 import { buildRunTools } from './run-tools.js';
 import { RunsRepository } from './runs.repository.js';
@@ -29,6 +32,8 @@ export class RunRecordsService implements RunsPort {
     private readonly runs: RunsRepository,
     private readonly enqueuer: RunEnqueueService,
     private readonly credits: CreditsService,
+    private readonly archives: RunArchiveService,
+    private readonly retention: RunRetentionService,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
@@ -81,6 +86,14 @@ export class RunRecordsService implements RunsPort {
 
   async finishRun(input: FinishRunInput): Promise<void> {
     await this.runs.finish(input);
+  }
+
+  archiveRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void> {
+    return this.archives.archive(input, execution);
+  }
+
+  deleteExpiredRuns(): Promise<DeleteExpiredRunsResult> {
+    return this.retention.deleteExpired();
   }
 
   async enqueueScheduledRun(agentId: string, notifyWorkflowId: string): Promise<ScheduledTriggerResult> {

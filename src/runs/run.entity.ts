@@ -10,7 +10,10 @@ export interface RunUsage {
   credits: number;
 }
 
-/** The index row of a run; the run itself (its timeline) lives in its Temporal workflow history. */
+/**
+ * The index row of a run. Its timeline is its Temporal workflow history while it runs; once it ends,
+ * the copy its workflow archived (RunArchiveEntity), which outlives Temporal's retention.
+ */
 @Entity({ name: 'runs' })
 export class RunEntity {
   @PrimaryColumn({ type: 'uuid' })

@@ -14,7 +14,10 @@ export class RunsController {
   constructor(private readonly runs: RunsService) {}
 
   @Get(':id')
-  @ApiOperation({ summary: 'A run with its timeline (read from its Temporal workflow history)' })
+  @ApiOperation({
+    summary:
+      'A run with its timeline (its Temporal workflow history while it runs; once ended, the timeline the run archived)',
+  })
   async get(@CurrentScope() scope: Scope, @Param('id') id: string): Promise<RunResponse> {
     return this.runs.describe(await this.runs.findInScope(scope, id));
   }

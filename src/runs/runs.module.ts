@@ -6,8 +6,11 @@ import { CreditsModule } from '../credits/credits.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AgentRunsController } from './agent-runs.controller.js';
+import { RunArchiveService } from './run-archive.service.js';
+import { RunArchiveEntity } from './run-archive.entity.js';
 import { RunEnqueueService } from './run-enqueue.service.js';
 import { RunRecordsService } from './run-records.service.js';
+import { RunRetentionService } from './run-retention.service.js';
 import { RunToolsService } from './run-tools.service.js';
 import { RunEntity } from './run.entity.js';
 import { RunsController } from './runs.controller.js';
@@ -15,18 +18,33 @@ import { RunsRepository } from './runs.repository.js';
 import { RunsService } from './runs.service.js';
 
 /**
- * Agent runs: their rows, starting them in Temporal, the activities' port, the /runs routes and
- * the /agents/:id/runs routes (start, list). Deleting an agent stops its queue first: the hook this
- * module registers with agents (agents cannot import runs).
+ * Agent runs: their rows and archived timelines, starting them in Temporal, the activities' port,
+ * the retention clean-up, the /runs routes and the /agents/:id/runs routes (start, list). Deleting
+ * an agent stops its queue first: the hook this module registers with agents (agents cannot import
+ * runs).
  * Imports agents and users for their tables (a run reads its agent and owner) and tools for the
  * run's tool calls. The worker imports it for its services; in the worker's application context
  * the controllers are constructed but never routed (no HTTP adapter).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([RunEntity]), AgentsModule, UsersModule, CreditsModule, ToolsModule],
+  imports: [
+    TypeOrmModule.forFeature([RunEntity, RunArchiveEntity]),
+    AgentsModule,
+    UsersModule,
+    CreditsModule,
+    ToolsModule,
+  ],
   controllers: [AgentRunsController, RunsController],
-  providers: [RunsRepository, RunsService, RunEnqueueService, RunRecordsService, RunToolsService],
-  exports: [RunsService, RunEnqueueService, RunRecordsService, RunToolsService],
+  providers: [
+    RunsRepository,
+    RunsService,
+    RunEnqueueService,
+    RunRecordsService,
+    RunToolsService,
+    RunArchiveService,
+    RunRetentionService,
+  ],
+  exports: [RunsService, RunEnqueueService, RunRecordsService, RunToolsService, RunRetentionService],
 })
 export class RunsModule implements OnModuleInit {
   constructor(

@@ -8,7 +8,12 @@ import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import { inOwnersVaultSql, type Scope, scopeWhere } from '../workspaces/scope.js';
 import type { CallToolInput, FinishRunInput, RunTrigger } from '../../workflows/contracts.js';
+import { RunArchiveEntity } from './run-archive.entity.js';
 import { RunEntity } from './run.entity.js';
+import type { TimelineEntry } from './timeline.js';
+
+/** SQL: the statuses of a run that has ended. */
+const ENDED = "('completed', 'failed', 'cancelled')";
 
 /** SQL: how many runs of the agent are queued or active ahead of the run (queued_at, id) — its queue position. */
 function runsAhead(agentId: string, queuedAt: string, runId: string): string {
@@ -202,9 +207,13 @@ export class RunsRepository {
     return { site: entities[0], found: raw[0] };
   }
 
+  /**
+   * Records how a run ended, once: a run already ended keeps its status (a model turn that answers
+   * after its run was cancelled must not turn it into `completed`).
+   */
   async finish(input: FinishRunInput): Promise<void> {
     await this.runs.update(
-      { id: input.runId },
+      { id: input.runId, status: In(['queued', 'active']) },
       { status: input.status, endedAt: new Date(), error: input.error ?? null },
     );
   }
@@ -228,5 +237,51 @@ export class RunsRepository {
       .addOrderBy('r.id', 'DESC');
     keysetWhere(qb, 'r', query.cursor, 'DESC');
     return qb.take(query.limit + 1).getMany();
+  }
+
+  /** The archived timeline of an ended run, if its workflow wrote one. */
+  findArchive(runId: string): Promise<RunArchiveEntity | null> {
+    return this.dataSource.getRepository(RunArchiveEntity).findOneBy({ runId });
+  }
+
+  /**
+   * Writes an ended run's archive, only for the execution the run's row names (or, before its first
+   * turn, its workflow id): a forged workflow cannot write another run's timeline. A retry of the same
+   * execution rewrites it. False when nothing was written (no such ended run: the agent was deleted).
+   */
+  async saveArchive(archive: {
+    runId: string;
+    workflowId: string;
+    temporalRunId: string;
+    timeline: TimelineEntry[];
+  }): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      'INSERT INTO run_archives (run_id, temporal_run_id, timeline) ' +
+        'SELECT r.id, $2, $3::json FROM runs r WHERE r.id = $1 AND r.workflow_id = $4 ' +
+        `AND r.status IN ${ENDED} AND COALESCE(r.temporal_run_id, $2) = $2 ` +
+        'ON CONFLICT (run_id) DO UPDATE SET timeline = EXCLUDED.timeline, archived_at = now() ' +
+        'WHERE run_archives.temporal_run_id = EXCLUDED.temporal_run_id RETURNING run_id',
+      [archive.runId, archive.temporalRunId, JSON.stringify(archive.timeline), archive.workflowId],
+    );
+    return rows.length > 0;
+  }
+
+  /** Up to `limit` ended runs created more than `days` days ago, oldest first. */
+  expiredRuns(days: number, limit: number): Promise<Array<{ id: string; workflow_id: string }>> {
+    return this.dataSource.query(
+      `SELECT id, workflow_id FROM runs WHERE created_at < now() - make_interval(days => $1) AND status IN ${ENDED} ` +
+        'ORDER BY created_at, id LIMIT $2',
+      [days, limit],
+    );
+  }
+
+  /** Deletes ended runs; their archives go with them (ON DELETE CASCADE). */
+  async deleteEnded(ids: string[]): Promise<number> {
+    // A DELETE answers TypeORM's raw query with [rows, count].
+    const [, count]: [unknown[], number] = await this.dataSource.query(
+      `DELETE FROM runs WHERE id = ANY($1::uuid[]) AND status IN ${ENDED}`,
+      [ids],
+    );
+    return count;
   }
 }

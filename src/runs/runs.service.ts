@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, isGrpcServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
@@ -10,13 +10,42 @@ import { AGENT_HANDLERS, type AgentQueueState, workflowIds } from '../../workflo
 import { type RunResponse, toRunResponse } from './run-response.js';
 import type { RunEntity, RunStatus } from './run.entity.js';
 import { RunsRepository } from './runs.repository.js';
-import { type TimelineEntry, timelineFromHistory } from './timeline.js';
+import { terminalEntry, type TimelineEntry, timelineFromHistory } from './timeline.js';
 
 const FINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
 const CANCEL_WAIT_MS = 10_000;
 const CLOSE_WAIT_MS = 5_000;
 const RELEASE_POLL_MS = 50;
 const TERMINAL_ENTRIES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+/** gRPC NOT_FOUND, which a history fetch answers raw (the client maps it to WorkflowNotFoundError elsewhere only). */
+const GRPC_NOT_FOUND = 5;
+
+function isNotFound(err: unknown): boolean {
+  return err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND);
+}
+
+/**
+ * What the row tells of a run Temporal has no history of: one still queued (or cancelled in the queue)
+ * never started a workflow, and one that ended before runs were archived lost its history to Temporal's
+ * retention. Its trigger, and how it ended when the row knows (the final answer it does not).
+ */
+function timelineFromRow(run: RunEntity): TimelineEntry[] {
+  const timeline: TimelineEntry[] = [
+    {
+      at: run.queuedAt.toISOString(),
+      type: 'triggered',
+      triggeredBy: run.triggeredBy,
+      ...(run.triggeredBy === 'webhook' ? { payload: run.payload } : {}),
+    },
+  ];
+  if (run.endedAt !== null && (run.status === 'cancelled' || run.status === 'failed')) {
+    const reference = { workflowId: run.workflowId, runId: run.temporalRunId };
+    timeline.push(
+      terminalEntry({ status: run.status, error: run.error ?? undefined }, run.endedAt.toISOString(), reference),
+    );
+  }
+  return timeline;
+}
 
 /** Runs as the API shows them (rows and timelines), their cancellation, and an agent's queue. */
 @Injectable()
@@ -38,22 +67,34 @@ export class RunsService {
     return run;
   }
 
+  /**
+   * The run with its timeline: the archive its workflow wrote when it ended (which outlives Temporal's
+   * retention), else its workflow history (a live run, or one that ended before archives existed).
+   */
   async describe(run: RunEntity): Promise<RunResponse> {
+    const archived = FINAL.has(run.status) ? await this.runs.findArchive(run.id) : null;
+    if (archived !== null) {
+      return { ...toRunResponse(run), timeline: archived.timeline };
+    }
     let timeline = await this.timeline(run);
     if (FINAL.has(run.status) && !timeline.some((e) => TERMINAL_ENTRIES.has(e.type)) && run.startedAt !== null) {
-      // The row is written by the run's last activity, a moment before its workflow closes:
-      // wait for the close so status and timeline agree.
+      // The row is written by the run's last activity, a moment before its workflow archives the
+      // timeline and closes: wait for the close so status and timeline agree.
       const handle = this.client.workflow.getHandle(run.workflowId);
       await Promise.race([
         handle.result().catch(() => undefined),
         new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS)),
       ]);
-      timeline = await this.timeline(run);
+      const closed = await this.runs.findArchive(run.id);
+      timeline = closed !== null ? closed.timeline : await this.timeline(run);
     }
     return { ...toRunResponse(run), timeline };
   }
 
-  /** The timeline from the run's workflow history; a run still in the queue has only `triggered`. */
+  /**
+   * The timeline from the run's workflow history; a run still in the queue has only `triggered`. The
+   * one reader of run histories: the API (live runs) and the run's archive step both use it.
+   */
   async timeline(run: RunEntity): Promise<TimelineEntry[]> {
     try {
       const history = await this.client.workflow.getHandle(run.workflowId).fetchHistory();
@@ -62,16 +103,8 @@ export class RunsService {
         runId: run.temporalRunId,
       });
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) {
-        return [
-          {
-            at: run.queuedAt.toISOString(),
-            type: 'triggered',
-            triggeredBy: run.triggeredBy,
-            ...(run.triggeredBy === 'webhook' ? { payload: run.payload } : {}),
-          },
-          ...(run.status === 'cancelled' && run.endedAt ? [{ at: run.endedAt.toISOString(), type: 'cancelled' }] : []),
-        ];
+      if (isNotFound(err)) {
+        return timelineFromRow(run);
       }
       throw err;
     }

@@ -3,7 +3,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import proto, { type temporal } from '@temporalio/proto';
 import { failureConverter } from '../temporal/failure-converter.js';
 import { AesGcmPayloadCodec } from '../temporal/payload-codec.js';
-import { timelineFromHistory } from './timeline.js';
+import { terminalEntry, timelineFromHistory } from './timeline.js';
 
 const codec = new AesGcmPayloadCodec([{ id: 't1', key: Buffer.alloc(32, 1) }]);
 
@@ -110,5 +110,28 @@ describe('timelineFromHistory: encrypted histories', () => {
     expect(timeline.map((e) => e.type)).toEqual(['triggered', 'tool_call', 'tool_result']);
     expect(timeline[0]).toMatchObject({ payload: { ticket: 'secret-ticket' } });
     expect(timeline[2]).toMatchObject({ ok: false, code: 'TOOL_EXECUTION_ERROR', error: 'site said: quota exceeded' });
+  });
+});
+
+describe('terminalEntry: the closing entry of an archived timeline', () => {
+  const reference = { workflowId: 'run-abc', runId: 'temporal-run-1' };
+  const at = new Date(1_800_000_000_000).toISOString();
+
+  it('reads as the close event of the history would, failures through the same filter', async () => {
+    for (const [type, message] of [
+      ['TIER_REQUIRED', 'Running on a schedule needs a higher tier than free'],
+      ['QueryFailedError', 'duplicate key value violates unique constraint "runs_pkey"'],
+    ] as const) {
+      const fromHistory = await timelineFromHistory([failedWith(type, message)], codec, reference);
+      expect([terminalEntry({ status: 'failed', error: { error: message, code: type } }, at, reference)]).toEqual(
+        fromHistory,
+      );
+    }
+    expect(terminalEntry({ status: 'completed', output: 'Done.' }, at)).toEqual({
+      at,
+      type: 'completed',
+      output: 'Done.',
+    });
+    expect(terminalEntry({ status: 'cancelled' }, at)).toEqual({ at, type: 'cancelled' });
   });
 });

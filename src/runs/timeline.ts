@@ -230,3 +230,33 @@ function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference
   }
   return timeline;
 }
+
+/** How a run ended, as its workflow knows it (the input of its archiveRun step). */
+export interface RunOutcome {
+  status: 'completed' | 'failed' | 'cancelled';
+  output?: string;
+  error?: { error: string; code: string };
+}
+
+/**
+ * The entry that ends an archived timeline: what the history's close event will show (the run's
+ * workflow writes its archive just before it closes, so that event is not in the history yet). A
+ * failure goes through the same filter as the close event's (a message only with a spec code).
+ */
+export function terminalEntry(outcome: RunOutcome, at: string, reference: FailureReference = {}): TimelineEntry {
+  switch (outcome.status) {
+    case 'completed':
+      return { at, type: 'completed', output: outcome.output ?? '' };
+    case 'failed':
+      return {
+        at,
+        type: 'failed',
+        ...failureOf(
+          { message: outcome.error?.error, applicationFailureInfo: { type: outcome.error?.code ?? 'MODEL_ERROR' } },
+          reference,
+        ),
+      };
+    case 'cancelled':
+      return { at, type: 'cancelled' };
+  }
+}

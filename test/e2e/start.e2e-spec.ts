@@ -71,6 +71,7 @@ describe('npm start (e2e)', () => {
       TEMPORAL_UI_PORT: String(uiPort),
       DEMO_SITE_PORT: String(demoPort),
       TEMPORAL_CLI_PATH: testEnv('temporalCli'),
+      RUN_HISTORY_RETENTION_DAYS: '3',
     };
     const http = new Http(`http://127.0.0.1:${apiPort}`);
 
@@ -103,6 +104,9 @@ describe('npm start (e2e)', () => {
     // The payload key npm start generated once and keeps under DATA_DIR, as the API and worker read it.
     const payloadKey = readFileSync(path.join(dataDir, 'temporal-payload-key'), 'utf8').trim();
     const { client, connection } = await temporalClient({ address: `127.0.0.1:${temporalPort}`, key: payloadKey });
+    // The dev server's namespace keeps closed workflows RUN_HISTORY_RETENTION_DAYS (its own default is 1 day).
+    const namespace = await connection.workflowService.describeNamespace({ namespace: 'default' });
+    expect(Number(namespace.config?.workflowExecutionRetentionTtl?.seconds)).toBe(3 * 86_400);
     const workflowId = `persisted-${Date.now()}`;
     const result = await client.workflow.execute('echoWorkflow', {
       taskQueue: 'agentsite',

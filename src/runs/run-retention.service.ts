@@ -1,0 +1,133 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  type Client,
+  isGrpcServiceError,
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+} from '@temporalio/client';
+import { SETTINGS } from '../config/settings.module.js';
+import { type Settings } from '../config/settings.js';
+import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
+import { type DeleteExpiredRunsResult, workflowIds } from '../../workflows/contracts.js';
+import { RunsRepository } from './runs.repository.js';
+
+/** Runs one clean-up activity deletes at most (each costs a Temporal call and its share of a DELETE). */
+export const RETENTION_BATCH = 200;
+/** gRPC NOT_FOUND: the run's execution is gone already (Temporal's own retention, or an operator). */
+const GRPC_NOT_FOUND = 5;
+/** Once a day, at a quiet hour (UTC); a firing missed while Temporal or the workers were down runs late. */
+const RETENTION_CRON = '30 3 * * *';
+const RETENTION_CATCHUP_WINDOW = '1 day';
+
+/**
+ * RUN_RETENTION_DAYS: ended runs older than that are deleted with their data (the row, the archived
+ * timeline by cascade, and their Temporal execution if Temporal still keeps it) by a durable job: a
+ * Temporal Schedule starting runRetentionWorkflow daily, which calls deleteExpiredRuns in batches.
+ */
+@Injectable()
+export class RunRetentionService {
+  private readonly logger = new Logger('RunRetention');
+
+  constructor(
+    private readonly runs: RunsRepository,
+    @Inject(TEMPORAL_CLIENT) private readonly client: Client,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
+
+  /** One schedule per task queue: stacks (and deployments) on one namespace never share it. */
+  get scheduleId(): string {
+    return workflowIds.runRetention(this.settings.temporalTaskQueue);
+  }
+
+  /**
+   * Makes the schedule match the setting, idempotently (the worker calls it at every start, several
+   * workers at once included): created or updated when RUN_RETENTION_DAYS is set, deleted when not.
+   */
+  async syncSchedule(): Promise<'created' | 'updated' | 'removed' | 'absent'> {
+    const handle = this.client.schedule.getHandle(this.scheduleId);
+    const days = this.settings.runRetentionDays;
+    if (days === undefined) {
+      try {
+        await handle.delete();
+        return 'removed';
+      } catch (err) {
+        if (err instanceof ScheduleNotFoundError) {
+          return 'absent';
+        }
+        throw err;
+      }
+    }
+    const action = {
+      type: 'startWorkflow' as const,
+      workflowType: 'runRetentionWorkflow',
+      workflowId: this.scheduleId,
+      taskQueue: this.settings.temporalTaskQueue,
+      args: [],
+    };
+    const spec = { cronExpressions: [RETENTION_CRON], timezone: 'UTC' };
+    // The days are the worker's setting, read by the activity; the note only tells operators.
+    const note = `deletes ended runs older than ${days} days (RUN_RETENTION_DAYS)`;
+    const update = (): Promise<void> =>
+      handle.update((previous) => ({ ...previous, spec, action, state: { ...previous.state, note } }));
+    try {
+      await update();
+      return 'updated';
+    } catch (err) {
+      if (!(err instanceof ScheduleNotFoundError)) {
+        throw err;
+      }
+    }
+    try {
+      await this.client.schedule.create({
+        scheduleId: this.scheduleId,
+        spec,
+        action,
+        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: RETENTION_CATCHUP_WINDOW },
+        state: { note },
+      });
+      return 'created';
+    } catch (err) {
+      if (err instanceof ScheduleAlreadyRunning) {
+        // Another process created it meanwhile.
+        await update();
+        return 'updated';
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * One batch of the clean-up. The age comes from this worker's setting, never from the task's input
+   * (anyone who can start a workflow could otherwise ask for every run). Temporal executions are
+   * deleted before the rows, so a failure leaves the row to be found again by the next batch.
+   */
+  async deleteExpired(limit = RETENTION_BATCH): Promise<DeleteExpiredRunsResult> {
+    const days = this.settings.runRetentionDays;
+    if (days === undefined) {
+      return { deleted: 0, more: false };
+    }
+    const expired = await this.runs.expiredRuns(days, limit);
+    for (const run of expired) {
+      await this.deleteExecution(run.workflow_id);
+    }
+    const deleted = expired.length === 0 ? 0 : await this.runs.deleteEnded(expired.map((r) => r.id));
+    if (deleted > 0) {
+      this.logger.log(`deleted ${deleted} runs older than ${days} days`);
+    }
+    return { deleted, more: expired.length === limit };
+  }
+
+  private async deleteExecution(workflowId: string): Promise<void> {
+    try {
+      await this.client.workflowService.deleteWorkflowExecution({
+        namespace: this.settings.temporalNamespace,
+        workflowExecution: { workflowId },
+      });
+    } catch (err) {
+      if (!(isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND)) {
+        throw err;
+      }
+    }
+  }
+}

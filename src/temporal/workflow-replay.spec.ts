@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from '@jest/globals';
+import proto from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { workflowSource } from './worker-factory.js';
+
+/** dist/src/temporal → the repository's test/fixtures/histories (JSON is not compiled into dist). */
+const HISTORIES = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  '..',
+  'test',
+  'fixtures',
+  'histories',
+);
+
+/**
+ * A history as recorded: the wire encoding of `handle.fetchHistory()`, in base64. (Not JSON: this
+ * install has two copies of protobufjs 8, and @temporalio/common's historyFromJSON then refuses
+ * @temporalio/proto's types with "type must be a Type".)
+ */
+function history(name: string): proto.temporal.api.history.v1.History {
+  return proto.temporal.api.history.v1.History.decode(
+    Buffer.from(readFileSync(path.join(HISTORIES, name), 'utf8'), 'base64'),
+  );
+}
+
+/**
+ * Runs that began under earlier code replay under this code without nondeterminism: their histories,
+ * recorded from a run of that code, are replayed by the workflow bundle the
+ * worker runs. The archive step (patch `archive-run`) must not run where the history has no marker.
+ */
+describe('workflow replay of histories recorded under earlier code', () => {
+  for (const name of ['agent-run-completed-before-archive.b64', 'agent-run-failed-before-archive.b64']) {
+    it(`replays ${name} (recorded before runs archived their timelines)`, async () => {
+      await expect(
+        Worker.runReplayHistory({ ...workflowSource(), replayName: name }, history(name)),
+      ).resolves.toBeUndefined();
+    }, 60_000);
+  }
+});
