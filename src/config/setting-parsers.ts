@@ -83,7 +83,7 @@ export function parseVaultKeys(raw: string, problems: string[]): VaultKey[] {
 }
 
 /**
- * A key list in VAULT_KEY's format, read for the setting `name` (VAULT_KEY, TEMPORAL_PAYLOAD_KEY): a
+ * A key list in VAULT_KEY's format, read for the setting `name` (VAULT_KEY, TEMPORAL_CODEC_KEY): a
  * base64 32-byte key, or `id:key,id:key`; the first key encrypts, the others only decrypt.
  */
 export function parseKeyList(name: string, raw: string, problems: string[]): VaultKey[] {
@@ -152,14 +152,14 @@ export function keptSecrets(dataDir: string): KeptSecrets {
 }
 
 /**
- * The Temporal payload key kept in `DATA_DIR/temporal-payload-key` when TEMPORAL_PAYLOAD_KEY is unset,
+ * The Temporal payload key kept in `DATA_DIR/temporal-codec-key` when TEMPORAL_CODEC_KEY is unset,
  * created once. A file of its own rather than a field of secrets.json: data directories made before
  * it existed already have a secrets.json, and the API and the worker, started together, must not both
  * add a different key to it. The file is created with link(), so the first process wins and the
  * other reads its key.
  */
-export function keptTemporalPayloadKey(dataDir: string): string {
-  const file = path.join(dataDir, 'temporal-payload-key');
+export function keptTemporalCodecKey(dataDir: string): string {
+  const file = path.join(dataDir, 'temporal-codec-key');
   try {
     return readFileSync(file, 'utf8').trim();
   } catch (err) {

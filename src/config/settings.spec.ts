@@ -79,25 +79,25 @@ describe('loadSettings', () => {
   });
 });
 
-describe('TEMPORAL_PAYLOAD_KEY and TEMPORAL_UI_ORIGIN', () => {
+describe('TEMPORAL_CODEC_KEY and TEMPORAL_UI_ORIGIN', () => {
   it('generates the payload key once under DATA_DIR, which every process then reads', () => {
     const dir = tempDir();
     const first = loadSettings({ DATA_DIR: dir });
-    expect(first.temporalPayloadKeys).toHaveLength(1);
-    expect(first.temporalPayloadKeys[0]?.key).toHaveLength(32);
+    expect(first.temporalCodecKeys).toHaveLength(1);
+    expect(first.temporalCodecKeys[0]?.key).toHaveLength(32);
     const second = loadSettings({ DATA_DIR: dir });
-    expect(second.temporalPayloadKeys[0]?.key.equals(first.temporalPayloadKeys[0]!.key)).toBe(true);
-    expect(readFileSync(path.join(dir, 'temporal-payload-key'), 'utf8').trim()).toMatch(/^p1:[A-Za-z0-9+/]{43}=$/);
+    expect(second.temporalCodecKeys[0]?.key.equals(first.temporalCodecKeys[0]!.key)).toBe(true);
+    expect(readFileSync(path.join(dir, 'temporal-codec-key'), 'utf8').trim()).toMatch(/^p1:[A-Za-z0-9+/]{43}=$/);
     // Its own key, not the vault's.
-    expect(first.temporalPayloadKeys[0]?.key.equals(first.vaultKeys[0]!.key)).toBe(false);
+    expect(first.temporalCodecKeys[0]?.key.equals(first.vaultKeys[0]!.key)).toBe(false);
   });
 
   it("takes VAULT_KEY's format: the first key encrypts, the others decrypt; mistakes name the variable", () => {
     const other = Buffer.alloc(32, 8).toString('base64');
-    const settings = loadSettings({ DATA_DIR: tempDir(), TEMPORAL_PAYLOAD_KEY: `new:${KEY},old:${other}` });
-    expect(settings.temporalPayloadKeys.map((k) => k.id)).toEqual(['new', 'old']);
+    const settings = loadSettings({ DATA_DIR: tempDir(), TEMPORAL_CODEC_KEY: `new:${KEY},old:${other}` });
+    expect(settings.temporalCodecKeys.map((k) => k.id)).toEqual(['new', 'old']);
     for (const bad of ['abc', `a:${KEY},a:${other}`, `bad id:${KEY}`]) {
-      expect(() => loadSettings({ DATA_DIR: tempDir(), TEMPORAL_PAYLOAD_KEY: bad })).toThrow(/TEMPORAL_PAYLOAD_KEY/);
+      expect(() => loadSettings({ DATA_DIR: tempDir(), TEMPORAL_CODEC_KEY: bad })).toThrow(/TEMPORAL_CODEC_KEY/);
     }
   });
 
@@ -211,17 +211,17 @@ describe('parseVaultKeys', () => {
 describe('run retention settings', () => {
   const secrets = { JWT_SECRET: 'x'.repeat(40), VAULT_KEY: KEY };
 
-  it('keep Temporal history 7 days and runs forever unless set', () => {
+  it('keep Temporal history 30 days and runs forever unless set', () => {
     const settings = loadSettings({ DATA_DIR: tempDir(), ...secrets });
-    expect(settings.runHistoryRetentionDays).toBe(7);
+    expect(settings.runHistoryRetentionDays).toBe(30);
     expect(settings.runRetentionDays).toBeUndefined();
     const set = loadSettings({
       DATA_DIR: tempDir(),
       ...secrets,
-      RUN_HISTORY_RETENTION_DAYS: '30',
+      RUN_HISTORY_RETENTION_DAYS: '14',
       RUN_RETENTION_DAYS: '365',
     });
-    expect(set.runHistoryRetentionDays).toBe(30);
+    expect(set.runHistoryRetentionDays).toBe(14);
     expect(set.runRetentionDays).toBe(365);
   });
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type Env, EnvReader } from './env-reader.js';
 import {
   keptSecrets,
-  keptTemporalPayloadKey,
+  keptTemporalCodecKey,
   parseKeyList,
   parseTrustProxy,
   parseVaultKeys,
@@ -30,8 +30,8 @@ export interface Settings extends TemporalAccess {
   embeddedPostgresPort: number;
   temporalDevPort: number;
   temporalUiPort: number;
-  /** Keys of the Temporal payload codec (TEMPORAL_PAYLOAD_KEY): the first encrypts, the others only decrypt. */
-  temporalPayloadKeys: VaultKey[];
+  /** Keys of the Temporal payload codec (TEMPORAL_CODEC_KEY): the first encrypts, the others only decrypt. */
+  temporalCodecKeys: VaultKey[];
   /** Browser origins of the Temporal UI allowed to call the codec endpoint (CORS). */
   temporalUiOrigins: string[];
   /** Days Temporal keeps a closed run's workflow history (the namespace's retention; `npm start` applies it). */
@@ -95,7 +95,7 @@ const MAX_SCRYPT_N = 2 ** 20;
 export const SECRET_SETTINGS = [
   'JWT_SECRET',
   'VAULT_KEY',
-  'TEMPORAL_PAYLOAD_KEY',
+  'TEMPORAL_CODEC_KEY',
   'ANTHROPIC_API_KEY',
   'DATABASE_URL',
   'TEMPORAL_API_KEY',
@@ -116,7 +116,7 @@ const DEFAULT_MODEL = 'claude-sonnet-4-5';
  * Cloud's maximum). A week leaves operators time to read a run's history in the Temporal UI; the
  * service keeps every ended run's timeline itself, so nothing users read depends on it.
  */
-export const DEFAULT_RUN_HISTORY_RETENTION_DAYS = 7;
+export const DEFAULT_RUN_HISTORY_RETENTION_DAYS = 30;
 const MAX_RUN_HISTORY_RETENTION_DAYS = 90;
 /** RUN_RETENTION_DAYS: from a day to a century. */
 const MAX_RUN_RETENTION_DAYS = 36_500;
@@ -159,7 +159,7 @@ export function loadSettings(env: Env = process.env): Settings {
     embeddedPostgresPort: reader.int('EMBEDDED_POSTGRES_PORT', 54329, 1, 65535),
     temporalDevPort,
     temporalUiPort,
-    temporalPayloadKeys: [],
+    temporalCodecKeys: [],
     temporalUiOrigins: parseOrigins(reader.list('TEMPORAL_UI_ORIGIN'), temporalUiPort, problems),
     runHistoryRetentionDays: reader.int(
       'RUN_HISTORY_RETENTION_DAYS',
@@ -236,8 +236,8 @@ export function loadSettings(env: Env = process.env): Settings {
       problems.push('JWT_SECRET must be at least 32 characters');
     }
     settings.vaultKeys = parseVaultKeys(env.VAULT_KEY ?? kept!.vaultKey, problems);
-    const payloadKey = reader.str('TEMPORAL_PAYLOAD_KEY') ?? keptTemporalPayloadKey(dataDir);
-    settings.temporalPayloadKeys = parseKeyList('TEMPORAL_PAYLOAD_KEY', payloadKey, problems);
+    const payloadKey = reader.str('TEMPORAL_CODEC_KEY') ?? keptTemporalCodecKey(dataDir);
+    settings.temporalCodecKeys = parseKeyList('TEMPORAL_CODEC_KEY', payloadKey, problems);
   }
   if (problems.length > 0) {
     throw new SettingsError(problems);

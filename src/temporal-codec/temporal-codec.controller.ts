@@ -61,7 +61,7 @@ export class TemporalCodecController {
   @ApiOkResponse({ type: CodecPayloadsDto })
   @ApiOperation({
     summary: 'Decode (decrypt) Temporal payloads for an operator: the Temporal UI and CLI codec endpoint',
-    description: `${CREDENTIALS} Payloads the codec did not encrypt come back unchanged; one that does not open (its key id is not in TEMPORAL_PAYLOAD_KEY) answers VALIDATION_ERROR naming it.`,
+    description: `${CREDENTIALS} Payloads the codec did not encrypt come back unchanged; one that does not open (its key id is not in TEMPORAL_CODEC_KEY) answers VALIDATION_ERROR naming it.`,
   })
   decode(@Body() body: CodecPayloadsDto, @Headers('x-namespace') namespace?: string): Promise<CodecPayloadsDto> {
     this.checkNamespace(namespace);
@@ -77,7 +77,7 @@ export class TemporalCodecController {
   @ApiOkResponse({ type: CodecPayloadsDto })
   @ApiOperation({
     summary: 'Encode (encrypt) payloads an operator sends from the Temporal UI or CLI (start, signal)',
-    description: `${CREDENTIALS} Encrypted under the current TEMPORAL_PAYLOAD_KEY, as the service writes payloads.`,
+    description: `${CREDENTIALS} Encrypted under the current TEMPORAL_CODEC_KEY, as the service writes payloads.`,
   })
   encode(@Body() body: CodecPayloadsDto, @Headers('x-namespace') namespace?: string): Promise<CodecPayloadsDto> {
     this.checkNamespace(namespace);

@@ -15,7 +15,7 @@ import { failureConverter } from './failure-converter.js';
 
 /** The `encoding` of a payload this codec sealed (the one Temporal's encryption samples use). */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
-/** Metadata entry naming the TEMPORAL_PAYLOAD_KEY id that sealed a payload, so keys can rotate. */
+/** Metadata entry naming the TEMPORAL_CODEC_KEY id that sealed a payload, so keys can rotate. */
 export const KEY_ID_METADATA = 'encryption-key-id';
 
 const ALGORITHM = 'aes-256-gcm';
@@ -26,7 +26,7 @@ const ProtoPayload = proto.temporal.api.common.v1.Payload;
 /** The failure converter module, loaded by path: the workflow bundle and the worker's activities use it. */
 export const FAILURE_CONVERTER_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), 'failure-converter.js');
 
-/** A sealed payload that does not open: its key is not in TEMPORAL_PAYLOAD_KEY, or its bytes are damaged. */
+/** A sealed payload that does not open: its key is not in TEMPORAL_CODEC_KEY, or its bytes are damaged. */
 export class PayloadDecryptionError extends Error {
   constructor(
     message: string,
@@ -41,7 +41,7 @@ const utf8 = (bytes: Uint8Array | null | undefined): string | undefined =>
   bytes === null || bytes === undefined ? undefined : Buffer.from(bytes).toString('utf8');
 
 /**
- * Encrypts every payload with AES-256-GCM under the first TEMPORAL_PAYLOAD_KEY (a fresh 96-bit IV per
+ * Encrypts every payload with AES-256-GCM under the first TEMPORAL_CODEC_KEY (a fresh 96-bit IV per
  * payload; the key id is bound as additional data) and decrypts with whichever key id the payload
  * names. The whole original payload (its metadata, then its data) is sealed, so the server sees only
  * `binary/encrypted` and a key id. Payloads it did not seal (histories written before it, search
@@ -90,7 +90,7 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     const key = id === undefined ? undefined : this.byId.get(id);
     if (id === undefined || key === undefined) {
       throw new PayloadDecryptionError(
-        `a payload was sealed with key id "${id ?? '(none)'}", which TEMPORAL_PAYLOAD_KEY does not hold: ` +
+        `a payload was sealed with key id "${id ?? '(none)'}", which TEMPORAL_CODEC_KEY does not hold: ` +
           'add that key after the current one',
         id,
       );
@@ -132,9 +132,9 @@ export function isSealed(payload: Payload): boolean {
   return utf8(payload.metadata?.[METADATA_ENCODING_KEY]) === ENCRYPTED_ENCODING;
 }
 
-/** The codec over the service's TEMPORAL_PAYLOAD_KEY. */
-export function temporalPayloadCodec(settings: Pick<Settings, 'temporalPayloadKeys'>): AesGcmPayloadCodec {
-  return new AesGcmPayloadCodec(settings.temporalPayloadKeys);
+/** The codec over the service's TEMPORAL_CODEC_KEY. */
+export function temporalPayloadCodec(settings: Pick<Settings, 'temporalCodecKeys'>): AesGcmPayloadCodec {
+  return new AesGcmPayloadCodec(settings.temporalCodecKeys);
 }
 
 /**
@@ -143,7 +143,7 @@ export function temporalPayloadCodec(settings: Pick<Settings, 'temporalPayloadKe
  * (the workflow bundle needs it by path as well).
  */
 export function temporalDataConverter(
-  settings: Pick<Settings, 'temporalPayloadKeys'>,
+  settings: Pick<Settings, 'temporalCodecKeys'>,
 ): DataConverter & { failureConverterPath: string } {
   return { payloadCodecs: [temporalPayloadCodec(settings)], failureConverterPath: FAILURE_CONVERTER_PATH };
 }
@@ -152,7 +152,7 @@ export function temporalDataConverter(
  * The same converter, loaded, for Temporal clients: a Client takes a loaded converter as it is, so
  * nothing is require()d by path (which jest's module loader cannot do for an ES module).
  */
-export function temporalClientDataConverter(settings: Pick<Settings, 'temporalPayloadKeys'>): DataConverter {
+export function temporalClientDataConverter(settings: Pick<Settings, 'temporalCodecKeys'>): DataConverter {
   const loaded: LoadedDataConverter = {
     payloadConverter: defaultPayloadConverter,
     failureConverter,

@@ -9,7 +9,7 @@ import { temporalClientDataConverter, temporalPayloadCodec } from './payload-cod
 
 export const TEMPORAL_CONNECTION = Symbol('TEMPORAL_CONNECTION');
 export const TEMPORAL_CLIENT = Symbol('TEMPORAL_CLIENT');
-/** The payload codec (TEMPORAL_PAYLOAD_KEY), for code that reads raw history or serves the codec endpoint. */
+/** The payload codec (TEMPORAL_CODEC_KEY), for code that reads raw history or serves the codec endpoint. */
 export const TEMPORAL_PAYLOAD_CODEC = Symbol('TEMPORAL_PAYLOAD_CODEC');
 
 /** Registers the search attributes runs carry, on servers that do not have them yet (an external cluster). */

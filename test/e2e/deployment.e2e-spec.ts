@@ -50,14 +50,6 @@ function composeOnlyNames(): string[] {
   return envNames(composeOnly ?? '');
 }
 
-/**
- * Settings docker-compose.yml passes on that other parts of issue #13 add to loadSettings and
- * .env.example (the payload key, the namespace's retention). Once those are merged this list is empty.
- */
-const SETTINGS_OF_OTHER_PARTS = ['TEMPORAL_PAYLOAD_KEY', 'RUN_HISTORY_RETENTION_DAYS'].filter(
-  (name) => !envExampleNames().includes(name),
-);
-
 /** Variables whose value is a secret: compose must require them, never default them. */
 const SECRET_NAME = /PASSWORD|PWD|SECRET|_KEY$|TOKEN|DATABASE_URL/;
 
@@ -154,7 +146,7 @@ describe('deployment files', () => {
       expect(service.environment.DATABASE_URL).toMatch(/^postgres:\/\/[^@]+@postgres:5432\//);
       expect(service.environment.TEMPORAL_ADDRESS).toBe('temporal:7233');
       // Both processes must share the secrets: API tokens, vault entries and payloads cross between them.
-      for (const secret of ['JWT_SECRET', 'VAULT_KEY', 'TEMPORAL_PAYLOAD_KEY']) {
+      for (const secret of ['JWT_SECRET', 'VAULT_KEY', 'TEMPORAL_CODEC_KEY']) {
         expect(service.environment[secret]).toContain(`\${${secret}:?`);
       }
       const entry = service.command[service.command.length - 1] as string;
@@ -165,7 +157,7 @@ describe('deployment files', () => {
     expect(Object.keys(volumes)).toContain('postgres-data');
 
     // Every variable compose reads from the environment is a documented setting or compose-only variable.
-    const known = new Set([...envExampleNames(), ...composeOnlyNames(), ...SETTINGS_OF_OTHER_PARTS]);
+    const known = new Set([...envExampleNames(), ...composeOnlyNames()]);
     const referenced = COMPOSE_FILES.flatMap((file) => [...read(file).matchAll(/\$\{([A-Z_]+)/g)].map((m) => m[1]!));
     expect(referenced.filter((name) => !known.has(name))).toEqual([]);
   });
@@ -175,7 +167,7 @@ describe('deployment files', () => {
     const uses = [...text.matchAll(/\$\{([A-Z_][A-Z0-9_]*)([^}]*)\}/g)].map((m) => ({ name: m[1]!, rest: m[2]! }));
     const secretUses = uses.filter((use) => SECRET_NAME.test(use.name));
     expect(secretUses.map((use) => use.name)).toEqual(
-      expect.arrayContaining(['POSTGRES_PASSWORD', 'JWT_SECRET', 'VAULT_KEY', 'TEMPORAL_PAYLOAD_KEY']),
+      expect.arrayContaining(['POSTGRES_PASSWORD', 'JWT_SECRET', 'VAULT_KEY', 'TEMPORAL_CODEC_KEY']),
     );
     for (const use of secretUses) {
       // `${NAME:?message}`: compose refuses to start without it; `:-`, `-` or a bare `${NAME}` would not.
@@ -246,7 +238,7 @@ describe('deployment files', () => {
     expect(read('deploy/temporal/setup-schema.sh')).toMatch(/temporal-sql-tool .*update-schema/);
     expect(services.temporal!.depends_on['temporal-schema'].condition).toBe('service_completed_successfully');
     // The namespace with the service's retention, the UI decoding through the API's codec endpoint.
-    expect(services['temporal-namespace']!.environment.RETENTION_DAYS).toBe('${RUN_HISTORY_RETENTION_DAYS:-7}');
+    expect(services['temporal-namespace']!.environment.RETENTION_DAYS).toBe('${RUN_HISTORY_RETENTION_DAYS:-30}');
     expect(services['temporal-ui']!.environment.TEMPORAL_CODEC_INCLUDE_CREDENTIALS).toBe('true');
     expect(services['temporal-ui']!.environment.TEMPORAL_CODEC_ENDPOINT).toMatch(
       /^\$\{PUBLIC_BASE_URL:\?[^}]+\}\/api\/temporal-codec$/,
@@ -265,7 +257,7 @@ describe('deployment files', () => {
       POSTGRES_PASSWORD: '0123456789abcdef0123456789abcdef',
       JWT_SECRET: 'a-jwt-secret-of-at-least-thirty-two-characters',
       VAULT_KEY: `v1:${Buffer.alloc(32, 7).toString('base64')}`,
-      TEMPORAL_PAYLOAD_KEY: `p1:${Buffer.alloc(32, 9).toString('base64')}`,
+      TEMPORAL_CODEC_KEY: `p1:${Buffer.alloc(32, 9).toString('base64')}`,
       PUBLIC_BASE_URL: 'https://agents.example.com',
     };
     let files = 0;
@@ -294,7 +286,7 @@ describe('deployment files', () => {
     expect(resolved.services['temporal-ui']!.environment.TEMPORAL_CODEC_ENDPOINT).toBe(
       'https://agents.example.com/api/temporal-codec',
     );
-    expect(resolved.services['temporal-namespace']!.environment.RETENTION_DAYS).toBe('7');
+    expect(resolved.services['temporal-namespace']!.environment.RETENTION_DAYS).toBe('30');
 
     // With the Temporal Cloud override: the API and worker wait for PostgreSQL only, and reach the
     // cluster .env names.

@@ -102,7 +102,7 @@ describe('npm start (e2e)', () => {
     expect(demoSite.status).toBe(201);
     expect(demoSite.body.name).toBe('Reference Notebook');
     // The payload key npm start generated once and keeps under DATA_DIR, as the API and worker read it.
-    const payloadKey = readFileSync(path.join(dataDir, 'temporal-payload-key'), 'utf8').trim();
+    const payloadKey = readFileSync(path.join(dataDir, 'temporal-codec-key'), 'utf8').trim();
     const { client, connection } = await temporalClient({ address: `127.0.0.1:${temporalPort}`, key: payloadKey });
     // The dev server's namespace keeps closed workflows RUN_HISTORY_RETENTION_DAYS (its own default is 1 day).
     const namespace = await connection.workflowService.describeNamespace({ namespace: 'default' });

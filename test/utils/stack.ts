@@ -60,7 +60,7 @@ export class Stack {
       JWT_SECRET: TEST_JWT_SECRET,
       VAULT_KEY: TEST_VAULT_KEY,
       // Set explicitly, as production must: tests' own clients (test/utils/temporal.ts) read runs with it.
-      TEMPORAL_PAYLOAD_KEY: TEST_PAYLOAD_KEY,
+      TEMPORAL_CODEC_KEY: TEST_PAYLOAD_KEY,
       LOG_LEVEL: 'log',
       RATE_LIMIT_PER_IP: '100000',
       RATE_LIMIT_PER_USER: '100000',

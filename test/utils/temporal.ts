@@ -4,12 +4,12 @@ import { parseKeyList } from '../../src/config/setting-parsers.js';
 import { temporalClientDataConverter, temporalPayloadCodec } from '../../src/temporal/payload-codec.js';
 import { testEnv } from '../setup/shared-runtime.js';
 
-/** The TEMPORAL_PAYLOAD_KEY of every test stack, so tests (and stacks of other files) read each other's runs. */
+/** The TEMPORAL_CODEC_KEY of every test stack, so tests (and stacks of other files) read each other's runs. */
 export const TEST_PAYLOAD_KEY = `tp1:${Buffer.alloc(32, 24).toString('base64')}`;
 
 function keysOf(key: string): ReturnType<typeof parseKeyList> {
   const problems: string[] = [];
-  const keys = parseKeyList('TEMPORAL_PAYLOAD_KEY', key, problems);
+  const keys = parseKeyList('TEMPORAL_CODEC_KEY', key, problems);
   if (problems.length > 0) {
     throw new Error(problems.join('; '));
   }
@@ -23,12 +23,12 @@ function keysOf(key: string): ReturnType<typeof parseKeyList> {
  * fixture workflows raise stay in clear (test data only), and encoded failures still decode.
  */
 export function testDataConverter(key: string = TEST_PAYLOAD_KEY): DataConverter {
-  return { payloadCodecs: [temporalPayloadCodec({ temporalPayloadKeys: keysOf(key) })] };
+  return { payloadCodecs: [temporalPayloadCodec({ temporalCodecKeys: keysOf(key) })] };
 }
 
-/** The service's payload codec over a TEMPORAL_PAYLOAD_KEY value (the stacks' by default). */
+/** The service's payload codec over a TEMPORAL_CODEC_KEY value (the stacks' by default). */
 export function testPayloadCodec(key: string = TEST_PAYLOAD_KEY): ReturnType<typeof temporalPayloadCodec> {
-  return temporalPayloadCodec({ temporalPayloadKeys: keysOf(key) });
+  return temporalPayloadCodec({ temporalCodecKeys: keysOf(key) });
 }
 
 /**
@@ -42,7 +42,7 @@ export async function temporalClient(
   return {
     client: new Client({
       connection,
-      dataConverter: temporalClientDataConverter({ temporalPayloadKeys: keysOf(options.key ?? TEST_PAYLOAD_KEY) }),
+      dataConverter: temporalClientDataConverter({ temporalCodecKeys: keysOf(options.key ?? TEST_PAYLOAD_KEY) }),
     }),
     connection,
   };
