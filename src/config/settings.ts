@@ -113,8 +113,9 @@ const DEFAULT_MODEL = 'claude-sonnet-4-5';
 
 /**
  * Temporal's retention of closed workflows: at least 1 day (Temporal's minimum), at most 90 (Temporal
- * Cloud's maximum). Thirty days (ARCHITECTURE's default) leave operators time to read a run's history in the Temporal UI; the
- * service keeps every ended run's timeline itself, so nothing users read depends on it.
+ * Cloud's maximum). Thirty days (ARCHITECTURE's default) leave operators time to read a run's
+ * history in the Temporal UI; the service keeps every ended run's timeline itself, so nothing users
+ * read depends on it.
  */
 export const DEFAULT_RUN_HISTORY_RETENTION_DAYS = 30;
 const MAX_RUN_HISTORY_RETENTION_DAYS = 90;
