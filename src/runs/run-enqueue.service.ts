@@ -75,6 +75,9 @@ export function agentQueueStart(
 }
 
 /** Runs handed to their agent's queue workflow: the row first, then Temporal. */
+/** Tries of a refused manual start while the agent's previous run is closing (about 4.5 s in all). */
+const CLOSING_RUN_RETRIES = 10;
+
 @Injectable()
 export class RunEnqueueService {
   constructor(
@@ -98,31 +101,39 @@ export class RunEnqueueService {
     // The row first: the worker starts only runs whose row the API wrote (startRun), and the run may
     // start as soon as the update is accepted.
     const row = this.queuedRow(request);
-    await this.runs.insertQueued(row, false);
-    let result: EnqueueResult;
-    try {
-      result = await this.client.workflow.executeUpdateWithStart<Workflow, EnqueueResult, [RunRequest]>(
-        AGENT_HANDLERS.enqueueRun,
-        {
-          args: [request],
-          updateId: request.deliveryId ? `delivery-${request.deliveryId}` : `run-${request.runId}`,
-          startWorkflowOperation: new WithStartWorkflowOperation('agentWorkflow', {
-            ...agentQueueStart(agent, this.settings.temporalTaskQueue),
-            workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-          }),
-        },
-      );
-    } catch (err) {
-      // Not queued (refused, or unknown): leave no row that would look queued forever. Only a row
-      // still queued goes; if the update did get through and the run has started, it stays.
-      await this.runs.deleteIfQueued(request.runId).catch(() => undefined);
-      switch (updateFailureType(err)) {
-        case FAILURE.agentAlreadyRunning:
-          throw new AppError('AGENT_ALREADY_RUNNING', 'The agent already has a queued or active run');
-        case FAILURE.runSkipped:
-          throw new RunSkippedError();
-        default:
-          throw err;
+    let result: EnqueueResult | undefined;
+    for (let attempt = 1; result === undefined; attempt += 1) {
+      await this.runs.insertQueued(row, false);
+      try {
+        result = await this.client.workflow.executeUpdateWithStart<Workflow, EnqueueResult, [RunRequest]>(
+          AGENT_HANDLERS.enqueueRun,
+          {
+            args: [request],
+            updateId: request.deliveryId ? `delivery-${request.deliveryId}` : `run-${request.runId}`,
+            startWorkflowOperation: new WithStartWorkflowOperation('agentWorkflow', {
+              ...agentQueueStart(agent, this.settings.temporalTaskQueue),
+              workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+            }),
+          },
+        );
+      } catch (err) {
+        // Not queued (refused, or unknown): leave no row that would look queued forever. Only a row
+        // still queued goes; if the update did get through and the run has started, it stays.
+        await this.runs.deleteIfQueued(request.runId).catch(() => undefined);
+        switch (updateFailureType(err)) {
+          case FAILURE.agentAlreadyRunning:
+            // The queue still holds a run whose row has ended: its workflow is taking its last step
+            // (the archive) and closes within moments. Whoever just saw that run end is not refused.
+            if (attempt < CLOSING_RUN_RETRIES && !(await this.runs.hasOpenRun(agent.id))) {
+              await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+              continue;
+            }
+            throw new AppError('AGENT_ALREADY_RUNNING', 'The agent already has a queued or active run');
+          case FAILURE.runSkipped:
+            throw new RunSkippedError();
+          default:
+            throw err;
+        }
       }
     }
     if (result.duplicate && result.runId !== request.runId) {

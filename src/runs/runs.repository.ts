@@ -117,6 +117,11 @@ export class RunsRepository {
     return rows[0]?.n ?? 0;
   }
 
+  /** Whether the agent has a run whose row is still queued or active. */
+  hasOpenRun(agentId: string): Promise<boolean> {
+    return this.runs.existsBy({ agentId, status: In(['queued', 'active']) });
+  }
+
   /** Removes a row only while it is still queued (a run that has started stays). */
   async deleteIfQueued(id: string): Promise<void> {
     await this.runs.delete({ id, status: 'queued' });

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { Client, Connection, ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, type Connection, ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
 import pg from 'pg';
 import { stopChild } from '../../scripts/runtime/processes.js';
 import { toolNamed } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { expectError } from '../utils/http.js';
 import { eventually, type RunView, waitForRun } from '../utils/runs.js';
+import { temporalClient } from '../utils/temporal.js';
 import { registerUser, type TestUser } from '../utils/users.js';
 import { startWorld, type World } from '../utils/world.js';
 
@@ -24,8 +25,8 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
     world = await startWorld({
       env: { RUN_RETENTION_DAYS: String(RETENTION_DAYS), OUTGOING_CALLS_PER_MINUTE: '1000' },
     });
-    connection = await Connection.connect({ address: testEnv('temporalAddress') });
-    temporal = new Client({ connection });
+    // With the stacks' payload key: describe() decodes the run's memo.
+    ({ client: temporal, connection } = await temporalClient());
     db = new pg.Client({ connectionString: testEnv('databaseUrl') });
     await db.connect();
   });
