@@ -36,7 +36,22 @@ export async function issueServerCert(
   const altNames = hosts.map((host) =>
     /^[\d.]+$/.test(host) || host.includes(':') ? { type: 7 as const, ip: host } : { type: 2 as const, value: host },
   );
-  const pems = await selfsigned.generate([{ name: 'commonName', value: hosts[0] ?? 'localhost' }], {
+  return issueLeafCert(ca, hosts[0] ?? 'localhost', [
+    { name: 'extKeyUsage', serverAuth: true },
+    { name: 'subjectAltName', altNames },
+  ]);
+}
+
+/** A client certificate (mTLS) for `commonName`, signed by the test CA. */
+export function issueClientCert(ca: TestCa, commonName: string): Promise<ServerCert> {
+  return issueLeafCert(ca, commonName, [{ name: 'extKeyUsage', clientAuth: true }]);
+}
+
+/** A certificate extension as selfsigned takes it (its types do not export the name). */
+type Extension = NonNullable<NonNullable<Parameters<typeof selfsigned.generate>[1]>['extensions']>[number];
+
+async function issueLeafCert(ca: TestCa, commonName: string, extensions: Extension[]): Promise<ServerCert> {
+  const pems = await selfsigned.generate([{ name: 'commonName', value: commonName }], {
     keyType: 'ec',
     curve: 'P-256',
     algorithm: 'sha256',
@@ -45,8 +60,7 @@ export async function issueServerCert(
     extensions: [
       { name: 'basicConstraints', cA: false },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames },
+      ...extensions,
     ],
   });
   return { cert: pems.cert, key: pems.private };

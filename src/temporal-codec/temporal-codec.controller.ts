@@ -1,4 +1,17 @@
-import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Inject, Options, Post, Req, Res } from '@nestjs/common';
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Options,
+  Post,
+  Req,
+  Res,
+} from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiConsumes,
@@ -34,6 +47,18 @@ const CREDENTIALS =
   'Admins only: `Authorization: Bearer <admin token>` (the temporal CLI: `--codec-auth "Bearer <token>"`), or ' +
   `the \`${CODEC_COOKIE}\` cookie set by ${CODEC_PATH}/session (the Temporal UI with "include cross-origin credentials").`;
 
+/** A route of Temporal's codec protocol: admins only, by bearer token or by the UI's cookie. */
+const CodecRoute = (path: 'decode' | 'encode'): MethodDecorator =>
+  applyDecorators(
+    Post(path),
+    HttpCode(HttpStatus.OK),
+    AdminOnly(),
+    TokenAlsoFrom({ cookie: CODEC_COOKIE }),
+    ApiBearerAuth(),
+    ApiHeader(NAMESPACE_HEADER),
+    ApiOkResponse({ type: CodecPayloadsDto }),
+  );
+
 const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 const page = (title: string, body: string): string =>
@@ -52,13 +77,7 @@ export class TemporalCodecController {
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
-  @Post('decode')
-  @HttpCode(HttpStatus.OK)
-  @AdminOnly()
-  @TokenAlsoFrom({ cookie: CODEC_COOKIE })
-  @ApiBearerAuth()
-  @ApiHeader(NAMESPACE_HEADER)
-  @ApiOkResponse({ type: CodecPayloadsDto })
+  @CodecRoute('decode')
   @ApiOperation({
     summary: 'Decode (decrypt) Temporal payloads for an operator: the Temporal UI and CLI codec endpoint',
     description: `${CREDENTIALS} Payloads the codec did not encrypt come back unchanged; one that does not open (its key id is not in TEMPORAL_CODEC_KEY) answers VALIDATION_ERROR naming it.`,
@@ -68,13 +87,7 @@ export class TemporalCodecController {
     return this.codec.decode(body);
   }
 
-  @Post('encode')
-  @HttpCode(HttpStatus.OK)
-  @AdminOnly()
-  @TokenAlsoFrom({ cookie: CODEC_COOKIE })
-  @ApiBearerAuth()
-  @ApiHeader(NAMESPACE_HEADER)
-  @ApiOkResponse({ type: CodecPayloadsDto })
+  @CodecRoute('encode')
   @ApiOperation({
     summary: 'Encode (encrypt) payloads an operator sends from the Temporal UI or CLI (start, signal)',
     description: `${CREDENTIALS} Encrypted under the current TEMPORAL_CODEC_KEY, as the service writes payloads.`,
