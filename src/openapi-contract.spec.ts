@@ -190,7 +190,10 @@ describe('the OpenAPI document of the account, admin, billing, workspace, health
     );
     expect(user.properties?.['name']).toMatchObject({ nullable: true });
     expect(user.properties?.['acceptedTermsAt']).toMatchObject({ nullable: true, format: 'date-time' });
-    expect(schemas['BillingResponseDto']!.properties?.['paymentMethod']).toMatchObject({ nullable: true });
+    expect(schemas['BillingResponseDto']!.properties?.['paymentMethod']).toMatchObject({
+      type: 'object',
+      nullable: true,
+    });
     expect(schemas['Tier']).toMatchObject({ enum: ['free', 'pro', 'harness', 'team'] });
   });
 });

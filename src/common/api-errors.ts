@@ -24,7 +24,7 @@ export class ErrorBodyDto {
   })
   code!: string;
 
-  @ApiProperty({ description: 'The HTTP status, repeated', example: 401 })
+  @ApiProperty({ type: 'integer', description: 'The HTTP status, repeated', example: 401 })
   statusCode!: number;
 
   @ApiPropertyOptional({ type: [FieldProblemDto], description: 'The invalid fields, one entry each' })

@@ -27,12 +27,9 @@ export class TierLimitsDto implements TierLimits {
   priceCents!: number;
 }
 
-export class PaymentMethodSummaryDto {
-  @ApiProperty({ example: 'visa' })
-  brand!: string;
-
-  @ApiProperty({ example: '4242', description: 'The last four digits of the card' })
-  last4!: string;
+export interface PaymentMethodSummary {
+  brand: string;
+  last4: string;
 }
 
 /** GET /api/billing and the answers of the routes that change it. */
@@ -46,8 +43,18 @@ export class BillingResponseDto implements BillingResponse {
   @ApiProperty({ enum: SUBSCRIPTION_STATUSES, enumName: 'SubscriptionStatus' })
   subscriptionStatus!: SubscriptionStatus;
 
-  @ApiProperty({ type: PaymentMethodSummaryDto, nullable: true, description: 'null until one is stored' })
-  paymentMethod!: PaymentMethodSummaryDto | null;
+  // Inline, not a $ref: OpenAPI 3.0 validators read `nullable` only beside a `type`.
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    description: 'null until one is stored',
+    properties: {
+      brand: { type: 'string', example: 'visa' },
+      last4: { type: 'string', example: '4242', description: 'The last four digits of the card' },
+    },
+    required: ['brand', 'last4'],
+  })
+  paymentMethod!: PaymentMethodSummary | null;
 
   @ApiProperty({ type: TierLimitsDto })
   limits!: TierLimitsDto;
