@@ -1,10 +1,11 @@
 import { Body, Controller, Get, Param, ParseUUIDPipe, Patch, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsInt, Max, Min } from 'class-validator';
 import { Optional } from '../common/optional.js';
 import { AdminOnly } from '../auth/decorators.js';
 import { AppError } from '../common/app-error.js';
-import { ListQueryDto, type Page, pageQuery } from '../common/pagination.js';
+import { AUTH_ERRORS, ApiErrors } from '../common/api-errors.js';
+import { ListQueryDto, pageQuery } from '../common/pagination.js';
 import {
   ROLES,
   type Role,
@@ -13,7 +14,8 @@ import {
   TIERS,
   type Tier,
 } from '../users/user-fields.js';
-import { type UserResponse, UsersService } from '../users/users.service.js';
+import { UserPageDto, UserResponseDto } from '../users/dto/user-response.dto.js';
+import { UsersService } from '../users/users.service.js';
 
 export class AdminUserPatchDto {
   @ApiPropertyOptional({ enum: TIERS })
@@ -52,19 +54,23 @@ function userIdPipe(): ParseUUIDPipe {
 @ApiTags('admin')
 @ApiBearerAuth()
 @AdminOnly()
+@ApiErrors(...AUTH_ERRORS, 'ADMIN_REQUIRED', 'VALIDATION_ERROR')
 @Controller('admin/users')
 export class AdminController {
   constructor(private readonly users: UsersService) {}
 
   @Get()
   @ApiOperation({ summary: 'List users (admins only)' })
-  list(@Query() query: ListQueryDto): Promise<Page<UserResponse>> {
+  @ApiOkResponse({ type: UserPageDto })
+  list(@Query() query: ListQueryDto): Promise<UserPageDto> {
     return this.users.list(pageQuery(query));
   }
 
   @Patch(':id')
   @ApiOperation({ summary: "Change a user's tier, credits, subscription status or role (admins only)" })
-  patch(@Param('id', userIdPipe()) id: string, @Body() body: AdminUserPatchDto): Promise<UserResponse> {
+  @ApiOkResponse({ type: UserResponseDto })
+  @ApiErrors('NOT_FOUND')
+  patch(@Param('id', userIdPipe()) id: string, @Body() body: AdminUserPatchDto): Promise<UserResponseDto> {
     return this.users.patch(id, body);
   }
 }

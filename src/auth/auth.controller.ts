@@ -1,9 +1,19 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Ip, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { type UserResponse, UsersService } from '../users/users.service.js';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import { AUTH_ERRORS, ApiErrors } from '../common/api-errors.js';
+import { UserResponseDto } from '../users/dto/user-response.dto.js';
+import { UsersService } from '../users/users.service.js';
 import type { AuthUser } from './auth-user.js';
-import { AuthService, type SessionAnswer } from './auth.service.js';
+import { AuthService } from './auth.service.js';
 import { CurrentUser, Public } from './decorators.js';
+import { AcceptTermsResponseDto, SessionResponseDto } from './dto/auth-responses.dto.js';
 import { AcceptTermsDto, LoginDto, RegisterDto } from './dto/auth.dto.js';
 
 @ApiTags('auth')
@@ -14,7 +24,9 @@ export class AuthController {
   @Public()
   @Post('register')
   @ApiOperation({ summary: 'Create an account; answers a JWT (RATE_LIMITED past the sign-in limits)' })
-  register(@Body() body: RegisterDto, @Ip() address: string | undefined): Promise<SessionAnswer> {
+  @ApiCreatedResponse({ type: SessionResponseDto })
+  @ApiErrors('VALIDATION_ERROR', 'RATE_LIMITED')
+  register(@Body() body: RegisterDto, @Ip() address: string | undefined): Promise<SessionResponseDto> {
     return this.auth.register(body, address ?? 'unknown');
   }
 
@@ -24,7 +36,9 @@ export class AuthController {
   @ApiOperation({
     summary: 'Log in; answers a JWT (UNAUTHORIZED on wrong credentials, RATE_LIMITED past the sign-in limits)',
   })
-  login(@Body() body: LoginDto, @Ip() address: string | undefined): Promise<SessionAnswer> {
+  @ApiOkResponse({ type: SessionResponseDto })
+  @ApiErrors('VALIDATION_ERROR', 'UNAUTHORIZED', 'RATE_LIMITED')
+  login(@Body() body: LoginDto, @Ip() address: string | undefined): Promise<SessionResponseDto> {
     return this.auth.login(body, address ?? 'unknown');
   }
 
@@ -32,6 +46,8 @@ export class AuthController {
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiBearerAuth()
   @ApiOperation({ summary: 'Revoke the token of this request' })
+  @ApiNoContentResponse({ description: 'The token is revoked' })
+  @ApiErrors(...AUTH_ERRORS, 'VALIDATION_ERROR')
   logout(@CurrentUser() user: AuthUser): Promise<void> {
     return this.auth.logout(user);
   }
@@ -40,6 +56,8 @@ export class AuthController {
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiBearerAuth()
   @ApiOperation({ summary: 'Revoke every token of the user issued before now (all devices)' })
+  @ApiNoContentResponse({ description: 'Every token issued until now is revoked' })
+  @ApiErrors(...AUTH_ERRORS, 'VALIDATION_ERROR')
   logoutAll(@CurrentUser() user: AuthUser): Promise<void> {
     return this.auth.logoutAll(user);
   }
@@ -50,7 +68,9 @@ export class AuthController {
   @ApiOperation({
     summary: 'Accept the terms of service (needed by vault, sessions, agents, runs, workspaces, billing)',
   })
-  acceptTerms(@CurrentUser() user: AuthUser, @Body() body: AcceptTermsDto): Promise<{ acceptedTermsAt: string }> {
+  @ApiOkResponse({ type: AcceptTermsResponseDto })
+  @ApiErrors(...AUTH_ERRORS, 'VALIDATION_ERROR')
+  acceptTerms(@CurrentUser() user: AuthUser, @Body() body: AcceptTermsDto): Promise<AcceptTermsResponseDto> {
     return this.auth.acceptTerms(user, body.version);
   }
 }
@@ -63,7 +83,9 @@ export class MeController {
   @Get()
   @ApiBearerAuth()
   @ApiOperation({ summary: 'The authenticated user' })
-  me(@CurrentUser() user: AuthUser): UserResponse {
+  @ApiOkResponse({ type: UserResponseDto })
+  @ApiErrors(...AUTH_ERRORS, 'VALIDATION_ERROR')
+  me(@CurrentUser() user: AuthUser): UserResponseDto {
     return this.users.toResponse(user.user);
   }
 }

@@ -1,10 +1,12 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser, TermsRequired } from '../auth/decorators.js';
+import { AUTH_ERRORS, ApiErrors } from '../common/api-errors.js';
 import { TIERS, type Tier } from '../users/user-fields.js';
-import { type BillingResponse, BillingService } from './billing.service.js';
+import { BillingResponseDto, CreditsBalanceDto } from './dto/billing-responses.dto.js';
+import { BillingService } from './billing.service.js';
 
 export class PaymentMethodDto {
   @ApiProperty({
@@ -34,34 +36,42 @@ export class SubscriptionDto {
 @ApiTags('billing')
 @ApiBearerAuth()
 @TermsRequired()
+@ApiErrors(...AUTH_ERRORS, 'TERMS_NOT_ACCEPTED', 'VALIDATION_ERROR')
 @Controller('billing')
 export class BillingController {
   constructor(private readonly billing: BillingService) {}
 
   @Get()
   @ApiOperation({ summary: 'Tier, credits, subscription status, payment method and the limits in force' })
-  describe(@CurrentUser() auth: AuthUser): Promise<BillingResponse> {
+  @ApiOkResponse({ type: BillingResponseDto })
+  describe(@CurrentUser() auth: AuthUser): Promise<BillingResponseDto> {
     return this.billing.describe(auth.user.id);
   }
 
   @Post('payment-method')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Store a payment method (PAYMENT_FAILED when the server takes no payments)' })
-  paymentMethod(@CurrentUser() auth: AuthUser, @Body() body: PaymentMethodDto): Promise<BillingResponse> {
+  @ApiOkResponse({ type: BillingResponseDto })
+  @ApiErrors('VALIDATION_ERROR', 'PAYMENT_FAILED')
+  paymentMethod(@CurrentUser() auth: AuthUser, @Body() body: PaymentMethodDto): Promise<BillingResponseDto> {
     return this.billing.setPaymentMethod(auth.user.id, body.paymentMethodToken);
   }
 
   @Post('credits/purchase')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Buy credits (NO_PAYMENT_METHOD, PAYMENT_FAILED)' })
-  purchase(@CurrentUser() auth: AuthUser, @Body() body: PurchaseCreditsDto): Promise<{ credits: number }> {
+  @ApiOkResponse({ type: CreditsBalanceDto })
+  @ApiErrors('VALIDATION_ERROR', 'NO_PAYMENT_METHOD', 'PAYMENT_FAILED')
+  purchase(@CurrentUser() auth: AuthUser, @Body() body: PurchaseCreditsDto): Promise<CreditsBalanceDto> {
     return this.billing.purchaseCredits(auth.user.id, body.amount);
   }
 
   @Post('subscription')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Change the tier (NO_PAYMENT_METHOD, PAYMENT_FAILED)' })
-  subscription(@CurrentUser() auth: AuthUser, @Body() body: SubscriptionDto): Promise<BillingResponse> {
+  @ApiOkResponse({ type: BillingResponseDto })
+  @ApiErrors('VALIDATION_ERROR', 'NO_PAYMENT_METHOD', 'PAYMENT_FAILED')
+  subscription(@CurrentUser() auth: AuthUser, @Body() body: SubscriptionDto): Promise<BillingResponseDto> {
     return this.billing.changeSubscription(auth.user.id, body.tier);
   }
 }

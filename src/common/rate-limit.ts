@@ -10,7 +10,7 @@ import { AppError } from './app-error.js';
 /** The table migrations create for rate-limiter-flexible; shared by every API and worker process. */
 export const RATE_LIMIT_TABLE = 'rate_limits';
 
-const NO_RATE_LIMIT = Symbol('noRateLimit');
+export const NO_RATE_LIMIT = Symbol('noRateLimit');
 
 /** Set on the request for routes marked @NoRateLimit(), so the JWT strategy skips the per-user counter too. */
 export const RATE_LIMIT_EXEMPT = Symbol('rateLimitExempt');

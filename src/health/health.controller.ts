@@ -1,15 +1,17 @@
 import { Controller, Get, Inject, Logger, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type Connection } from '@temporalio/client';
 import type { Request, Response } from 'express';
 import { type DataSource } from 'typeorm';
 import { Public } from '../auth/decorators.js';
+import { ApiErrors } from '../common/api-errors.js';
 import { correlationIdOf } from '../common/correlation.js';
 import { NoRateLimit } from '../common/rate-limit.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { TEMPORAL_CONNECTION } from '../temporal/temporal.module.js';
+import { HealthReportDto } from './dto/health-report.dto.js';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -72,6 +74,12 @@ export class HealthController {
   @NoRateLimit()
   @Get()
   @ApiOperation({ summary: 'Status of the database and of Temporal (503 when either is down)' })
+  @ApiOkResponse({ type: HealthReportDto, description: 'Both are up' })
+  @ApiServiceUnavailableResponse({
+    type: HealthReportDto,
+    description: 'The database or Temporal is down (`degraded`)',
+  })
+  @ApiErrors('VALIDATION_ERROR')
   async health(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<HealthReport> {
     const down = (component: string) => (detail: string) =>
       this.logger.warn(`${correlationIdOf(req)} health: ${component} is down: ${detail}`);

@@ -25,6 +25,7 @@ import type { Request, Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { AdminOnly, CurrentUser, Public, TokenAlsoFrom } from '../auth/decorators.js';
 import { bearerToken } from '../auth/jwt.strategy.js';
+import { AUTH_ERRORS, ApiErrors } from '../common/api-errors.js';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
@@ -47,6 +48,9 @@ const CREDENTIALS =
   'Admins only: `Authorization: Bearer <admin token>` (the temporal CLI: `--codec-auth "Bearer <token>"`), or ' +
   `the \`${CODEC_COOKIE}\` cookie set by ${CODEC_PATH}/session (the Temporal UI with "include cross-origin credentials").`;
 
+/** What the admin routes answer before their own code runs, and a body or namespace they refuse. */
+const ADMIN_ERRORS = [...AUTH_ERRORS, 'ADMIN_REQUIRED', 'VALIDATION_ERROR'] as const;
+
 /** A route of Temporal's codec protocol: admins only, by bearer token or by the UI's cookie. */
 const CodecRoute = (path: 'decode' | 'encode'): MethodDecorator =>
   applyDecorators(
@@ -57,7 +61,11 @@ const CodecRoute = (path: 'decode' | 'encode'): MethodDecorator =>
     ApiBearerAuth(),
     ApiHeader(NAMESPACE_HEADER),
     ApiOkResponse({ type: CodecPayloadsDto }),
+    ApiErrors(...ADMIN_ERRORS),
   );
+
+/** The routes that answer an HTML page. */
+const HTML_PAGE = { 'text/html': { schema: { type: 'string' as const } } };
 
 const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -103,12 +111,15 @@ export class TemporalCodecController {
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiNoContentResponse({ description: 'CORS preflight: allowed for the TEMPORAL_UI_ORIGIN origins' })
   @ApiOperation({ summary: 'CORS preflight for the Temporal UI' })
+  @ApiErrors('RATE_LIMITED')
   preflight(): void {}
 
   /** The sign-in form for the Temporal UI (a browser page cannot send Authorization headers). */
   @Public()
   @Get('session')
   @ApiOperation({ summary: 'A form where an admin signs this browser in for the Temporal UI’s decoding' })
+  @ApiOkResponse({ description: 'The sign-in form', content: HTML_PAGE })
+  @ApiErrors('RATE_LIMITED', 'VALIDATION_ERROR')
   sessionForm(@Res() res: Response): void {
     this.html(
       res,
@@ -133,6 +144,8 @@ HttpOnly cookie, sent only to ${CODEC_PATH}, until the token expires.</p>
       `The admin token comes as the form field \`token\` or as Authorization: Bearer. The cookie is HttpOnly, ` +
       `SameSite=Strict, limited to ${CODEC_PATH} and lives as long as the token (a logout revokes it).`,
   })
+  @ApiOkResponse({ description: `A page saying so; the ${CODEC_COOKIE} cookie is set`, content: HTML_PAGE })
+  @ApiErrors(...ADMIN_ERRORS)
   session(
     @CurrentUser() user: AuthUser,
     @Body() body: CodecSessionDto,

@@ -1,0 +1,20 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { UserResponseDto } from '../../users/dto/user-response.dto.js';
+import type { SessionAnswer } from '../auth.service.js';
+
+/** The answer of register and login: the user and a fresh access token. */
+export class SessionResponseDto implements SessionAnswer {
+  @ApiProperty({ type: UserResponseDto })
+  user!: UserResponseDto;
+
+  @ApiProperty({ description: 'A JWT: send it as `Authorization: Bearer <token>`' })
+  accessToken!: string;
+
+  @ApiProperty({ type: 'integer', description: 'Seconds until the token expires (JWT_TTL_SECONDS)' })
+  expiresIn!: number;
+}
+
+export class AcceptTermsResponseDto {
+  @ApiProperty({ format: 'date-time' })
+  acceptedTermsAt!: string;
+}

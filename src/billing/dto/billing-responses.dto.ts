@@ -1,0 +1,66 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { SUBSCRIPTION_STATUSES, type SubscriptionStatus, TIERS, type Tier } from '../../users/user-fields.js';
+import type { BillingResponse } from '../billing.service.js';
+import type { TierLimits } from '../tiers.js';
+
+/** The limits of the user's tier in force (TIER_LIMITS; a past-due subscription has the free tier's). */
+export class TierLimitsDto implements TierLimits {
+  @ApiProperty({ type: 'integer', description: 'Sites the vault may hold (VAULT_LIMIT_REACHED past it)' })
+  vaultSites!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Agents the user may have (AGENT_LIMIT_REACHED past it)' })
+  agents!: number;
+
+  @ApiProperty({ description: 'Whether agents may run on a cron schedule' })
+  scheduledAgents!: boolean;
+
+  @ApiProperty({ description: 'Whether agents may be triggered by webhooks' })
+  webhookAgents!: boolean;
+
+  @ApiProperty({ type: 'integer', description: 'Team workspaces the user may own (0: none)' })
+  workspaces!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Members a workspace of this owner may have' })
+  workspaceMembers!: number;
+
+  @ApiProperty({ type: 'integer', description: 'Monthly price, in cents' })
+  priceCents!: number;
+}
+
+export interface PaymentMethodSummary {
+  brand: string;
+  last4: string;
+}
+
+/** GET /api/billing and the answers of the routes that change it. */
+export class BillingResponseDto implements BillingResponse {
+  @ApiProperty({ enum: TIERS, enumName: 'Tier' })
+  tier!: Tier;
+
+  @ApiProperty({ type: 'integer', description: 'The credit balance (1 credit = 1 cent)' })
+  credits!: number;
+
+  @ApiProperty({ enum: SUBSCRIPTION_STATUSES, enumName: 'SubscriptionStatus' })
+  subscriptionStatus!: SubscriptionStatus;
+
+  // Inline, not a $ref: OpenAPI 3.0 validators read `nullable` only beside a `type`.
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    description: 'null until one is stored',
+    properties: {
+      brand: { type: 'string', example: 'visa' },
+      last4: { type: 'string', example: '4242', description: 'The last four digits of the card' },
+    },
+    required: ['brand', 'last4'],
+  })
+  paymentMethod!: PaymentMethodSummary | null;
+
+  @ApiProperty({ type: TierLimitsDto })
+  limits!: TierLimitsDto;
+}
+
+export class CreditsBalanceDto {
+  @ApiProperty({ type: 'integer', description: 'The credit balance after the purchase' })
+  credits!: number;
+}
