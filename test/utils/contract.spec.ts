@@ -128,6 +128,7 @@ describe('the response contract check', () => {
       },
       answer('GET', '/api/oauth/callback?code=x', 302, 'Found. Redirecting to /', 'text/plain; charset=utf-8'),
       answer('GET', '/api/nothing-here', 404, { error: 'No route', code: 'NOT_FOUND', statusCode: 404 }),
+      answer('POST', '/api/agents//runs', 400, { error: 'Bad path', code: 'VALIDATION_ERROR', statusCode: 400 }),
     ];
     for (const one of ok) {
       const finding = contract.check(one);
@@ -176,7 +177,8 @@ describe('the response contract check', () => {
       key: 'PUT /api/agents 200',
       message: 'the document has no operation PUT /api/agents',
     });
-    // An unrouted 404 still answers the error body.
+    // A success where the document has no operation is drift; a refusal there still answers the error body.
+    expect(contract.check(answer('GET', '/api/agents/x/y', 200, {})).verdict).toBe('violation');
     expect(contract.check(answer('GET', '/api/nothing', 404, { error: 'x' })).verdict).toBe('violation');
   });
 

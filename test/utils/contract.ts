@@ -172,10 +172,12 @@ export class Contract {
     const templates = this.match(pathname);
     const template = templates.find((t) => this.doc.paths[t]?.[method.toLowerCase()] !== undefined);
     if (template === undefined) {
-      // The service's answer to a route it does not have: the error body, nothing else to check.
-      if (answer.status === 404) {
+      // A request no route takes (unknown path, an empty or malformed segment, a body refused before
+      // routing) is refused with the error body: nothing else to check. Anything else answered there
+      // is an operation the document lacks.
+      if (answer.status >= 400 && answer.status < 500) {
         return this.checkBody(
-          { verdict: 'excluded', key: `${method} (no route) 404`, message: '' },
+          { verdict: 'excluded', key: `${method} (no route) ${answer.status}`, message: '' },
           answer,
           ERROR_BODY,
         );
