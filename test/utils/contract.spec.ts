@@ -128,7 +128,12 @@ describe('the response contract check', () => {
       },
       answer('GET', '/api/oauth/callback?code=x', 302, 'Found. Redirecting to /', 'text/plain; charset=utf-8'),
       answer('GET', '/api/nothing-here', 404, { error: 'No route', code: 'NOT_FOUND', statusCode: 404 }),
-      answer('POST', '/api/agents//runs', 400, { error: 'Bad path', code: 'VALIDATION_ERROR', statusCode: 400 }),
+      answer('POST', '/api/agents//runs', 400, {
+        error: 'Bad path',
+        code: 'VALIDATION_ERROR',
+        statusCode: 400,
+        details: [{ field: 'path', message: 'empty segment' }],
+      }),
     ];
     for (const one of ok) {
       const finding = contract.check(one);

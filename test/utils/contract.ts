@@ -87,11 +87,26 @@ export function fails(finding: Finding, mode: ContractMode): boolean {
   return finding.verdict === 'violation' || (finding.verdict === 'undeclared' && mode === 'strict');
 }
 
-/** What every error of the service answers (the document's description says so): for unrouted 404s. */
+/**
+ * What every error of the service answers (src/common/app-error.ts ErrorBody; the document's
+ * description says so): checked for refusals of requests no route of the document takes.
+ */
 const ERROR_BODY: SchemaObject = {
   type: 'object',
   required: ['error', 'code', 'statusCode'],
-  properties: { error: { type: 'string' }, code: { type: 'string' }, statusCode: { type: 'integer' } },
+  properties: {
+    error: { type: 'string' },
+    code: { type: 'string' },
+    statusCode: { type: 'integer' },
+    details: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['field', 'message'],
+        properties: { field: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
 };
 
 const DOC_ID = 'openapi.json';
