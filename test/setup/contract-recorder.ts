@@ -37,6 +37,9 @@ export function contractDir(): string | undefined {
   return workDir === undefined ? undefined : path.join(workDir, 'contract');
 }
 
+/** The service stopped answering before its document was read: the answer cannot be checked. */
+class DocumentUnavailable extends Error {}
+
 export class ContractRecorder {
   readonly mode: ContractMode = contractMode();
   private readonly pending = new Set<Promise<void>>();
@@ -55,7 +58,7 @@ export class ContractRecorder {
       })
       .catch((err: unknown) => {
         this.findings.push({
-          verdict: 'violation',
+          verdict: err instanceof DocumentUnavailable ? 'unchecked' : 'violation',
           key: `${answer.method} ${answer.path.split('?')[0]} ${answer.status}`,
           message: `could not check: ${err instanceof Error ? err.message : String(err)}`,
         });
@@ -88,12 +91,18 @@ export class ContractRecorder {
   private async contractOf(origin: string, fresh: boolean): Promise<Contract> {
     let document = this.documents.get(origin);
     if (document === undefined || fresh) {
-      document = this.fetchDocument(`${origin}/api/docs/openapi.json`).then(async (res) => {
-        if (res.status !== 200) {
-          throw new Error(`${origin}/api/docs/openapi.json answered ${res.status}`);
-        }
-        return (await res.json()) as ContractDocument;
-      });
+      const url = `${origin}/api/docs/openapi.json`;
+      document = this.fetchDocument(url).then(
+        async (res) => {
+          if (res.status !== 200) {
+            throw new Error(`${url} answered ${res.status}`);
+          }
+          return (await res.json()) as ContractDocument;
+        },
+        (err: unknown) => {
+          throw new DocumentUnavailable(`${url} could not be read: ${String(err)}`, { cause: err });
+        },
+      );
       this.documents.set(origin, document);
       // A failed fetch is not cached: the next answer tries again.
       document.catch(() => this.documents.delete(origin));
@@ -171,7 +180,7 @@ export function summarize(dir: string, detailsFile: string): string | undefined 
       .filter(Boolean)
       .map((line) => JSON.parse(line) as SummaryLine),
   );
-  const answers: Record<Finding['verdict'], number> = { ok: 0, violation: 0, undeclared: 0, excluded: 0 };
+  const answers: Record<Finding['verdict'], number> = { ok: 0, violation: 0, undeclared: 0, excluded: 0, unchecked: 0 };
   const byKey = new Map<
     string,
     { verdict: Finding['verdict']; count: number; messages: Set<string>; files: Set<string> }
@@ -201,6 +210,7 @@ export function summarize(dir: string, detailsFile: string): string | undefined 
     `[contract] CONTRACT_CHECK=${contractMode()}: ${total} answers of the service in ${testFiles} test files: ` +
     `${answers.ok} conform, ${answers.violation} break the document (${pairs('violation')} operation/status pairs), ` +
     `${answers.undeclared} have nothing declared to check them against (${pairs('undeclared')} operation/status pairs), ` +
-    `${answers.excluded} are outside the contract. Details: ${detailsFile}`
+    `${answers.excluded} are outside the contract, ${answers.unchecked} could not be checked (the service was gone). ` +
+    `Details: ${detailsFile}`
   );
 }

@@ -253,6 +253,11 @@ describe('the recorder (test/setup/contract-setup.ts, installed in every test fi
       ['violation', 'GET /api/agents 200'],
       ['violation', 'GET /api/agents 200'],
     ]);
+    // A service gone before its document was read: counted as unchecked, not failed.
+    recorder.observe('http://127.0.0.1:1', answer('GET', '/api/agents', 200, []));
+    const gone = await recorder.flush();
+    expect(gone.map((f) => f.verdict)).toEqual(['unchecked']);
+    expect(failureMessage(gone, 'strict')).toBeUndefined();
     expect(failureMessage(findings, 'declared-only')).toContain(
       'violation: GET /api/agents 200 (×2): the body breaks the schema: /0/name must be string',
     );

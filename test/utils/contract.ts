@@ -58,9 +58,11 @@ export interface Answer {
  * - `violation`: it breaks what the document declares (unknown route, content type, body): always a failure;
  * - `undeclared`: the document declares nothing to check it against (status not listed, no schema):
  *   a failure in strict mode only;
- * - `excluded`: not part of the API contract (the document itself, pages outside /api).
+ * - `excluded`: not part of the API contract (the document itself, pages outside /api);
+ * - `unchecked`: the service was gone before its document could be read (a process the test
+ *   stopped right after the answer): counted in the summary, never a failure.
  */
-export type Verdict = 'ok' | 'violation' | 'undeclared' | 'excluded';
+export type Verdict = 'ok' | 'violation' | 'undeclared' | 'excluded' | 'unchecked';
 
 export interface Finding {
   verdict: Verdict;
