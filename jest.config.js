@@ -10,6 +10,8 @@ export default {
   testMatch: ['<rootDir>/**/*.spec.js', '<rootDir>/**/*.e2e-spec.js'],
   globalSetup: '<rootDir>/test/setup/global-setup.js',
   globalTeardown: '<rootDir>/test/setup/global-teardown.js',
+  // Checks every answer of the service the suites receive against its OpenAPI document.
+  setupFilesAfterEnv: ['<rootDir>/test/setup/contract-setup.js'],
   testTimeout: 60_000,
   maxWorkers: 2,
   verbose: true,

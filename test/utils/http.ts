@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import type { ContractRecorder } from '../setup/contract-recorder.js';
 
 export interface HttpAnswer<T = any> {
   status: number;
@@ -113,7 +114,14 @@ export function rawRequest(
             answerHeaders.append(name, one);
           }
         }
-        resolve({ status: res.statusCode ?? 0, body: parsed, headers: answerHeaders, text });
+        const status = res.statusCode ?? 0;
+        // Not sent through fetch: handed to the contract check (test/setup/contract-setup.ts) here.
+        const recorder = (globalThis as { __agentsiteContract?: ContractRecorder }).__agentsiteContract;
+        if (recorder !== undefined && res.headers['x-correlation-id'] !== undefined) {
+          const contentType = res.headers['content-type'];
+          recorder.observe(new URL(baseUrl).origin, { method, path, status, contentType, text });
+        }
+        resolve({ status, body: parsed, headers: answerHeaders, text });
       });
     });
     req.on('error', reject);
