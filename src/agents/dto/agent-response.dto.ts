@@ -91,20 +91,27 @@ export class AgentResponseDto implements AgentResponse {
   updatedAt: string;
 }
 
-export class AgentScheduleDto {
-  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+/** A scheduled agent's Temporal schedule (described inline in AgentDetailDto). */
+export interface AgentScheduleDto {
   nextRunAt: string | null;
-
-  @ApiProperty({ type: 'integer', description: 'Firings skipped because a run was still going' })
   skippedOverlaps: number;
-
-  @ApiProperty()
   paused: boolean;
 }
 
 /** One agent: scheduled agents add their Temporal schedule (null if it is missing). */
 export class AgentDetailDto extends AgentResponseDto {
-  @ApiPropertyOptional({ type: AgentScheduleDto, nullable: true, description: 'Scheduled agents only' })
+  // Inline, not a $ref: a nullable $ref (allOf) would refuse the null that validators see.
+  @ApiPropertyOptional({
+    type: 'object',
+    nullable: true,
+    properties: {
+      nextRunAt: { type: 'string', format: 'date-time', nullable: true },
+      skippedOverlaps: { type: 'integer', description: 'Firings skipped because a run was still going' },
+      paused: { type: 'boolean' },
+    },
+    required: ['nextRunAt', 'skippedOverlaps', 'paused'],
+    description: 'Scheduled agents only: their Temporal schedule (null if it is missing)',
+  })
   schedule?: AgentScheduleDto | null;
 }
 

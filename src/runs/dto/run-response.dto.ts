@@ -6,11 +6,9 @@ import { RUN_STATUSES, type RunStatus } from '../run.entity.js';
 import type { TimelineEntry } from '../timeline.js';
 import { RUN_TRIGGERS, TIMELINE_ENTRY_MODELS, TIMELINE_ENTRY_SCHEMA } from './timeline-entry.dto.js';
 
-export class RunErrorDto {
-  @ApiProperty()
+/** How a run failed (described inline in RunResponseDto). */
+export interface RunErrorDto {
   error: string;
-
-  @ApiProperty()
   code: string;
 }
 
@@ -70,7 +68,14 @@ export class RunResponseDto implements RunResponse {
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
   endedAt: string | null;
 
-  @ApiProperty({ type: RunErrorDto, nullable: true })
+  // Inline, not a $ref: a nullable $ref (allOf) would refuse the null that validators see.
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    properties: { error: { type: 'string' }, code: { type: 'string' } },
+    required: ['error', 'code'],
+    description: 'How a failed run failed; null otherwise',
+  })
   error: RunErrorDto | null;
 
   @ApiProperty({ type: RunUsageDto })

@@ -34,7 +34,8 @@ export class SiteToolDto {
 }
 
 export class SiteCredentialDto {
-  @ApiProperty({ enum: CREDENTIAL_KINDS, nullable: true, description: 'null: no credential is stored' })
+  // OpenAPI 3.0.3: a nullable enum lists null among its values.
+  @ApiProperty({ enum: [...CREDENTIAL_KINDS, null], nullable: true, description: 'null: no credential is stored' })
   kind: CredentialKind | null;
 
   @ApiPropertyOptional({
