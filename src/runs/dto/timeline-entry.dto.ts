@@ -24,7 +24,7 @@ export class TriggeredEntryDto extends EntryBase {
     nullable: true,
     description: 'Webhook runs: the payload',
   })
-  payload?: Record<string, unknown> | null;
+  payload?: unknown;
 
   @ApiPropertyOptional({ description: 'Manual runs: what the agent was asked' })
   input?: string;
