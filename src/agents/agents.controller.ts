@@ -1,9 +1,19 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ListQueryDto, type Page, pageQuery } from '../common/pagination.js';
-import { CurrentScope, requireRole, type Scope, WORKSPACE_HEADER } from '../workspaces/scope.js';
-import { type AgentResponse, AgentsService } from './agents.service.js';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import { ApiErrors, ApiWorkspaceHeader } from '../common/api-errors.js';
+import { TERMS_GATED_ERRORS } from '../common/api-schemas.js';
+import { ListQueryDto, pageQuery } from '../common/pagination.js';
+import { CurrentScope, requireRole, type Scope } from '../workspaces/scope.js';
+import { AgentsService } from './agents.service.js';
 import { AgentRemovalHooks } from './agent-removal-hooks.js';
+import { AgentDetailDto, AgentPageDto, AgentResponseDto, WebhookSecretDto } from './dto/agent-response.dto.js';
 import { CreateAgentDto, UpdateAgentDto } from './dto/agent.dto.js';
 import { SchedulesService } from './schedules.service.js';
 import { TermsRequired } from '../auth/decorators.js';
@@ -14,7 +24,7 @@ import { TermsRequired } from '../auth/decorators.js';
  */
 @ApiTags('agents')
 @ApiBearerAuth()
-@ApiHeader({ name: WORKSPACE_HEADER, required: false, description: "Act on a Team workspace's agents" })
+@ApiWorkspaceHeader()
 @TermsRequired()
 @Controller('agents')
 export class AgentsController {
@@ -26,19 +36,31 @@ export class AgentsController {
 
   @Post()
   @ApiOperation({ summary: 'Create an agent (webhook agents get their URL and secret in this answer only)' })
-  create(@CurrentScope() scope: Scope, @Body() body: CreateAgentDto): Promise<AgentResponse> {
+  @ApiCreatedResponse({ type: AgentResponseDto })
+  @ApiErrors(
+    ...TERMS_GATED_ERRORS,
+    'PERMISSION_DENIED',
+    'TIER_REQUIRED',
+    'SUBSCRIPTION_PAST_DUE',
+    'AGENT_LIMIT_REACHED',
+  )
+  create(@CurrentScope() scope: Scope, @Body() body: CreateAgentDto): Promise<AgentResponseDto> {
     return this.agents.create(scope, body);
   }
 
   @Get()
   @ApiOperation({ summary: 'The agents' })
-  list(@CurrentScope() scope: Scope, @Query() query: ListQueryDto): Promise<Page<AgentResponse>> {
+  @ApiOkResponse({ type: AgentPageDto })
+  @ApiErrors(...TERMS_GATED_ERRORS)
+  list(@CurrentScope() scope: Scope, @Query() query: ListQueryDto): Promise<AgentPageDto> {
     return this.agents.list(scope, pageQuery(query));
   }
 
   @Get(':id')
   @ApiOperation({ summary: 'One agent (no secret); scheduled agents show their next firing' })
-  async get(@CurrentScope() scope: Scope, @Param('id') id: string) {
+  @ApiOkResponse({ type: AgentDetailDto })
+  @ApiErrors(...TERMS_GATED_ERRORS, 'AGENT_NOT_FOUND')
+  async get(@CurrentScope() scope: Scope, @Param('id') id: string): Promise<AgentDetailDto> {
     const agent = await this.agents.findInScope(scope, id);
     const response = this.agents.toResponse(agent);
     if (agent.triggerType === 'scheduled') {
@@ -49,17 +71,21 @@ export class AgentsController {
 
   @Patch(':id')
   @ApiOperation({ summary: 'Change an agent; a new schedule updates the Temporal schedule' })
+  @ApiOkResponse({ type: AgentResponseDto })
+  @ApiErrors(...TERMS_GATED_ERRORS, 'AGENT_NOT_FOUND', 'PERMISSION_DENIED', 'TIER_REQUIRED', 'SUBSCRIPTION_PAST_DUE')
   async update(
     @CurrentScope() scope: Scope,
     @Param('id') id: string,
     @Body() body: UpdateAgentDto,
-  ): Promise<AgentResponse> {
+  ): Promise<AgentResponseDto> {
     return this.agents.update(scope, await this.agents.findInScope(scope, id), body);
   }
 
   @Delete(':id')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Delete an agent: its schedule is deleted and an active run cancelled' })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors(...TERMS_GATED_ERRORS, 'AGENT_NOT_FOUND', 'PERMISSION_DENIED')
   async remove(@CurrentScope() scope: Scope, @Param('id') id: string): Promise<void> {
     const agent = await this.agents.findInScope(scope, id);
     requireRole(scope, 'admin', 'Deleting an agent');
@@ -73,14 +99,18 @@ export class AgentsController {
   @ApiOperation({
     summary: 'Move one of your agents into the workspace of X-Workspace-Id (WORKSPACE_REQUIRED without it)',
   })
-  share(@CurrentScope() scope: Scope, @Param('id') id: string): Promise<AgentResponse> {
+  @ApiOkResponse({ type: AgentResponseDto })
+  @ApiErrors(...TERMS_GATED_ERRORS, 'AGENT_NOT_FOUND', 'PERMISSION_DENIED')
+  share(@CurrentScope() scope: Scope, @Param('id') id: string): Promise<AgentResponseDto> {
     return this.agents.share(scope, id);
   }
 
   @Post(':id/webhook-secret/rotate')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'A new webhook secret; the old one stops working at once' })
-  async rotate(@CurrentScope() scope: Scope, @Param('id') id: string): Promise<{ webhookSecret: string }> {
+  @ApiOkResponse({ type: WebhookSecretDto })
+  @ApiErrors(...TERMS_GATED_ERRORS, 'AGENT_NOT_FOUND', 'PERMISSION_DENIED')
+  async rotate(@CurrentScope() scope: Scope, @Param('id') id: string): Promise<WebhookSecretDto> {
     const agent = await this.agents.findInScope(scope, id);
     requireRole(scope, 'admin', 'Rotating a webhook secret');
     return this.agents.rotateSecret(agent);

@@ -11,6 +11,7 @@ import { ChatReplyService } from './chat-reply.service.js';
 import type { TurnContext, TurnSink } from './chat-responses.js';
 import { ChatSessionsService } from './chat-sessions.service.js';
 import { ChatTurnAbortedError } from './chat-turn-aborted.error.js';
+import type { ChatEvents, ChatReplyDto } from './dto/chat-response.dto.js';
 
 /** The key the turn route declares with @PrefetchOnAuth: its session and messages are read ahead. */
 export const CHAT_TURN_PREFETCH = Symbol('chatTurnPrefetch');
@@ -26,7 +27,8 @@ interface TurnPrefetch {
 
 type TurnRequest = Request & { [TURN_PREFETCH]?: TurnPrefetch };
 
-function sse(res: Response, event: string, data: unknown): void {
+/** One SSE event; its data is the event's schema in the API document (CHAT_EVENTS). */
+function sse<E extends keyof ChatEvents>(res: Response, event: E, data: ChatEvents[E]): void {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
@@ -100,7 +102,8 @@ export class ChatTurnService implements OnModuleInit {
         sse(res, 'done', { messageId: message.id, usage: message.usage });
         res.end();
       } else {
-        res.status(200).json({ message });
+        const answer: ChatReplyDto = { message };
+        res.status(200).json(answer);
       }
     } catch (err) {
       const ended = controller.signal.reason instanceof ChatTurnAbortedError ? controller.signal.reason.why : undefined;

@@ -1,17 +1,48 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiExtraModels,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser, TermsRequired } from '../auth/decorators.js';
 import { PrefetchOnAuth } from '../auth/prefetch.js';
+import { ApiErrors, ApiWorkspaceHeader } from '../common/api-errors.js';
+import { TERMS_GATED_ERRORS } from '../common/api-schemas.js';
 import { CurrentScope, type Scope } from '../workspaces/scope.js';
-import type { MessageResponse, SessionResponse } from './chat-responses.js';
 import { ChatSessionsService } from './chat-sessions.service.js';
 import { CHAT_TURN_PREFETCH, ChatTurnService } from './chat-turn.service.js';
+import { CHAT_EVENTS, ChatReplyDto, CreatedSessionDto, SessionDetailDto } from './dto/chat-response.dto.js';
 import { CreateSessionDto, SendMessageDto } from './dto/chat.dto.js';
+
+/** What reading or using a session by its token can answer, besides the guards. */
+const SESSION_ERRORS = [
+  'INVALID_SESSION',
+  'SESSION_NOT_FOUND',
+  'SESSION_EXPIRED',
+  'PERMISSION_DENIED',
+  'WORKSPACE_REQUIRED',
+] as const;
+
+const EVENT_LIST = Object.keys(CHAT_EVENTS).join(', ');
+
+/** The stream's media type: a string to OpenAPI 3.0, with the data schema of each event as an extension. */
+const SSE_MEDIA = {
+  schema: { type: 'string' as const, description: `Server-sent events: ${EVENT_LIST}` },
+  'x-sse-events': Object.fromEntries(
+    Object.entries(CHAT_EVENTS).map(([event, model]) => [event, { $ref: getSchemaPath(model) }]),
+  ),
+};
 
 @ApiTags('chat')
 @ApiBearerAuth()
+@ApiWorkspaceHeader()
 @TermsRequired()
 @Controller('sessions')
 export class ChatController {
@@ -22,22 +53,25 @@ export class ChatController {
 
   @Post()
   @ApiOperation({ summary: 'Create a chat session over chosen sites (and tools): answers its token' })
-  create(@CurrentScope() scope: Scope, @Body() body: CreateSessionDto): Promise<SessionResponse & { token: string }> {
+  @ApiCreatedResponse({ type: CreatedSessionDto })
+  @ApiErrors(...TERMS_GATED_ERRORS, 'PERMISSION_DENIED')
+  create(@CurrentScope() scope: Scope, @Body() body: CreateSessionDto): Promise<CreatedSessionDto> {
     return this.sessions.create(scope, body);
   }
 
   @Get(':token')
   @ApiOperation({ summary: 'The session with its messages' })
-  get(
-    @CurrentUser() auth: AuthUser,
-    @Param('token') token: string,
-  ): Promise<SessionResponse & { messages: MessageResponse[] }> {
+  @ApiOkResponse({ type: SessionDetailDto })
+  @ApiErrors(...TERMS_GATED_ERRORS, ...SESSION_ERRORS)
+  get(@CurrentUser() auth: AuthUser, @Param('token') token: string): Promise<SessionDetailDto> {
     return this.sessions.describeByToken(auth.user.id, token);
   }
 
   @Delete(':token')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Delete the session and its messages' })
+  @ApiNoContentResponse({ description: 'Deleted' })
+  @ApiErrors(...TERMS_GATED_ERRORS, ...SESSION_ERRORS)
   remove(@CurrentUser() auth: AuthUser, @Param('token') token: string): Promise<void> {
     return this.sessions.removeByToken(auth.user.id, token);
   }
@@ -48,8 +82,20 @@ export class ChatController {
    */
   @Post(':token/messages')
   @PrefetchOnAuth(CHAT_TURN_PREFETCH)
-  @ApiProduces('application/json', 'text/event-stream')
   @ApiOperation({ summary: 'Send a message; streamed as SSE with Accept: text/event-stream' })
+  @ApiExtraModels(ChatReplyDto, ...Object.values(CHAT_EVENTS))
+  @ApiOkResponse({
+    description:
+      'The turn. JSON: one answer when it ends. SSE (Accept: text/event-stream): events as they happen, ' +
+      `each \`event: <name>\` and one \`data:\` line of JSON (${EVENT_LIST}): text deltas, each tool_call ` +
+      'followed by its tool_result, then done, or error (the error body; the stream then ends). ' +
+      'x-sse-events names the data schema of each event.',
+    content: {
+      'application/json': { schema: { $ref: getSchemaPath(ChatReplyDto) } },
+      'text/event-stream': SSE_MEDIA,
+    },
+  })
+  @ApiErrors(...TERMS_GATED_ERRORS, ...SESSION_ERRORS, 'NO_CREDITS', 'MODEL_ERROR', 'CHAT_TIMEOUT')
   send(
     @CurrentUser() auth: AuthUser,
     @Param('token') token: string,

@@ -39,10 +39,17 @@ const ERROR_CODES_KEY = Symbol('agentsite:apiErrorCodes');
 interface ResponseEntry {
   description: string;
   schema: Record<string, unknown>;
+  headers?: Record<string, unknown>;
 }
 
-function responseFor(codes: ErrorCode[]): ResponseEntry {
+/** 429 answers always say when to try again. */
+const RETRY_AFTER = {
+  'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer' } },
+};
+
+function responseFor(status: number, codes: ErrorCode[]): ResponseEntry {
   return {
+    ...(status === 429 ? { headers: RETRY_AFTER } : {}),
     description: codes.map((code) => `\`${code}\``).join(', '),
     schema: {
       allOf: [
@@ -61,7 +68,10 @@ function declareOn(handler: object, codes: readonly ErrorCode[]): void {
   const responses = { ...((Reflect.getMetadata(API_RESPONSE, handler) as Record<string, unknown> | undefined) ?? {}) };
   const statuses = new Set(codes.map((code) => ERROR_STATUS[code]));
   for (const status of statuses) {
-    responses[String(status)] = responseFor(all.filter((code) => ERROR_STATUS[code] === status));
+    responses[String(status)] = responseFor(
+      status,
+      all.filter((code) => ERROR_STATUS[code] === status),
+    );
   }
   Reflect.defineMetadata(API_RESPONSE, responses, handler);
 }

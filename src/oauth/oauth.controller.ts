@@ -1,16 +1,27 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Inject, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiExtraModels,
+  ApiFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import type { Request, Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser, Public, TermsRequired } from '../auth/decorators.js';
+import { ApiErrors } from '../common/api-errors.js';
+import { PUBLIC_ERRORS, SIGNED_IN_ERRORS } from '../common/api-schemas.js';
 import { AppError } from '../common/app-error.js';
 import { flattenValidationErrors } from '../common/validation.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
+import { OAuthCallbackJsonDto, OAuthCompleteResponseDto } from './dto/oauth-response.dto.js';
 import { OAuthCompleteDto } from './dto/oauth.dto.js';
-import { type CallbackResult, type OAuthCompletion, OAuthService } from './oauth.service.js';
+import { type OAuthCompletion, OAuthService } from './oauth.service.js';
 
 export const COMPLETE_ROUTE = 'POST /api/oauth/complete';
 
@@ -41,6 +52,20 @@ export class OAuthController {
       'OAuth redirect target: redeems nothing; hands code, state and iss to the completion step ' +
       '(302 to OAUTH_COMPLETE_URL, else a small page, or JSON for Accept: application/json)',
   })
+  @ApiExtraModels(OAuthCallbackJsonDto)
+  @ApiFoundResponse({
+    description: 'With OAUTH_COMPLETE_URL set: to that page, with code, state, iss and error in its query',
+    headers: { Location: { description: 'The completion page', schema: { type: 'string' } } },
+  })
+  @ApiOkResponse({
+    description:
+      'Without OAUTH_COMPLETE_URL: the values to complete with, as JSON (Accept: application/json) or a page',
+    content: {
+      'application/json': { schema: { $ref: getSchemaPath(OAuthCallbackJsonDto) } },
+      'text/html': { schema: { type: 'string' } },
+    },
+  })
+  @ApiErrors(...PUBLIC_ERRORS)
   callback(@Query() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): void {
     const handoff = callbackHandoff(query);
     // The code is in these URLs: no caching, and no Referer carrying it anywhere.
@@ -58,7 +83,8 @@ export class OAuthController {
       return;
     }
     if (req.accepts(['html', 'json']) === 'json') {
-      res.status(200).json({ complete: COMPLETE_ROUTE, body: handoff });
+      const answer: OAuthCallbackJsonDto = { complete: COMPLETE_ROUTE, body: handoff };
+      res.status(200).json(answer);
       return;
     }
     res
@@ -83,7 +109,9 @@ export class OAuthController {
       'Redeem the code of a callback: only the user who started the connection can (PERMISSION_DENIED ' +
       'for anyone else; the state is spent either way); stores the tokens',
   })
-  complete(@CurrentUser() user: AuthUser, @Body() body: OAuthCompleteDto): Promise<CallbackResult> {
+  @ApiOkResponse({ type: OAuthCompleteResponseDto })
+  @ApiErrors(...SIGNED_IN_ERRORS, 'TERMS_NOT_ACCEPTED', 'PERMISSION_DENIED', 'TOOL_EXECUTION_ERROR')
+  complete(@CurrentUser() user: AuthUser, @Body() body: OAuthCompleteDto): Promise<OAuthCompleteResponseDto> {
     return this.oauth.complete(user.user.id, body);
   }
 }

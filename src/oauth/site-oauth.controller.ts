@@ -1,8 +1,11 @@
 import { Body, Controller, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { TermsRequired } from '../auth/decorators.js';
+import { ApiErrors, ApiWorkspaceHeader } from '../common/api-errors.js';
+import { TERMS_GATED_ERRORS } from '../common/api-schemas.js';
 import { VaultService } from '../vault/vault.service.js';
-import { CurrentScope, requireRole, type Scope, WORKSPACE_HEADER } from '../workspaces/scope.js';
+import { CurrentScope, requireRole, type Scope } from '../workspaces/scope.js';
+import { OAuthStartResponseDto } from './dto/oauth-response.dto.js';
 import { OAuthStartDto } from './dto/oauth-start.dto.js';
 import { OAuthService } from './oauth.service.js';
 
@@ -14,7 +17,7 @@ import { OAuthService } from './oauth.service.js';
  */
 @ApiTags('vault')
 @ApiBearerAuth()
-@ApiHeader({ name: WORKSPACE_HEADER, required: false, description: "Act on a Team workspace's vault" })
+@ApiWorkspaceHeader()
 @TermsRequired()
 @Controller('vault/sites')
 export class SiteOAuthController {
@@ -29,7 +32,13 @@ export class SiteOAuthController {
     operationId: 'VaultController_oauthStart',
     summary: 'Start an OAuth 2.0 + PKCE connection; scopes are the least the named tools need',
   })
-  async oauthStart(@CurrentScope() scope: Scope, @Param('id') id: string, @Body() body: OAuthStartDto) {
+  @ApiOkResponse({ type: OAuthStartResponseDto })
+  @ApiErrors(...TERMS_GATED_ERRORS, 'NOT_FOUND', 'PERMISSION_DENIED', 'MANIFEST_INVALID')
+  async oauthStart(
+    @CurrentScope() scope: Scope,
+    @Param('id') id: string,
+    @Body() body: OAuthStartDto,
+  ): Promise<OAuthStartResponseDto> {
     requireRole(scope, 'admin', 'Connecting a site');
     const site = await this.vault.findInScope(scope, id);
     return this.oauth.start(scope.user.id, site, body.tools);

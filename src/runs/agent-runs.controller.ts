@@ -1,13 +1,15 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AgentsService } from '../agents/agents.service.js';
 import { TermsRequired } from '../auth/decorators.js';
-import { ListQueryDto, type Page, pageQuery } from '../common/pagination.js';
+import { ApiErrors, ApiWorkspaceHeader } from '../common/api-errors.js';
+import { TERMS_GATED_ERRORS } from '../common/api-schemas.js';
+import { ListQueryDto, pageQuery } from '../common/pagination.js';
 import { CreditsService } from '../credits/credits.service.js';
-import { CurrentScope, requireRole, type Scope, WORKSPACE_HEADER } from '../workspaces/scope.js';
+import { CurrentScope, requireRole, type Scope } from '../workspaces/scope.js';
+import { RunPageDto, RunResponseDto } from './dto/run-response.dto.js';
 import { StartRunDto } from './dto/start-run.dto.js';
 import { RunEnqueueService } from './run-enqueue.service.js';
-import type { RunResponse } from './run-response.js';
 import { RunsService } from './runs.service.js';
 
 /**
@@ -18,7 +20,7 @@ import { RunsService } from './runs.service.js';
  */
 @ApiTags('agents')
 @ApiBearerAuth()
-@ApiHeader({ name: WORKSPACE_HEADER, required: false, description: "Act on a Team workspace's agents" })
+@ApiWorkspaceHeader()
 @TermsRequired()
 @Controller('agents')
 export class AgentRunsController {
@@ -34,7 +36,13 @@ export class AgentRunsController {
     operationId: 'AgentsController_start',
     summary: 'Run the agent now (AGENT_ALREADY_RUNNING while a run is queued or active)',
   })
-  async start(@CurrentScope() scope: Scope, @Param('id') id: string, @Body() body: StartRunDto): Promise<RunResponse> {
+  @ApiCreatedResponse({ type: RunResponseDto, description: 'The run, queued (triggeredBy: manual)' })
+  @ApiErrors(...TERMS_GATED_ERRORS, 'AGENT_NOT_FOUND', 'PERMISSION_DENIED', 'NO_CREDITS', 'AGENT_ALREADY_RUNNING')
+  async start(
+    @CurrentScope() scope: Scope,
+    @Param('id') id: string,
+    @Body() body: StartRunDto,
+  ): Promise<RunResponseDto> {
     const agent = await this.agents.findInScope(scope, id);
     requireRole(scope, 'member', 'Running an agent');
     await this.credits.assertCredits(agent.userId);
@@ -48,11 +56,13 @@ export class AgentRunsController {
 
   @Get(':id/runs')
   @ApiOperation({ operationId: 'AgentsController_runsOf', summary: "The agent's runs, newest first" })
+  @ApiOkResponse({ type: RunPageDto, description: 'Runs without their timelines' })
+  @ApiErrors(...TERMS_GATED_ERRORS, 'AGENT_NOT_FOUND')
   async runsOf(
     @CurrentScope() scope: Scope,
     @Param('id') id: string,
     @Query() query: ListQueryDto,
-  ): Promise<Page<RunResponse>> {
+  ): Promise<RunPageDto> {
     const agent = await this.agents.findInScope(scope, id);
     return this.runs.listForAgent(agent.id, pageQuery(query));
   }

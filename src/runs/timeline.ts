@@ -3,6 +3,17 @@ import proto, { type temporal } from '@temporalio/proto';
 import { INTERNAL_FAILURE, internalFailureMessage } from '../../activities/failures.js';
 import { isErrorCode } from '../common/error-codes.js';
 import { decodeHistoryEvents } from '../temporal/history-codec.js';
+import type {
+  CancelledEntryDto,
+  CompletedEntryDto,
+  FailedEntryDto,
+  ModelTurnEntryDto,
+  TokenRefreshedEntryDto,
+  ToolCallEntryDto,
+  ToolResultEntryDto,
+  TriggeredEntryDto,
+  WaitingEntryDto,
+} from './dto/timeline-entry.dto.js';
 import {
   RATE_LIMIT_TIMER_SUMMARY,
   type CallToolInput,
@@ -16,7 +27,17 @@ const EventType = proto.temporal.api.enums.v1.EventType;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
 
-export type TimelineEntry = { at: string; type: string } & Record<string, unknown>;
+/** A timeline entry: the API document describes each of these, told apart by `type`. */
+export type TimelineEntry =
+  | TriggeredEntryDto
+  | ModelTurnEntryDto
+  | ToolCallEntryDto
+  | ToolResultEntryDto
+  | WaitingEntryDto
+  | TokenRefreshedEntryDto
+  | CompletedEntryDto
+  | FailedEntryDto
+  | CancelledEntryDto;
 
 function toMs(ts: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
   if (!ts) {

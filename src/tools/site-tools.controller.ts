@@ -1,10 +1,13 @@
 import { Body, Controller, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { TermsRequired } from '../auth/decorators.js';
+import { ApiErrors, ApiWorkspaceHeader } from '../common/api-errors.js';
+import { TERMS_GATED_ERRORS } from '../common/api-schemas.js';
 import { VaultService } from '../vault/vault.service.js';
-import { CurrentScope, requireRole, type Scope, WORKSPACE_HEADER } from '../workspaces/scope.js';
+import { CurrentScope, requireRole, type Scope } from '../workspaces/scope.js';
+import { ToolCallResponseDto } from './dto/tool-call-response.dto.js';
 import { ToolCallDto } from './dto/tool-call.dto.js';
-import { ToolCaller, type ToolCallResult } from './tool-caller.js';
+import { ToolCaller } from './tool-caller.js';
 
 /**
  * Calling a vault site's tool by hand: a /vault/sites route that lives here because it uses this
@@ -14,7 +17,7 @@ import { ToolCaller, type ToolCallResult } from './tool-caller.js';
  */
 @ApiTags('vault')
 @ApiBearerAuth()
-@ApiHeader({ name: WORKSPACE_HEADER, required: false, description: "Act on a Team workspace's vault" })
+@ApiWorkspaceHeader()
 @TermsRequired()
 @Controller('vault/sites')
 export class SiteToolsController {
@@ -26,12 +29,21 @@ export class SiteToolsController {
   @Post(':id/tools/:tool/call')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ operationId: 'VaultController_call', summary: 'Call a tool of the site with the stored credential' })
+  @ApiOkResponse({ type: ToolCallResponseDto })
+  @ApiErrors(
+    ...TERMS_GATED_ERRORS,
+    'NOT_FOUND',
+    'PERMISSION_DENIED',
+    'MANIFEST_INVALID',
+    'TOOL_EXECUTION_ERROR',
+    'OUTGOING_RATE_LIMITED',
+  )
   async call(
     @CurrentScope() scope: Scope,
     @Param('id') id: string,
     @Param('tool') tool: string,
     @Body() body: ToolCallDto,
-  ): Promise<Omit<ToolCallResult, 'refreshed'>> {
+  ): Promise<ToolCallResponseDto> {
     requireRole(scope, 'member', 'Calling a tool');
     const { site, credential } = await this.vault.findForCall(scope, id);
     const { result, durationMs } = await this.tools.call({ site, credential, tool, input: body.input });

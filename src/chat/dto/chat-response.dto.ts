@@ -1,0 +1,175 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ErrorBodyDto } from '../../common/api-errors.js';
+import { anyJson } from '../../common/api-schemas.js';
+import { SITE_SCOPES, type SiteScope } from '../../sites/scopes.js';
+import type { MessageResponse, SessionResponse, SessionSiteResponse } from '../chat-responses.js';
+import type { ToolCallRecord } from '../chat.entities.js';
+
+export class SessionSiteResponseDto implements SessionSiteResponse {
+  @ApiProperty({ format: 'uuid' })
+  siteId: string;
+
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ type: [String], description: 'The tools the chat may use' })
+  tools: string[];
+
+  @ApiProperty({ enum: SITE_SCOPES, isArray: true, description: 'The least scopes those tools need' })
+  scopes: SiteScope[];
+
+  @ApiPropertyOptional({
+    enum: SITE_SCOPES,
+    isArray: true,
+    description: 'OAuth sites connected with fewer scopes than needed (or to reconnect): what is missing',
+  })
+  missingScopes?: SiteScope[];
+
+  @ApiPropertyOptional({ example: '/api/vault/sites/{id}/oauth/start', description: 'Where to connect again' })
+  connectPath?: string;
+}
+
+export class SessionResponseDto implements SessionResponse {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  title: string | null;
+
+  @ApiProperty({ type: [SessionSiteResponseDto] })
+  sites: SessionSiteResponseDto[];
+
+  @ApiProperty({ enum: SITE_SCOPES, isArray: true })
+  scopes: SiteScope[];
+
+  @ApiProperty({ format: 'date-time' })
+  expiresAt: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: string;
+}
+
+/** A new session: its token is the session's key in the other chat routes. */
+export class CreatedSessionDto extends SessionResponseDto {
+  @ApiProperty({ example: 'ses_…', description: 'The session token (ses_ and 43 base64url characters)' })
+  token: string;
+}
+
+export class ChatUsageDto {
+  @ApiProperty({ type: 'integer' })
+  inputTokens: number;
+
+  @ApiProperty({ type: 'integer' })
+  outputTokens: number;
+
+  @ApiProperty({ type: 'integer' })
+  credits: number;
+}
+
+export class ToolCallRecordDto implements ToolCallRecord {
+  @ApiProperty({ description: "The model's tool-use id" })
+  id: string;
+
+  @ApiProperty({ description: "The site's name" })
+  site: string;
+
+  @ApiProperty()
+  tool: string;
+
+  @ApiProperty(anyJson("The tool's input"))
+  input: unknown;
+
+  @ApiProperty()
+  ok: boolean;
+
+  @ApiPropertyOptional(anyJson("ok: the site's JSON result"))
+  result?: unknown;
+
+  @ApiPropertyOptional({ description: 'Not ok: `CODE: message`' })
+  error?: string;
+}
+
+export class MessageResponseDto implements MessageResponse {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ enum: ['user', 'assistant'] })
+  role: 'user' | 'assistant';
+
+  @ApiProperty()
+  content: string;
+
+  @ApiPropertyOptional({ type: [ToolCallRecordDto], description: 'Assistant messages' })
+  toolCalls?: ToolCallRecordDto[];
+
+  @ApiPropertyOptional({ type: ChatUsageDto, description: 'Assistant messages' })
+  usage?: ChatUsageDto;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: string;
+}
+
+export class SessionDetailDto extends SessionResponseDto {
+  @ApiProperty({ type: [MessageResponseDto], description: 'Oldest first' })
+  messages: MessageResponseDto[];
+}
+
+/** The JSON answer of a chat turn (without Accept: text/event-stream). */
+export class ChatReplyDto {
+  @ApiProperty({ type: MessageResponseDto, description: "The assistant's reply" })
+  message: MessageResponseDto;
+}
+
+// The SSE events of a streamed chat turn: `event: <name>` and one `data:` line of JSON each.
+
+export class ChatTextEventDto {
+  @ApiProperty({ description: 'The next piece of the reply' })
+  delta: string;
+}
+
+export class ChatToolCallEventDto {
+  @ApiProperty()
+  id: string;
+
+  @ApiProperty()
+  site: string;
+
+  @ApiProperty()
+  tool: string;
+
+  @ApiProperty(anyJson("The tool's input"))
+  input: unknown;
+}
+
+export class ChatToolResultEventDto {
+  @ApiProperty({ description: 'The id of its tool_call' })
+  id: string;
+
+  @ApiProperty()
+  ok: boolean;
+
+  @ApiPropertyOptional(anyJson("ok: the site's JSON result"))
+  result?: unknown;
+
+  @ApiPropertyOptional({ description: 'Not ok: `CODE: message`' })
+  error?: string;
+}
+
+export class ChatDoneEventDto {
+  @ApiProperty({ format: 'uuid', description: "The saved reply's id" })
+  messageId: string;
+
+  @ApiPropertyOptional({ type: ChatUsageDto })
+  usage?: ChatUsageDto;
+}
+
+/** Each SSE event of a streamed turn and its data: text*, tool_call/tool_result pairs, then done or error. */
+export const CHAT_EVENTS = {
+  text: ChatTextEventDto,
+  tool_call: ChatToolCallEventDto,
+  tool_result: ChatToolResultEventDto,
+  done: ChatDoneEventDto,
+  error: ErrorBodyDto,
+};
+
+export type ChatEvents = { [E in keyof typeof CHAT_EVENTS]: InstanceType<(typeof CHAT_EVENTS)[E]> };

@@ -1,0 +1,174 @@
+import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { anyJson } from '../../common/api-schemas.js';
+import type { RunTrigger } from '../../../workflows/contracts.js';
+
+// The entries timeline.ts (and runs.service.ts for runs without a history) writes, one class per `type`.
+
+export const RUN_TRIGGERS = ['manual', 'schedule', 'webhook'] as const satisfies readonly RunTrigger[];
+
+class EntryBase {
+  @ApiProperty({ format: 'date-time' })
+  at: string;
+}
+
+export class TriggeredEntryDto extends EntryBase {
+  @ApiProperty({ enum: ['triggered'] })
+  type: 'triggered';
+
+  @ApiPropertyOptional({ enum: RUN_TRIGGERS })
+  triggeredBy?: RunTrigger;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    description: 'Webhook runs: the payload',
+  })
+  payload?: unknown;
+
+  @ApiPropertyOptional({ description: 'Manual runs: what the agent was asked' })
+  input?: string;
+
+  @ApiPropertyOptional({ enum: ['webhook_action'], description: "The payload's action replaced the system prompt" })
+  systemPromptSource?: 'webhook_action';
+}
+
+export class ModelTurnUsageDto {
+  @ApiPropertyOptional({ type: 'integer' })
+  inputTokens?: number;
+
+  @ApiPropertyOptional({ type: 'integer' })
+  outputTokens?: number;
+
+  @ApiPropertyOptional({ type: 'integer' })
+  credits?: number;
+}
+
+export class ModelTurnEntryDto extends EntryBase {
+  @ApiProperty({ enum: ['model_turn'] })
+  type: 'model_turn';
+
+  @ApiProperty({ description: "The model's text in this turn" })
+  text: string;
+
+  @ApiPropertyOptional({ example: 'tool_use' })
+  stopReason?: string;
+
+  @ApiProperty({ type: ModelTurnUsageDto })
+  usage: ModelTurnUsageDto;
+
+  @ApiProperty({ type: 'integer', description: 'How many tools the model asked to call' })
+  toolUses: number;
+}
+
+export class ToolCallEntryDto extends EntryBase {
+  @ApiProperty({ enum: ['tool_call'] })
+  type: 'tool_call';
+
+  @ApiProperty({ description: "The site's name" })
+  site: string;
+
+  @ApiProperty({ format: 'uuid' })
+  siteId: string;
+
+  @ApiProperty()
+  tool: string;
+
+  @ApiProperty(anyJson("The tool's input"))
+  input: unknown;
+}
+
+export class ToolResultEntryDto extends EntryBase {
+  @ApiProperty({ enum: ['tool_result'] })
+  type: 'tool_result';
+
+  @ApiProperty()
+  site: string;
+
+  @ApiProperty()
+  tool: string;
+
+  @ApiProperty()
+  ok: boolean;
+
+  @ApiPropertyOptional(anyJson("ok: the site's JSON result"))
+  result?: unknown;
+
+  @ApiPropertyOptional({ description: 'ok: milliseconds' })
+  durationMs?: number;
+
+  @ApiPropertyOptional({ description: 'Not ok: the message' })
+  error?: string;
+
+  @ApiPropertyOptional({ description: 'Not ok: the error code' })
+  code?: string;
+
+  @ApiProperty({ type: 'integer', description: 'Which attempt this was (retries are counted)' })
+  attempt: number;
+}
+
+export class WaitingEntryDto extends EntryBase {
+  @ApiProperty({ enum: ['waiting'] })
+  type: 'waiting';
+
+  @ApiProperty({ example: 'rate_limited', description: 'rate_limited (a Retry-After), or the timer summary' })
+  reason: string;
+
+  @ApiProperty({ format: 'date-time' })
+  until: string;
+}
+
+export class TokenRefreshedEntryDto extends EntryBase {
+  @ApiProperty({ enum: ['token_refreshed'] })
+  type: 'token_refreshed';
+
+  @ApiProperty()
+  site: string;
+}
+
+export class CompletedEntryDto extends EntryBase {
+  @ApiProperty({ enum: ['completed'] })
+  type: 'completed';
+
+  @ApiProperty({ description: 'The final answer' })
+  output: string;
+}
+
+export class FailedEntryDto extends EntryBase {
+  @ApiProperty({ enum: ['failed'] })
+  type: 'failed';
+
+  @ApiProperty()
+  error: string;
+
+  @ApiProperty({ description: 'A code of the specification, INTERNAL_ERROR, TERMINATED or TIMED_OUT' })
+  code: string;
+}
+
+export class CancelledEntryDto extends EntryBase {
+  @ApiProperty({ enum: ['cancelled'] })
+  type: 'cancelled';
+}
+
+const ENTRIES = {
+  triggered: TriggeredEntryDto,
+  model_turn: ModelTurnEntryDto,
+  tool_call: ToolCallEntryDto,
+  tool_result: ToolResultEntryDto,
+  waiting: WaitingEntryDto,
+  token_refreshed: TokenRefreshedEntryDto,
+  completed: CompletedEntryDto,
+  failed: FailedEntryDto,
+  cancelled: CancelledEntryDto,
+};
+
+export const TIMELINE_ENTRY_MODELS = Object.values(ENTRIES);
+
+/** A timeline entry: one of the classes above, told apart by `type`. */
+export const TIMELINE_ENTRY_SCHEMA = {
+  oneOf: TIMELINE_ENTRY_MODELS.map((model) => ({ $ref: getSchemaPath(model) })),
+  discriminator: {
+    propertyName: 'type',
+    mapping: Object.fromEntries(Object.entries(ENTRIES).map(([type, model]) => [type, getSchemaPath(model)])),
+  },
+};

@@ -1,0 +1,107 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PageDto } from '../../common/api-schemas.js';
+import { SITE_SCOPES, type SiteScope } from '../../sites/scopes.js';
+import type { CredentialKind, CredentialStatus } from '../credential.entity.js';
+import type { SiteResponse, TokenAnswer } from '../vault.service.js';
+
+const CREDENTIAL_KINDS = ['bearer', 'oauth2'] as const satisfies readonly CredentialKind[];
+const CREDENTIAL_STATUSES = ['active', 'reauth_required'] as const satisfies readonly CredentialStatus[];
+
+export class SiteAuthDto {
+  @ApiProperty({ enum: CREDENTIAL_KINDS, description: 'How the site takes credentials' })
+  type: 'bearer' | 'oauth2';
+
+  @ApiPropertyOptional({ enum: SITE_SCOPES, isArray: true, description: 'oauth2: the scopes the site offers' })
+  scopes?: string[];
+}
+
+export class SiteToolDto {
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty()
+  description: string;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: "The tool's input_schema (JSON Schema) from the manifest",
+  })
+  inputSchema: unknown;
+
+  @ApiProperty({ enum: SITE_SCOPES, description: 'The scope the service derived for the tool' })
+  scope: SiteScope;
+}
+
+export class SiteCredentialDto {
+  // OpenAPI 3.0.3: a nullable enum lists null among its values.
+  @ApiProperty({ enum: [...CREDENTIAL_KINDS, null], nullable: true, description: 'null: no credential is stored' })
+  kind: CredentialKind | null;
+
+  @ApiPropertyOptional({
+    enum: CREDENTIAL_STATUSES,
+    description: 'reauth_required: the site refused the stored credential; connect it again',
+  })
+  status?: CredentialStatus;
+
+  @ApiPropertyOptional({ example: '…a1b2', description: 'The end of the token, never the token' })
+  tokenHint?: string;
+
+  @ApiPropertyOptional({ type: String, format: 'date-time', nullable: true })
+  expiresAt?: string | null;
+
+  @ApiPropertyOptional({
+    enum: SITE_SCOPES,
+    isArray: true,
+    nullable: true,
+    description: 'oauth2: the scopes granted',
+  })
+  scopes?: SiteScope[] | null;
+}
+
+/** A vault site: its manifest as the service read it, and its credential as a hint. */
+export class SiteResponseDto implements SiteResponse {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ description: "The site's address", example: 'https://notes.example.com' })
+  url: string;
+
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty()
+  version: string;
+
+  @ApiProperty()
+  description: string;
+
+  @ApiProperty({ description: "The manifest's server.url, where tools are called" })
+  serverUrl: string;
+
+  @ApiProperty({ type: SiteAuthDto })
+  auth: SiteAuthDto;
+
+  @ApiProperty({ type: [SiteToolDto] })
+  tools: SiteToolDto[];
+
+  @ApiProperty({ type: SiteCredentialDto })
+  credential: SiteCredentialDto;
+
+  @ApiProperty({ format: 'date-time' })
+  manifestFetchedAt: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: string;
+}
+
+export class SitePageDto extends PageDto(SiteResponseDto) {}
+
+/** A stored bearer token, as a hint. */
+export class TokenAnswerDto implements TokenAnswer {
+  @ApiProperty({ example: '…a1b2', description: 'The end of the token, never the token' })
+  tokenHint: string;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  expiresAt: string | null;
+}
