@@ -31,10 +31,8 @@ async function main(): Promise<number> {
     ...process.argv.slice(2),
   ];
   const code = await new Promise<number>((resolve) => {
-    // TEMPORARY (#14, until every controller declares its responses): the response contract check
-    // fails only answers that break a declared schema. Remove this line to make it strict (its default).
-    const contract = { CONTRACT_CHECK: process.env.CONTRACT_CHECK ?? 'declared-only' };
-    const env = { ...process.env, NODE_NO_WARNINGS: '1', ...contract };
+    // The response contract check is strict unless CONTRACT_CHECK says otherwise (test/utils/contract.ts).
+    const env = { ...process.env, NODE_NO_WARNINGS: '1' };
     const child = spawn(process.execPath, args, { stdio: 'inherit', env });
     child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
   });

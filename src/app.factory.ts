@@ -93,5 +93,27 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
     .setVersion(readPackageVersion())
     .addBearerAuth()
     .build();
-  return SwaggerModule.createDocument(app, config);
+  const document = SwaggerModule.createDocument(app, config);
+  declareInternalErrors(document);
+  return document;
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
+
+/**
+ * Any route answers 500 INTERNAL_ERROR when a dependency fails under it (PostgreSQL restarting, an
+ * unexpected fault): declared once here for every operation rather than on each route.
+ */
+function declareInternalErrors(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (operation !== undefined && operation.responses['500'] === undefined) {
+        operation.responses['500'] = {
+          description: '`INTERNAL_ERROR`: an unexpected failure (the log has the details, the answer none)',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBodyDto' } } },
+        };
+      }
+    }
+  }
 }

@@ -109,6 +109,7 @@ export class TemporalCodecController {
   @Public()
   @Options(['decode', 'encode'])
   @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiErrors('VALIDATION_ERROR')
   @ApiNoContentResponse({ description: 'CORS preflight: allowed for the TEMPORAL_UI_ORIGIN origins' })
   @ApiOperation({ summary: 'CORS preflight for the Temporal UI' })
   @ApiErrors('RATE_LIMITED')
