@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 export default tseslint.config(
   {
@@ -11,6 +12,8 @@ export default tseslint.config(
       'eslint.config.js',
       'jest.config.js',
       '.dependency-cruiser*.cjs',
+      'console/vite.config.ts',
+      'console/src/api/schema.gen.ts',
     ],
   },
   js.configs.recommended,
@@ -27,6 +30,18 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       eqeqeq: ['error', 'always'],
       curly: ['error', 'all'],
+    },
+  },
+  {
+    // The console: browser code with its own tsconfig (DOM, JSX), React's hook rules.
+    files: ['console/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
+    languageOptions: {
+      parserOptions: { project: './console/tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'error',
     },
   },
   {

@@ -11,6 +11,7 @@ import { bodyParserProblem, writeAppError } from './common/error-filter.js';
 import { type LogLevel, type Settings } from './config/settings.js';
 import { readPackageVersion } from './common/version.js';
 import { InvalidUtf8BodyError } from './common/invalid-utf8-body.error.js';
+import { serveConsole } from './console/serve-console.js';
 import { CODEC_PATH, MAX_CODEC_BODY_BYTES } from './temporal-codec/temporal-codec.controller.js';
 
 /** Largest JSON body the API accepts; webhook payloads included. */
@@ -77,6 +78,9 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   });
   // Nest answers unknown routes under /api itself; everything else gets the same NOT_FOUND body.
   await app.init();
+  for (const handler of serveConsole()) {
+    app.use(handler);
+  }
   app.use((req: Request, res: Response) => {
     writeAppError(res, new AppError('NOT_FOUND', `No route for ${req.method} ${req.originalUrl.split('?')[0]}`));
   });

@@ -1,0 +1,96 @@
+/** The console's building blocks: every page uses these, so errors, labels and progress look and read the same. */
+import { type ReactNode, useEffect, useId, useRef } from 'react';
+import { type ApiError } from '../api/client';
+
+/** An API error, where it happened: announced to screen readers, with the fields at fault listed. */
+export function ErrorNote({ error, title }: { error: ApiError | undefined; title?: string }) {
+  if (error === undefined) {
+    return null;
+  }
+  return (
+    <div className="error-note" role="alert" data-code={error.code}>
+      <strong>{title ?? 'Something went wrong'}:</strong> {error.message} <code>{error.code}</code>
+      {error.retryAfter !== undefined && !Number.isNaN(error.retryAfter) ? (
+        <span> Try again in {error.retryAfter} s.</span>
+      ) : null}
+      {error.details.length > 0 ? (
+        <ul>
+          {error.details.map((d) => (
+            <li key={`${d.field}:${d.message}`}>
+              <code>{d.field}</code>: {d.message}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}
+
+/** Progress for long work, announced politely. */
+export function Busy({ label }: { label: string }) {
+  return (
+    <p className="busy" role="status" aria-live="polite">
+      <span className="spinner" aria-hidden="true" /> {label}
+    </p>
+  );
+}
+
+interface FieldProps {
+  label: string;
+  /** The input itself; it gets the id, the description and the error wired to the label. */
+  children: (props: { id: string; 'aria-describedby'?: string; 'aria-invalid'?: boolean }) => ReactNode;
+  hint?: ReactNode;
+  /** The API's message for this field (ApiError.fieldMessage). */
+  error?: string;
+}
+
+/** A labelled control with its hint and its own error message. */
+export function Field({ label, children, hint, error }: FieldProps) {
+  const id = useId();
+  const hintId = `${id}-hint`;
+  const errorId = `${id}-error`;
+  const describedBy = [hint === undefined ? undefined : hintId, error === undefined ? undefined : errorId]
+    .filter(Boolean)
+    .join(' ');
+  return (
+    <div className={error === undefined ? 'field' : 'field invalid'}>
+      <label htmlFor={id}>{label}</label>
+      {children({ id, 'aria-describedby': describedBy || undefined, 'aria-invalid': error !== undefined || undefined })}
+      {hint === undefined ? null : (
+        <small id={hintId} className="hint">
+          {hint}
+        </small>
+      )}
+      {error === undefined ? null : (
+        <small id={errorId} className="field-error">
+          {error}
+        </small>
+      )}
+    </div>
+  );
+}
+
+/** A page's heading: focused when the page opens, so screen readers announce where the user is. */
+export function PageTitle({ children }: { children: ReactNode }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    ref.current?.focus();
+  }, []);
+  return (
+    <h1 ref={ref} tabIndex={-1}>
+      {children}
+    </h1>
+  );
+}
+
+export function formatDate(value: string | null | undefined): string {
+  if (value === null || value === undefined) {
+    return '—';
+  }
+  return new Date(value).toLocaleString();
+}
+
+/** Credits are cents. */
+export function formatCredits(credits: number): string {
+  return `${credits.toLocaleString()} credits ($${(credits / 100).toFixed(2)})`;
+}

@@ -1,0 +1,80 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+
+/** Where `npm run build` puts the console (dist/console, next to dist/src). */
+export const CONSOLE_DIR = fileURLToPath(new URL('../../console', import.meta.url));
+
+/** The console's page for the end of an OAuth connection (OAUTH_COMPLETE_URL's default). */
+export const CONSOLE_OAUTH_COMPLETE_PATH = '/oauth/complete';
+
+/**
+ * The console runs only its own bundled code: no inline script or style, no other origin, no
+ * framing. The OAuth completion page carries a code in its address: no Referer ever leaves.
+ */
+const CONSOLE_HEADERS: Record<string, string> = {
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+};
+
+export function consoleIsBuilt(dir = CONSOLE_DIR): boolean {
+  return existsSync(path.join(dir, 'index.html'));
+}
+
+/**
+ * Serves the console at `/`: its hashed assets (cached for a year), and its page for every other
+ * GET that a browser makes outside /api (the console routes in the browser). Anything else falls
+ * through to the API's NOT_FOUND.
+ */
+export function serveConsole(dir = CONSOLE_DIR): RequestHandler[] {
+  if (!consoleIsBuilt(dir)) {
+    return [];
+  }
+  const page = readFileSync(path.join(dir, 'index.html'));
+  const assets = express.static(path.join(dir, 'assets'), {
+    immutable: true,
+    maxAge: '365d',
+    index: false,
+    fallthrough: true,
+    setHeaders: (res) => res.setHeader('x-content-type-options', 'nosniff'),
+  });
+  const withHeaders = (res: Response): void => {
+    for (const [name, value] of Object.entries(CONSOLE_HEADERS)) {
+      res.setHeader(name, value);
+    }
+  };
+  const assetsRoute: RequestHandler = (req, res, next) => {
+    if (!req.path.startsWith('/assets/')) {
+      next();
+      return;
+    }
+    // express.static sees the path below /assets.
+    const original = req.url;
+    req.url = req.url.slice('/assets'.length);
+    assets(req, res, (err?: unknown) => {
+      req.url = original;
+      next(err);
+    });
+  };
+  const pageRoute: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
+    const isApi = req.path === '/api' || req.path.startsWith('/api/');
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || isApi || req.path.startsWith('/assets/')) {
+      next();
+      return;
+    }
+    if (req.accepts(['html', 'json']) !== 'html') {
+      next();
+      return;
+    }
+    withHeaders(res);
+    res.setHeader('cache-control', 'no-cache');
+    res.status(200).type('html').send(page);
+  };
+  return [assetsRoute, pageRoute];
+}
