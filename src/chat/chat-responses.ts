@@ -22,6 +22,18 @@ export interface SessionResponse {
   createdAt: string;
 }
 
+/** A session in the caller's list: no token (only its hash is kept); the id opens it instead. */
+export interface SessionSummaryResponse {
+  id: string;
+  title: string | null;
+  /** The chosen sites and tools (null: all of the site's tools), as created. */
+  sites: Array<{ siteId: string; tools: string[] | null }>;
+  messageCount: number;
+  lastMessageAt: string | null;
+  expiresAt: string;
+  createdAt: string;
+}
+
 export interface MessageResponse {
   id: string;
   role: 'user' | 'assistant';

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { limitsOf } from '../billing/tiers.js';
 import { AppError, type FieldProblem } from '../common/app-error.js';
+import { type Page, type PageQuery, pageOf } from '../common/pagination.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { scopesFor, SITE_SCOPES } from '../sites/scopes.js';
@@ -11,11 +12,12 @@ import {
   type MessageResponse,
   type SessionResponse,
   type SessionSiteResponse,
+  type SessionSummaryResponse,
   toMessageResponse,
   type TurnContext,
 } from './chat-responses.js';
 import type { ChatSessionEntity, SessionSite } from './chat.entities.js';
-import { ChatRepository, type FoundSession, type SessionMembership } from './chat.repository.js';
+import { ChatRepository, type FoundSession, type SessionKey, type SessionMembership } from './chat.repository.js';
 
 /** Session tokens: recognisable prefix, 256 random bits. */
 export const SESSION_TOKEN = /^ses_[A-Za-z0-9_-]{43}$/;
@@ -24,12 +26,21 @@ function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** The hash a session is stored under; INVALID_SESSION for a token that is not one. */
-function hashedSessionToken(token: string): string {
-  if (!SESSION_TOKEN.test(token)) {
-    throw new AppError('INVALID_SESSION', 'The session token is malformed');
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The session a path names: by its token (looked up by hash), or by its id, which GET /sessions
+ * lists because only the tokens' hashes are kept. The id is no weaker a key: every lookup is also
+ * by the caller's user id, so either names only the caller's own session. INVALID_SESSION otherwise.
+ */
+function sessionKey(tokenOrId: string): SessionKey {
+  if (SESSION_TOKEN.test(tokenOrId)) {
+    return { column: 'token_hash', value: hashToken(tokenOrId) };
   }
-  return hashToken(token);
+  if (SESSION_ID.test(tokenOrId)) {
+    return { column: 'id', value: tokenOrId.toLowerCase() };
+  }
+  throw new AppError('INVALID_SESSION', 'The session token is malformed');
 }
 
 /** SESSION_NOT_FOUND (unknown, or another user's), SESSION_EXPIRED; else the session found. */
@@ -119,12 +130,35 @@ export class ChatSessionsService {
   }
 
   /**
+   * GET /sessions: a page of the caller's own live sessions in the scope the request names, as
+   * POST /sessions scopes a new one (X-Workspace-Id's workspace, or personal ones without it), newest
+   * first; never another member's. Any workspace role may list, as any may read their own session.
+   */
+  async list(scope: Scope, query: PageQuery): Promise<Page<SessionSummaryResponse>> {
+    const owner = { userId: scope.user.id, workspaceId: scope.workspace?.id ?? null };
+    const rows = await this.chats.listLive(owner, query);
+    return pageOf(
+      rows.map((row) => ({ ...row, id: row.session.id, createdAt: row.session.createdAt })),
+      query.limit,
+      ({ session, messageCount, lastMessageAt }) => ({
+        id: session.id,
+        title: session.title,
+        sites: session.sites.map((s) => ({ siteId: s.siteId, tools: s.tools })),
+        messageCount,
+        lastMessageAt: lastMessageAt === null ? null : new Date(lastMessageAt).toISOString(),
+        expiresAt: session.expiresAt.toISOString(),
+        createdAt: session.createdAt.toISOString(),
+      }),
+    );
+  }
+
+  /**
    * INVALID_SESSION (malformed), SESSION_NOT_FOUND (unknown, or another user's), SESSION_EXPIRED;
    * for a workspace session, PERMISSION_DENIED / WORKSPACE_REQUIRED once membership no longer allows
    * reading it (any role may read or delete their own session; see requireSessionAccess).
    */
   async findByToken(userId: string, token: string): Promise<ChatSessionEntity> {
-    const { session, membership } = liveSession(await this.chats.findByTokenHash(hashedSessionToken(token), userId));
+    const { session, membership } = liveSession(await this.chats.findByKey(sessionKey(token), userId));
     requireSessionAccess(session, membership, 'viewer', 'Reading or deleting a session');
     return session;
   }
@@ -147,7 +181,7 @@ export class ChatSessionsService {
    * member role in the session's workspace, checked on every turn.
    */
   async openTurn(userId: string, token: string): Promise<TurnContext> {
-    const rows = await this.chats.turnRows(hashedSessionToken(token), userId);
+    const rows = await this.chats.turnRows(sessionKey(token), userId);
     const { session, membership } = liveSession(rows.found);
     requireSessionAccess(session, membership, 'member', 'Chatting');
     return {

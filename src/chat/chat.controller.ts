@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post, Query, Req, Res } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiCreatedResponse,
@@ -6,6 +6,7 @@ import {
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiParam,
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
@@ -15,10 +16,17 @@ import { CurrentUser, TermsRequired } from '../auth/decorators.js';
 import { PrefetchOnAuth } from '../auth/prefetch.js';
 import { ApiErrors, ApiWorkspaceHeader } from '../common/api-errors.js';
 import { TERMS_GATED_ERRORS } from '../common/api-schemas.js';
+import { ListQueryDto, pageQuery } from '../common/pagination.js';
 import { CurrentScope, type Scope } from '../workspaces/scope.js';
 import { ChatSessionsService } from './chat-sessions.service.js';
 import { CHAT_TURN_PREFETCH, ChatTurnService } from './chat-turn.service.js';
-import { CHAT_EVENTS, ChatReplyDto, CreatedSessionDto, SessionDetailDto } from './dto/chat-response.dto.js';
+import {
+  CHAT_EVENTS,
+  ChatReplyDto,
+  CreatedSessionDto,
+  SessionDetailDto,
+  SessionPageDto,
+} from './dto/chat-response.dto.js';
 import { CreateSessionDto, SendMessageDto } from './dto/chat.dto.js';
 
 /** What reading or using a session by its token can answer, besides the guards. */
@@ -29,6 +37,10 @@ const SESSION_ERRORS = [
   'PERMISSION_DENIED',
   'WORKSPACE_REQUIRED',
 ] as const;
+
+/** The `{token}` of the session routes: the token, or the session's id from GET /sessions. */
+const SessionParam = (): MethodDecorator =>
+  ApiParam({ name: 'token', description: "The session's token (ses_…), or its id (listed by GET /sessions)" });
 
 const EVENT_LIST = Object.keys(CHAT_EVENTS).join(', ');
 
@@ -59,8 +71,21 @@ export class ChatController {
     return this.sessions.create(scope, body);
   }
 
+  @Get()
+  @ApiOperation({
+    summary:
+      "The caller's own live sessions in this scope (X-Workspace-Id's workspace, or personal), newest first; " +
+      'no tokens (only their hashes are kept): open one by its id in place of the token',
+  })
+  @ApiOkResponse({ type: SessionPageDto })
+  @ApiErrors(...TERMS_GATED_ERRORS)
+  list(@CurrentScope() scope: Scope, @Query() query: ListQueryDto): Promise<SessionPageDto> {
+    return this.sessions.list(scope, pageQuery(query));
+  }
+
   @Get(':token')
   @ApiOperation({ summary: 'The session with its messages' })
+  @SessionParam()
   @ApiOkResponse({ type: SessionDetailDto })
   @ApiErrors(...TERMS_GATED_ERRORS, ...SESSION_ERRORS)
   get(@CurrentUser() auth: AuthUser, @Param('token') token: string): Promise<SessionDetailDto> {
@@ -70,6 +95,7 @@ export class ChatController {
   @Delete(':token')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Delete the session and its messages' })
+  @SessionParam()
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiErrors(...TERMS_GATED_ERRORS, ...SESSION_ERRORS)
   remove(@CurrentUser() auth: AuthUser, @Param('token') token: string): Promise<void> {
@@ -83,6 +109,7 @@ export class ChatController {
   @Post(':token/messages')
   @PrefetchOnAuth(CHAT_TURN_PREFETCH)
   @ApiOperation({ summary: 'Send a message; streamed as SSE with Accept: text/event-stream' })
+  @SessionParam()
   @ApiExtraModels(ChatReplyDto, ...Object.values(CHAT_EVENTS))
   @ApiOkResponse({
     description:

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { In, IsNull, type DataSource } from 'typeorm';
 import { RowMapper } from '../common/database/row-mapper.js';
+import { keysetWhere, type PageQuery } from '../common/pagination.js';
 import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import { CredentialEntity } from '../vault/credential.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
@@ -25,7 +26,23 @@ export interface SessionMembership {
   owner: { tier: Tier; subscriptionStatus: SubscriptionStatus };
 }
 
-/** A session found by its token hash and user, with its membership. */
+/**
+ * How a path names a session: the SHA-256 of its token, or its id (the list cannot give tokens back:
+ * only their hashes are kept). Either way the session must also be the caller's (`user_id`).
+ */
+export interface SessionKey {
+  column: 'token_hash' | 'id';
+  value: string;
+}
+
+/** One row of the caller's session list: the session and what its messages add. */
+export interface ListedSession {
+  session: ChatSessionEntity;
+  messageCount: number;
+  lastMessageAt: Date | null;
+}
+
+/** A session found by its key and user, with its membership. */
 export interface FoundSession {
   session: ChatSessionEntity;
   membership: SessionMembership;
@@ -51,9 +68,9 @@ export class ChatRepository {
   private readonly sessionRows: RowMapper<ChatSessionEntity>;
   private readonly siteRows: RowMapper<SiteEntity>;
   private readonly messageRows: RowMapper<ChatMessageEntity>;
-  private readonly sessionQuery: string;
-  private readonly findQuery: string;
-  private readonly historyQuery: string;
+  private readonly sessionQuery: Record<SessionKey['column'], string>;
+  private readonly findQuery: Record<SessionKey['column'], string>;
+  private readonly historyQuery: Record<SessionKey['column'], string>;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.sessionRows = new RowMapper(dataSource, ChatSessionEntity, 'cs');
@@ -61,17 +78,27 @@ export class ChatRepository {
     this.messageRows = new RowMapper(dataSource, ChatMessageEntity, 'm');
     // The session with its chosen sites (from the vault it belongs to: its workspace's, or its user's).
     // ... and the user's membership of its workspace as it is now (re-checked on every turn).
-    this.sessionQuery =
-      `SELECT ${this.sessionRows.select()}, ${this.siteRows.select()}, ${MEMBERSHIP_COLUMNS} FROM chat_sessions cs ` +
-      `${MEMBERSHIP_JOINS} ` +
-      "LEFT JOIN sites s ON s.id::text IN (SELECT e->>'siteId' FROM jsonb_array_elements(cs.sites) e) " +
-      `AND ${inOwnersVaultSql('s', 'cs')} WHERE cs.token_hash = $1 AND cs.user_id = $2`;
-    this.findQuery =
-      `SELECT ${this.sessionRows.select()}, ${MEMBERSHIP_COLUMNS} FROM chat_sessions cs ${MEMBERSHIP_JOINS} ` +
-      'WHERE cs.token_hash = $1 AND cs.user_id = $2';
-    this.historyQuery =
-      `SELECT ${this.messageRows.select()} FROM chat_messages m JOIN chat_sessions cs ON cs.id = m.session_id ` +
-      'WHERE cs.token_hash = $1 AND cs.user_id = $2 ORDER BY m.seq ASC';
+    const byKey = (query: (column: SessionKey['column']) => string): Record<SessionKey['column'], string> => ({
+      token_hash: query('token_hash'),
+      id: query('id'),
+    });
+    this.sessionQuery = byKey(
+      (column) =>
+        `SELECT ${this.sessionRows.select()}, ${this.siteRows.select()}, ${MEMBERSHIP_COLUMNS} FROM chat_sessions cs ` +
+        `${MEMBERSHIP_JOINS} ` +
+        "LEFT JOIN sites s ON s.id::text IN (SELECT e->>'siteId' FROM jsonb_array_elements(cs.sites) e) " +
+        `AND ${inOwnersVaultSql('s', 'cs')} WHERE cs.${column} = $1 AND cs.user_id = $2`,
+    );
+    this.findQuery = byKey(
+      (column) =>
+        `SELECT ${this.sessionRows.select()}, ${MEMBERSHIP_COLUMNS} FROM chat_sessions cs ${MEMBERSHIP_JOINS} ` +
+        `WHERE cs.${column} = $1 AND cs.user_id = $2`,
+    );
+    this.historyQuery = byKey(
+      (column) =>
+        `SELECT ${this.messageRows.select()} FROM chat_messages m JOIN chat_sessions cs ON cs.id = m.session_id ` +
+        `WHERE cs.${column} = $1 AND cs.user_id = $2 ORDER BY m.seq ASC`,
+    );
   }
 
   private found(row: Record<string, unknown> | undefined): FoundSession | null {
@@ -88,17 +115,20 @@ export class ChatRepository {
     };
   }
 
-  /** The user's session with this token hash, and their membership of its workspace. */
-  async findByTokenHash(hash: string, userId: string): Promise<FoundSession | null> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.findQuery, [hash, userId]);
+  /** The user's session with this key, and their membership of its workspace. */
+  async findByKey(key: SessionKey, userId: string): Promise<FoundSession | null> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.findQuery[key.column], [
+      key.value,
+      userId,
+    ]);
     return this.found(rows[0]);
   }
 
   /** A turn's reads: the session with its sites and membership, and its messages, side by side. */
-  async turnRows(hash: string, userId: string): Promise<TurnRows> {
+  async turnRows(key: SessionKey, userId: string): Promise<TurnRows> {
     const [sessionRows, historyRows] = (await Promise.all([
-      this.dataSource.query(this.sessionQuery, [hash, userId]),
-      this.dataSource.query(this.historyQuery, [hash, userId]),
+      this.dataSource.query(this.sessionQuery[key.column], [key.value, userId]),
+      this.dataSource.query(this.historyQuery[key.column], [key.value, userId]),
     ])) as [Array<Record<string, unknown>>, Array<Record<string, unknown>>];
     return {
       found: this.found(sessionRows[0]),
@@ -124,6 +154,33 @@ export class ChatRepository {
 
   findSiteOrFail(id: string): Promise<SiteEntity> {
     return this.dataSource.getRepository(SiteEntity).findOneByOrFail({ id });
+  }
+
+  /**
+   * One page of the user's live sessions in this scope (a workspace's, or personal ones), newest
+   * first, `limit + 1` of them (see pageOf), each with its message count and last message time.
+   */
+  async listLive(owner: { userId: string; workspaceId: string | null }, query: PageQuery): Promise<ListedSession[]> {
+    const qb = this.dataSource
+      .getRepository(ChatSessionEntity)
+      .createQueryBuilder('cs')
+      .addSelect('(SELECT count(*) FROM chat_messages m WHERE m.session_id = cs.id)::int', 'message_count')
+      .addSelect('(SELECT max(m.created_at) FROM chat_messages m WHERE m.session_id = cs.id)', 'last_message_at')
+      .where('cs.user_id = :userId', { userId: owner.userId })
+      .andWhere(owner.workspaceId === null ? 'cs.workspace_id IS NULL' : 'cs.workspace_id = :workspaceId', {
+        workspaceId: owner.workspaceId,
+      })
+      .andWhere('cs.expires_at > now()')
+      .orderBy('cs.created_at', 'DESC')
+      .addOrderBy('cs.id', 'DESC')
+      .limit(query.limit + 1);
+    keysetWhere(qb, 'cs', query.cursor, 'DESC');
+    const { entities, raw } = await qb.getRawAndEntities<{ message_count: number; last_message_at: Date | null }>();
+    return entities.map((session, i) => ({
+      session,
+      messageCount: raw[i]?.message_count ?? 0,
+      lastMessageAt: raw[i]?.last_message_at ?? null,
+    }));
   }
 
   createSession(session: Omit<ChatSessionEntity, 'id' | 'createdAt'>): Promise<ChatSessionEntity> {

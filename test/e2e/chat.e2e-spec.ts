@@ -264,6 +264,107 @@ describe('chat sessions (e2e)', () => {
     );
     expect(model.requests).toHaveLength(0);
   });
+
+  it("GET /sessions lists the caller's own live sessions in the request's scope, newest first, paged; the id opens one", async () => {
+    const { user, token, siteId } = await session(['list_notes']);
+    model.script({ text: 'Hi.' });
+    await http.post(`/api/sessions/${token}/messages`, { content: 'Hello' }, { token: user.token });
+    const more: string[] = [];
+    for (const title of ['Second', 'Third']) {
+      const created = await http.post('/api/sessions', { sites: [{ siteId }], title }, { token: user.token });
+      more.push(created.body.id as string);
+    }
+    // An expired session is not listed (it could not be opened).
+    const expired = await http.post('/api/sessions', { sites: [{ siteId }], title: 'Old' }, { token: user.token });
+    const db = new pg.Client({ connectionString: testEnv('databaseUrl') });
+    await db.connect();
+    try {
+      await db.query(`UPDATE chat_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+        expired.body.id,
+      ]);
+    } finally {
+      await db.end();
+    }
+    // Another user's session never shows.
+    const stranger = await session();
+
+    const first = await http.get('/api/sessions?limit=2', { token: user.token });
+    expect(first.status).toBe(200);
+    expect(first.body.items.map((s: { title: string }) => s.title)).toEqual(['Third', 'Second']);
+    expect(first.body.items[0]).not.toHaveProperty('token');
+    expect(typeof first.body.nextCursor).toBe('string');
+    const second = await http.get(`/api/sessions?limit=2&cursor=${first.body.nextCursor}`, { token: user.token });
+    expect(second.body).toMatchObject({ nextCursor: null });
+    expect(second.body.items).toHaveLength(1);
+    const listed = second.body.items[0];
+    expect(listed).toMatchObject({ title: 'Notes', sites: [{ siteId, tools: ['list_notes'] }], messageCount: 2 });
+    expect(Date.parse(listed.lastMessageAt)).toBeGreaterThanOrEqual(Date.parse(listed.createdAt));
+    expect(first.body.items[0]).toMatchObject({ messageCount: 0, lastMessageAt: null, sites: [{ tools: null }] });
+    const strangers = await http.get('/api/sessions', { token: stranger.user.token });
+    expect(strangers.body.items.map((s: { id: string }) => s.id)).toEqual([stranger.body.id]);
+
+    // The listed id stands in for the token: read, chat, delete; for its owner only.
+    const opened = await http.get(`/api/sessions/${listed.id}`, { token: user.token });
+    expect(opened.status).toBe(200);
+    expect(opened.body.messages.map((m: { content: string }) => m.content)).toEqual(['Hello', 'Hi.']);
+    expectError(await http.get(`/api/sessions/${listed.id}`, { token: stranger.user.token }), 'SESSION_NOT_FOUND', 404);
+    expectError(
+      await http.post(`/api/sessions/${listed.id}/messages`, { content: 'x' }, { token: stranger.user.token }),
+      'SESSION_NOT_FOUND',
+      404,
+    );
+    expectError(
+      await http.delete(`/api/sessions/${listed.id}`, { token: stranger.user.token }),
+      'SESSION_NOT_FOUND',
+      404,
+    );
+    model.script({ text: 'Again.' });
+    const byId = await http.post(`/api/sessions/${listed.id}/messages`, { content: 'More' }, { token: user.token });
+    expect(byId.body.message).toMatchObject({ content: 'Again.' });
+    expect((await http.delete(`/api/sessions/${more[0]}`, { token: user.token })).status).toBe(204);
+    const after = await http.get('/api/sessions', { token: user.token });
+    expect(after.body.items.map((s: { title: string; messageCount: number }) => [s.title, s.messageCount])).toEqual([
+      ['Third', 0],
+      ['Notes', 4],
+    ]);
+  });
+
+  it('GET /sessions refuses a null, wrong-type or foreign query with VALIDATION_ERROR', async () => {
+    const { user } = await session();
+    for (const query of [
+      'limit=null',
+      'limit=abc',
+      'limit=0',
+      'limit=201',
+      'limit=1.5',
+      'cursor=nope',
+      'cursor=a&cursor=b',
+    ]) {
+      expectError(await http.get(`/api/sessions?${query}`, { token: user.token }), 'VALIDATION_ERROR', 400);
+    }
+    expectError(await http.get('/api/sessions'), 'UNAUTHORIZED', 401);
+  });
+
+  it('a workspace lists only its sessions, and personal ones only without X-Workspace-Id', async () => {
+    const owner = await registerUser(http);
+    await http.patch(`/api/admin/users/${owner.id}`, { tier: 'team', credits: 100_000 }, { token: admin.token });
+    const member = await registerUser(http);
+    const ws = (await http.post('/api/workspaces', { name: 'Chats' }, { token: owner.token })).body.id as string;
+    await http.post(`/api/workspaces/${ws}/members`, { email: member.email, role: 'viewer' }, { token: owner.token });
+    const inWs = (token: string) => ({ token, headers: { 'x-workspace-id': ws } });
+    const wsSite = (await http.post('/api/vault/sites', { url: site.url }, inWs(owner.token))).body.id as string;
+    const personalSite = (await http.post('/api/vault/sites', { url: site.url }, { token: owner.token })).body.id;
+    const inWorkspace = await http.post('/api/sessions', { sites: [{ siteId: wsSite }] }, inWs(owner.token));
+    const personal = await http.post('/api/sessions', { sites: [{ siteId: personalSite }] }, { token: owner.token });
+    const ids = async (options: { token: string; headers?: Record<string, string> }) =>
+      (await http.get('/api/sessions', options)).body.items.map((s: { id: string }) => s.id);
+    expect(await ids(inWs(owner.token))).toEqual([inWorkspace.body.id]);
+    expect(await ids({ token: owner.token })).toEqual([personal.body.id]);
+    // A fellow member (a viewer may list) never sees the owner's sessions in the same workspace.
+    expect(await ids(inWs(member.token))).toEqual([]);
+    const stranger = await registerUser(http);
+    expectError(await http.get('/api/sessions', inWs(stranger.token)), 'WORKSPACE_NOT_FOUND', 404);
+  });
 });
 
 describe('chat timeout (e2e)', () => {

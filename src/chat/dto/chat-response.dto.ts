@@ -1,8 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ErrorBodyDto } from '../../common/api-errors.js';
-import { anyJson } from '../../common/api-schemas.js';
+import { anyJson, PageDto } from '../../common/api-schemas.js';
 import { SITE_SCOPES, type SiteScope } from '../../sites/scopes.js';
-import type { MessageResponse, SessionResponse, SessionSiteResponse } from '../chat-responses.js';
+import type {
+  MessageResponse,
+  SessionResponse,
+  SessionSiteResponse,
+  SessionSummaryResponse,
+} from '../chat-responses.js';
 import type { ToolCallRecord } from '../chat.entities.js';
 
 export class SessionSiteResponseDto implements SessionSiteResponse {
@@ -48,6 +53,43 @@ export class SessionResponseDto implements SessionResponse {
   @ApiProperty({ format: 'date-time' })
   createdAt: string;
 }
+
+export class SessionSummarySiteDto {
+  @ApiProperty({ format: 'uuid' })
+  siteId: string;
+
+  @ApiProperty({ type: [String], nullable: true, description: "The chosen tools; null: all of the site's tools" })
+  tools: string[] | null;
+}
+
+/**
+ * A session in the caller's list. It has no token: only the token's hash is kept, so the session's
+ * id stands in for it in GET/DELETE /sessions/{token} and POST /sessions/{token}/messages.
+ */
+export class SessionSummaryDto implements SessionSummaryResponse {
+  @ApiProperty({ format: 'uuid', description: 'Usable in place of the token in the other session routes' })
+  id: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  title: string | null;
+
+  @ApiProperty({ type: [SessionSummarySiteDto] })
+  sites: SessionSummarySiteDto[];
+
+  @ApiProperty({ type: 'integer', minimum: 0 })
+  messageCount: number;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Null before the first turn' })
+  lastMessageAt: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  expiresAt: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: string;
+}
+
+export class SessionPageDto extends PageDto(SessionSummaryDto) {}
 
 /** A new session: its token is the session's key in the other chat routes. */
 export class CreatedSessionDto extends SessionResponseDto {
