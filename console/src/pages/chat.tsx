@@ -1,6 +1,2 @@
-import { PageTitle } from '../components/ui';
-
-/** Placeholder: built in a following commit. */
-export function ChatPage() {
-  return <PageTitle>ChatPage</PageTitle>;
-}
+// The Chat area lives in pages/chat/ (App.tsx imports it from here).
+export { ChatPage } from './chat/chat-page';

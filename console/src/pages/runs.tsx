@@ -1,6 +1,2 @@
-import { PageTitle } from '../components/ui';
-
-/** Placeholder: built in a following commit. */
-export function RunPage() {
-  return <PageTitle>RunPage</PageTitle>;
-}
+// The run page lives in pages/runs/ (App.tsx imports it from here).
+export { RunPage } from './runs/run-page';
