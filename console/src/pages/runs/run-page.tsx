@@ -29,8 +29,10 @@ function RunFacts({ run }: { run: Run }) {
   return (
     <dl className="facts">
       <dt>Status</dt>
-      <dd role="status" aria-live="polite">
-        <StatusBadge status={run.status} />
+      <dd>
+        <span role="status">
+          <StatusBadge status={run.status} />
+        </span>
       </dd>
       <dt>Triggered by</dt>
       <dd>{run.triggeredBy}</dd>
@@ -115,17 +117,18 @@ export function RunPage() {
       {run.input === null && (run.payload === null || run.payload === undefined) ? (
         <p className="muted">No input.</p>
       ) : null}
-      {run.input === null ? null : <pre aria-label="Input">{run.input}</pre>}
+      {run.input === null ? null : <pre>{run.input}</pre>}
       {run.payload === null || run.payload === undefined ? null : (
-        <pre aria-label="Webhook payload">{json(run.payload)}</pre>
+        <>
+          <h3>Webhook payload</h3>
+          <pre>{json(run.payload)}</pre>
+        </>
       )}
       {run.status === 'completed' ? (
-        <>
-          <h2>Answer</h2>
-          <div className="panel content" aria-label="Final answer">
-            {answer?.type === 'completed' ? (answer.output ?? '') : '—'}
-          </div>
-        </>
+        <section aria-labelledby="answer-heading">
+          <h2 id="answer-heading">Answer</h2>
+          <div className="panel content">{answer?.type === 'completed' ? (answer.output ?? '') : '—'}</div>
+        </section>
       ) : null}
       {run.error === null || run.error === undefined ? null : (
         <div className="error-note" role="alert" data-code={run.error.code}>

@@ -26,9 +26,9 @@ function Body({ entry }: { entry: Entry }) {
         <>
           <strong>Model turn</strong>{' '}
           <span className="muted">
-            {entry.toolUses} tool calls asked{entry.stopReason === undefined ? '' : `, stop: ${entry.stopReason}`};{' '}
-            {entry.usage.inputTokens ?? 0} input / {entry.usage.outputTokens ?? 0} output tokens,{' '}
-            {entry.usage.credits ?? 0} credits
+            {entry.toolUses === 1 ? '1 tool call' : `${entry.toolUses} tool calls`} asked
+            {entry.stopReason === undefined ? '' : `, stop: ${entry.stopReason}`}; {entry.usage.inputTokens ?? 0} input
+            / {entry.usage.outputTokens ?? 0} output tokens, {entry.usage.credits ?? 0} credits
           </span>
           {entry.text === '' ? null : <p className="content">{entry.text}</p>}
         </>
