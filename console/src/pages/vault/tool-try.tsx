@@ -65,7 +65,7 @@ export function ToolTry({ site, tool }: { site: Site; tool: SiteTool }) {
         <div role="status" aria-live="polite" aria-labelledby={`${headingId}-result`}>
           <h3 id={`${headingId}-result`}>Result</h3>
           <p>
-            Answered in <strong>{answer.durationMs} ms</strong>.
+            Answered in <strong>{Math.round(answer.durationMs)} ms</strong>.
           </p>
           <pre tabIndex={0} aria-label={`Result of ${tool.name}`}>
             {JSON.stringify(answer.result, null, 2)}
