@@ -163,6 +163,10 @@ describe('console: the vault, OAuth connections and tool try-outs', () => {
     // A reload has nothing to send again.
     await fresh.reload();
     await fresh.getByRole('heading', { name: 'Connect a site' }).waitFor();
+    // The same approval again (the link kept elsewhere): spent, and said so.
+    await fresh.goto(`${own.pathname}${own.search}`);
+    expect(await alertOf(fresh)).toMatchObject({ code: 'VALIDATION_ERROR' });
+    await fresh.getByText('This approval has expired or was already used').waitFor();
 
     // The site's refusal travels to the page, which shows it without completing anything.
     const refused = await approveAtSite(w.sites.ca, await start(), undefined, 'deny');
