@@ -42,8 +42,12 @@ export interface Settings extends TemporalAccess {
   jwtTtlSeconds: number;
   vaultKeys: VaultKey[];
   oauthClientId: string;
-  /** Where the OAuth callback sends the browser with code, state, iss or error (unset: a page or JSON). */
-  oauthCompleteUrl: string | undefined;
+  /**
+   * Where the OAuth callback sends the browser with code, state, iss or error. undefined (unset): the
+   * console's completion page when the console is built, else a page or JSON; null (`none`): never
+   * redirect, always the page or JSON.
+   */
+  oauthCompleteUrl: string | null | undefined;
   siteCaCerts: string | undefined;
   siteAllowPrivateHosts: string[];
   outgoingCallsPerMinute: number;
@@ -176,7 +180,10 @@ export function loadSettings(env: Env = process.env): Settings {
     jwtTtlSeconds: reader.int('JWT_TTL_SECONDS', 3600, 30, 30 * 24 * 3600),
     vaultKeys: [],
     oauthClientId: reader.str('OAUTH_CLIENT_ID') ?? 'agentsite',
-    oauthCompleteUrl: reader.url('OAUTH_COMPLETE_URL', ['http:', 'https:']),
+    oauthCompleteUrl:
+      reader.str('OAUTH_COMPLETE_URL')?.toLowerCase() === 'none'
+        ? null
+        : reader.url('OAUTH_COMPLETE_URL', ['http:', 'https:']),
     siteCaCerts: reader.str('SITE_CA_CERTS'),
     siteAllowPrivateHosts: reader.list('SITE_ALLOW_PRIVATE_HOSTS').map((h) => h.toLowerCase()),
     outgoingCallsPerMinute,

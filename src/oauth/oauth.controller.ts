@@ -21,6 +21,7 @@ import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { OAuthCallbackJsonDto, OAuthCompleteResponseDto } from './dto/oauth-response.dto.js';
 import { OAuthCompleteDto } from './dto/oauth.dto.js';
+import { oauthCompleteTarget } from './oauth-complete-target.js';
 import { type OAuthCompletion, OAuthService } from './oauth.service.js';
 
 export const COMPLETE_ROUTE = 'POST /api/oauth/complete';
@@ -35,10 +36,15 @@ function escapeHtml(value: string): string {
 @ApiTags('vault')
 @Controller('oauth')
 export class OAuthController {
+  /** The completion page (OAUTH_COMPLETE_URL, by default the console's), or null: show the values here. */
+  private readonly completeUrl: string | null;
+
   constructor(
     private readonly oauth: OAuthService,
-    @Inject(SETTINGS) private readonly settings: Settings,
-  ) {}
+    @Inject(SETTINGS) settings: Settings,
+  ) {
+    this.completeUrl = oauthCompleteTarget(settings);
+  }
 
   /**
    * The browser arrives here from the site. Nothing is redeemed: whoever's browser this is, the
@@ -50,16 +56,19 @@ export class OAuthController {
   @ApiOperation({
     summary:
       'OAuth redirect target: redeems nothing; hands code, state and iss to the completion step ' +
-      '(302 to OAUTH_COMPLETE_URL, else a small page, or JSON for Accept: application/json)',
+      "(302 to OAUTH_COMPLETE_URL, by default the console's completion page; with none, or without a " +
+      'console: a small page, or JSON for Accept: application/json)',
   })
   @ApiExtraModels(OAuthCallbackJsonDto)
   @ApiFoundResponse({
-    description: 'With OAUTH_COMPLETE_URL set: to that page, with code, state, iss and error in its query',
+    description:
+      "To OAUTH_COMPLETE_URL (by default the console's /oauth/complete), with code, state, iss and error in its query",
     headers: { Location: { description: 'The completion page', schema: { type: 'string' } } },
   })
   @ApiOkResponse({
     description:
-      'Without OAUTH_COMPLETE_URL: the values to complete with, as JSON (Accept: application/json) or a page',
+      'Without a completion page (OAUTH_COMPLETE_URL=none, or no console): the values to complete with, as JSON ' +
+      '(Accept: application/json) or a page',
     content: {
       'application/json': { schema: { $ref: getSchemaPath(OAuthCallbackJsonDto) } },
       'text/html': { schema: { type: 'string' } },
@@ -71,8 +80,8 @@ export class OAuthController {
     // The code is in these URLs: no caching, and no Referer carrying it anywhere.
     res.setHeader('cache-control', 'no-store');
     res.setHeader('referrer-policy', 'no-referrer');
-    if (this.settings.oauthCompleteUrl !== undefined) {
-      const target = new URL(this.settings.oauthCompleteUrl);
+    if (this.completeUrl !== null) {
+      const target = new URL(this.completeUrl);
       for (const name of HANDED_ON) {
         const value = handoff[name];
         if (value !== undefined) {

@@ -150,7 +150,8 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
   });
 
   it('a state belongs to one user and site: a denied consent consumes it and stores nothing', async () => {
-    const { user, siteId } = await fresh();
+    // No completion page: the callback answers the values itself (JSON here).
+    const { user, siteId } = await fresh({ env: { OAUTH_COMPLETE_URL: 'none' } });
     const start = await http.post(`/api/vault/sites/${siteId}/oauth/start`, {}, { token: user.token });
     const denied = await approveAtSite(sites.ca, start.body.authorizationUrl, undefined, 'deny');
     expect(denied.searchParams.get('error')).toBe('access_denied');
@@ -173,7 +174,8 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
   });
 
   it('A starts, B approves in her browser: B gets PERMISSION_DENIED, the state is spent, the code never redeemed', async () => {
-    const { site, user: a, siteId } = await fresh();
+    // No completion page: the callback shows the values on its own page.
+    const { site, user: a, siteId } = await fresh({ env: { OAUTH_COMPLETE_URL: 'none' } });
     const b = await registerUser(http);
     const start = await http.post(
       `/api/vault/sites/${siteId}/oauth/start`,
@@ -243,7 +245,8 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
   });
 
   it('completion needs a token, accepted terms and a well-formed body; the callback escapes what it shows', async () => {
-    const { site, user } = await fresh();
+    // With the redirect turned off, the callback shows the values on its own page.
+    const { site, user } = await fresh({ env: { OAUTH_COMPLETE_URL: 'none' } });
     const complete = (body: unknown, token = user.token) => http.post('/api/oauth/complete', body, { token });
     expectError(await http.post('/api/oauth/complete', { code: 'c', state: 's' }), 'UNAUTHORIZED', 401);
     const newcomer = await registerUser(http, { acceptTerms: false });
@@ -289,6 +292,60 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
     expect(page.text).toContain('&#60;script&#62;');
     expect(page.headers.get('content-security-policy')).toBe("default-src 'none'");
     expect(site.tokenRequests).toEqual([]);
+  });
+
+  it("by default the callback sends the browser to the console's completion page, which the service serves", async () => {
+    const { site, user, siteId } = await fresh();
+    const start = await http.post(`/api/vault/sites/${siteId}/oauth/start`, {}, { token: user.token });
+    const callback = await approveAtSite(sites.ca, start.body.authorizationUrl);
+    // Whatever the client accepts: the page exists, so there is nothing to show here.
+    for (const accept of ['text/html', 'application/json']) {
+      const res = await http.get(`${callback.pathname}${callback.search}`, { headers: { accept }, redirect: 'manual' });
+      expect(res.status).toBe(302);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+      const target = new URL(res.headers.get('location')!);
+      expect(target.origin + target.pathname).toBe(`${stack.baseUrl}/oauth/complete`);
+      expect(Object.fromEntries(target.searchParams)).toEqual({
+        code: callback.searchParams.get('code'),
+        state: callback.searchParams.get('state'),
+      });
+    }
+    const page = await http.get('/oauth/complete?code=c&state=s', { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(page.text).toContain('<div id="root">');
+    // The site's refusal travels on too, for the page to show.
+    const refused = await approveAtSite(sites.ca, start.body.authorizationUrl, undefined, 'deny');
+    const res = await http.get(`${refused.pathname}${refused.search}`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(Object.fromEntries(new URL(res.headers.get('location')!).searchParams)).toEqual({
+      error: 'access_denied',
+      state: callback.searchParams.get('state'),
+    });
+    expect(site.tokenRequests).toEqual([]);
+  });
+
+  it('OAUTH_COMPLETE_URL=none: no redirect, the values as JSON or on a small page', async () => {
+    const { site, user, siteId } = await fresh({ env: { OAUTH_COMPLETE_URL: 'none' } });
+    const start = await http.post(`/api/vault/sites/${siteId}/oauth/start`, {}, { token: user.token });
+    const callback = await approveAtSite(sites.ca, start.body.authorizationUrl);
+    const json = await http.get(`${callback.pathname}${callback.search}`, {
+      headers: { accept: 'application/json' },
+      redirect: 'manual',
+    });
+    expect(json.status).toBe(200);
+    expect(json.body).toEqual({
+      complete: 'POST /api/oauth/complete',
+      body: { code: callback.searchParams.get('code'), state: callback.searchParams.get('state') },
+    });
+    const page = await http.get(`${callback.pathname}${callback.search}`, { redirect: 'manual' });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('The site approved the connection');
+    const done = await http.post('/api/oauth/complete', json.body.body, { token: user.token });
+    expect(done.body).toEqual({ siteId, scopes: ['read', 'write', 'delete', 'admin'], connected: true });
+    expect(site.tokenRequests).toHaveLength(1);
   });
 
   it('OAUTH_COMPLETE_URL: the callback redirects there with code, state and iss; the client completes', async () => {

@@ -14,6 +14,8 @@ export interface RequestOptions {
   /** Sent as-is (for malformed bodies); overrides `body`. */
   rawBody?: string | Buffer;
   headers?: Record<string, string>;
+  /** `manual`: answer a redirect itself instead of following it. */
+  redirect?: 'follow' | 'manual';
 }
 
 /** A small HTTP client for the e2e suites: JSON in and out, every answer returned (never thrown). */
@@ -32,7 +34,7 @@ export class Http {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
+    const res = await fetch(`${this.baseUrl}${path}`, { method, headers, body, redirect: options.redirect });
     const text = await res.text();
     let parsed: unknown = text;
     try {

@@ -109,14 +109,23 @@ export function completionBody(callback: URL): Record<string, string> {
 }
 
 /**
- * What a client does after the site's redirect: the browser lands on the service's callback (which
- * redeems nothing and answers the values, here as JSON), then the client completes the connection
- * with `POST /api/oauth/complete` and the token of the user it acts for.
+ * What a client does after the site's redirect: the browser lands on the service's callback, which
+ * redeems nothing and hands the values on (a 302 to the completion page carrying them in its query,
+ * as the console's page reads them; or, with no completion page, as JSON), then the client completes
+ * the connection with `POST /api/oauth/complete` and the token of the user it acts for.
  */
 export async function completeOAuth(http: Http, callback: URL, token: string): Promise<HttpAnswer> {
-  const landed = await http.get(`${callback.pathname}${callback.search}`, { headers: { accept: 'application/json' } });
-  if (landed.status !== 200) {
+  const landed = await http.get(`${callback.pathname}${callback.search}`, {
+    headers: { accept: 'application/json' },
+    redirect: 'manual',
+  });
+  let body: unknown;
+  if (landed.status === 302) {
+    body = completionBody(new URL(landed.headers.get('location')!));
+  } else if (landed.status === 200) {
+    body = landed.body.body;
+  } else {
     throw new Error(`the callback answered ${landed.status}: ${landed.text}`);
   }
-  return http.post('/api/oauth/complete', landed.body.body, { token });
+  return http.post('/api/oauth/complete', body, { token });
 }

@@ -1,11 +1,3 @@
-import { PageTitle } from '../components/ui';
-
-/** Placeholder: built in a following commit. */
-export function VaultPage() {
-  return <PageTitle>VaultPage</PageTitle>;
-}
-
-/** Placeholder: built in a following commit. */
-export function SitePage() {
-  return <PageTitle>SitePage</PageTitle>;
-}
+/** The vault area: the list of sites (/vault) and one site (/vault/:siteId); the pieces are in ./vault/. */
+export { VaultPage } from './vault/vault-list';
+export { SitePage } from './vault/site-page';

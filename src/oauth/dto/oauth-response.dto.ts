@@ -37,7 +37,7 @@ export class OAuthHandoffDto implements OAuthCompletion {
   error?: string;
 }
 
-/** The callback's JSON answer (Accept: application/json, no OAUTH_COMPLETE_URL). */
+/** The callback's JSON answer (Accept: application/json, no completion page to redirect to). */
 export class OAuthCallbackJsonDto {
   @ApiProperty({ example: 'POST /api/oauth/complete', description: 'The route that completes the connection' })
   complete: string;

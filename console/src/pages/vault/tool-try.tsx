@@ -1,0 +1,77 @@
+import { type FormEvent, useState } from 'react';
+import { api, unwrap, type Schemas } from '../../api/client';
+import { useAction } from '../../api/hooks';
+import { Busy, ErrorNote } from '../../components/ui';
+import type { Site, SiteTool } from './connection';
+import { type Converted, type FormValues, initialValues, type JsonSchema, SchemaFields, toInput } from './schema-form';
+
+type CallAnswer = Schemas['ToolCallResponseDto'];
+
+const ERROR_TITLES: Record<string, string> = {
+  TOOL_EXECUTION_ERROR: 'The site answered with an error',
+  OUTGOING_RATE_LIMITED: 'Too many calls to this site',
+  VALIDATION_ERROR: "The input does not match the tool's schema",
+};
+
+/** A form generated from the tool's input_schema; the call goes through the service with the stored credential. */
+export function ToolTry({ site, tool }: { site: Site; tool: SiteTool }) {
+  const schema = tool.inputSchema as JsonSchema;
+  const [values, setValues] = useState<FormValues>(() => initialValues(schema));
+  const [local, setLocal] = useState<Converted['problems']>([]);
+  const [answer, setAnswer] = useState<CallAnswer>();
+  const call = useAction(async (input: Record<string, unknown>) => {
+    setAnswer(undefined);
+    const result = await unwrap(
+      api.POST('/api/vault/sites/{id}/tools/{tool}/call', {
+        params: { path: { id: site.id, tool: tool.name } },
+        body: { input },
+      }),
+    );
+    setAnswer(result);
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const converted = toInput(schema, values);
+    setLocal(converted.problems);
+    if (converted.problems.length === 0) {
+      void call.run(converted.input);
+    }
+  };
+  const errorFor = (field: string) =>
+    local.find((p) => p.field === field)?.message ??
+    call.error?.details.find((d) => d.field === field || d.field.startsWith(`${field}.`))?.message;
+  const headingId = `try-${tool.name}`;
+
+  return (
+    <section className="panel" aria-labelledby={headingId}>
+      <h2 id={headingId}>
+        Try <code>{tool.name}</code>
+      </h2>
+      <p>{tool.description}</p>
+      <form onSubmit={submit} aria-label={`Input for ${tool.name}`}>
+        <SchemaFields schema={schema} values={values} onChange={setValues} errorFor={errorFor} />
+        <div className="actions">
+          <button type="submit" disabled={call.busy}>
+            Call {tool.name}
+          </button>
+        </div>
+      </form>
+      {call.busy ? <Busy label={`Calling ${tool.name} on ${site.name}…`} /> : null}
+      <ErrorNote
+        error={call.error}
+        title={call.error ? (ERROR_TITLES[call.error.code] ?? 'The call failed') : undefined}
+      />
+      {answer === undefined ? null : (
+        <div role="status" aria-live="polite" aria-labelledby={`${headingId}-result`}>
+          <h3 id={`${headingId}-result`}>Result</h3>
+          <p>
+            Answered in <strong>{Math.round(answer.durationMs)} ms</strong>.
+          </p>
+          <pre tabIndex={0} aria-label={`Result of ${tool.name}`}>
+            {JSON.stringify(answer.result, null, 2)}
+          </pre>
+        </div>
+      )}
+    </section>
+  );
+}

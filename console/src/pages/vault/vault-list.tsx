@@ -1,0 +1,168 @@
+import { type FormEvent, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { api, unwrap } from '../../api/client';
+import { useAction, useLoad } from '../../api/hooks';
+import { Busy, ErrorNote, Field, PageTitle } from '../../components/ui';
+import { authLabel, connectionOf, type Site } from './connection';
+
+/** Why the site could not be added, in the user's words (the API's own message follows it). */
+const ADD_TITLES: Record<string, string> = {
+  INVALID_URL: 'This address cannot be used',
+  MANIFEST_NOT_FOUND: 'No manifest was found at this address',
+  MANIFEST_INVALID: "The site's manifest is not valid",
+  VAULT_LIMIT_REACHED: 'Your vault is full',
+};
+
+export function ConnectionBadge({ site }: { site: Site }) {
+  const connection = connectionOf(site);
+  return <span className={`badge ${connection.tone}`}>{connection.label}</span>;
+}
+
+function AddSiteForm({ onAdded }: { onAdded: (site: Site) => void }) {
+  const [url, setUrl] = useState('');
+  const add = useAction(async () => {
+    const site = await unwrap(api.POST('/api/vault/sites', { body: { url: url.trim() } }));
+    setUrl('');
+    onAdded(site);
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    void add.run();
+  };
+  const error = add.error;
+  // INVALID_URL is about the address itself: shown on the field as well.
+  const urlMessage = error?.code === 'INVALID_URL' ? error.message : error?.fieldMessage('url');
+  return (
+    <form onSubmit={submit} className="panel" aria-labelledby="add-site-heading">
+      <h2 id="add-site-heading">Add a site</h2>
+      <Field
+        label="Site address"
+        hint="Its https:// address; the service reads its manifest at /.well-known/agentsite.json."
+        error={urlMessage}
+      >
+        {(p) => (
+          <input
+            {...p}
+            type="url"
+            inputMode="url"
+            placeholder="https://notes.example.com"
+            required
+            value={url}
+            onChange={(e) => setUrl(e.target.value)}
+          />
+        )}
+      </Field>
+      {error === undefined ? null : (
+        <ErrorNote error={error} title={ADD_TITLES[error.code] ?? 'Could not add the site'} />
+      )}
+      {add.busy ? <Busy label="Reading the site's manifest…" /> : null}
+      <button type="submit" disabled={add.busy}>
+        Add site
+      </button>
+    </form>
+  );
+}
+
+function SiteRow({ site, onChanged }: { site: Site; onChanged: () => Promise<void> }) {
+  const [confirming, setConfirming] = useState(false);
+  const remove = useAction(async () => {
+    await unwrap(api.DELETE('/api/vault/sites/{id}', { params: { path: { id: site.id } } }));
+    await onChanged();
+  });
+  const refresh = useAction(async () => {
+    await unwrap(api.POST('/api/vault/sites/{id}/manifest/refresh', { params: { path: { id: site.id } } }));
+    await onChanged();
+  });
+  return (
+    <tr>
+      <th scope="row">
+        <Link to={`/vault/${site.id}`}>{site.name}</Link>
+      </th>
+      <td>
+        <code>{site.url}</code>
+      </td>
+      <td>{authLabel(site)}</td>
+      <td>
+        <ConnectionBadge site={site} />
+      </td>
+      <td>
+        <div className="actions">
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => void refresh.run()}
+            disabled={refresh.busy}
+            aria-label={`Refresh the manifest of ${site.name}`}
+          >
+            {refresh.busy ? 'Refreshing…' : 'Refresh manifest'}
+          </button>
+          {confirming ? (
+            <>
+              <button type="button" className="danger" onClick={() => void remove.run()} disabled={remove.busy}>
+                {remove.busy ? 'Removing…' : `Yes, remove ${site.name}`}
+              </button>
+              <button type="button" className="secondary" onClick={() => setConfirming(false)}>
+                Keep it
+              </button>
+            </>
+          ) : (
+            <button
+              type="button"
+              className="danger"
+              onClick={() => setConfirming(true)}
+              aria-label={`Remove ${site.name}`}
+            >
+              Remove
+            </button>
+          )}
+        </div>
+        {confirming ? (
+          <p className="notice" role="status">
+            Removing {site.name} destroys its stored credentials.
+          </p>
+        ) : null}
+        <ErrorNote error={refresh.error} title="Could not refresh the manifest" />
+        <ErrorNote error={remove.error} title="Could not remove the site" />
+      </td>
+    </tr>
+  );
+}
+
+export function VaultPage() {
+  const navigate = useNavigate();
+  const sites = useLoad(() => unwrap(api.GET('/api/vault/sites', { params: { query: { limit: 200 } } })), []);
+  return (
+    <section>
+      <PageTitle>Vault</PageTitle>
+      <p>The sites whose tools your chats and agents may use, and the credentials kept for them (encrypted).</p>
+      <AddSiteForm onAdded={(site) => void navigate(`/vault/${site.id}`)} />
+      <h2>Your sites</h2>
+      <ErrorNote error={sites.error} title="Could not load your sites" />
+      {sites.data === undefined ? (
+        sites.loading ? (
+          <Busy label="Loading your sites…" />
+        ) : null
+      ) : sites.data.items.length === 0 ? (
+        <p>No site yet: add one by its address above.</p>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Sites in your vault</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Address</th>
+              <th scope="col">Sign-in</th>
+              <th scope="col">Connection</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {sites.data.items.map((site) => (
+              <SiteRow key={site.id} site={site} onChanged={sites.reload} />
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
