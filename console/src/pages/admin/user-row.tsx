@@ -115,7 +115,8 @@ export function UserRow({ user, onChanged }: { user: User; onChanged: (user: Use
       <td>
         <form id={formId} onSubmit={submit}>
           <button type="submit" disabled={save.busy}>
-            {save.busy ? 'Saving…' : `Save ${user.email}`}
+            {save.busy ? 'Saving…' : 'Save'}
+            <span className="visually-hidden"> {user.email}</span>
           </button>
         </form>
         {saved && save.error === undefined ? (

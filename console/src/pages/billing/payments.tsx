@@ -12,8 +12,8 @@ export function PaymentMethod({ billing, onChange }: { billing: Billing; onChang
   const store = useAction(async () => {
     await unwrap(api.POST('/api/billing/payment-method', { body: { paymentMethodToken: token.trim() } }));
     setToken('');
-    setSaved(true);
     await onChange();
+    setSaved(true);
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -77,8 +77,8 @@ export function BuyCredits({ onBought }: { onBought: () => Promise<void> }) {
   const [bought, setBought] = useState<number>();
   const buy = useAction(async () => {
     const answer = await unwrap(api.POST('/api/billing/credits/purchase', { body: { amount: Number(amount) } }));
-    setBought(answer.credits);
     await onBought();
+    setBought(answer.credits);
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();

@@ -61,8 +61,8 @@ export function Subscription({ billing, onChange }: { billing: Billing; onChange
   const [changedTo, setChangedTo] = useState<Tier>();
   const change = useAction(async () => {
     const answer = await unwrap(api.POST('/api/billing/subscription', { body: { tier } }));
-    setChangedTo(answer.tier);
     await onChange();
+    setChangedTo(answer.tier);
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();

@@ -67,10 +67,16 @@ export function MemberRow({
             ))}
           </select>
           <button type="submit" className="secondary" disabled={change.busy}>
-            Change role of {member.email}
+            Change role<span className="visually-hidden"> of {member.email}</span>
           </button>
           <button type="button" className="danger" disabled={remove.busy} onClick={() => void remove.run()}>
-            {isMe ? 'Leave the workspace' : `Remove ${member.email}`}
+            {isMe ? (
+              'Leave the workspace'
+            ) : (
+              <>
+                Remove<span className="visually-hidden"> {member.email}</span>
+              </>
+            )}
           </button>
         </form>
         <ErrorNote error={error} title={change.error ? 'Could not change the role' : 'Could not remove'} />
