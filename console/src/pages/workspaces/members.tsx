@@ -93,28 +93,27 @@ export function TransferOwnership({
 }: {
   workspace: Workspace;
   members: Member[];
-  onChange: () => Promise<void>;
+  /** Called with the new owner's email; this form goes away with the caller's owner role. */
+  onChange: (newOwner: string) => Promise<void>;
 }) {
   const others = members.filter((m) => m.role !== 'owner');
   const [userId, setUserId] = useState('');
-  const [done, setDone] = useState<string>();
   const transfer = useAction(async () => {
     await unwrap(
       api.POST('/api/workspaces/{id}/transfer-ownership', { params: { path: { id: workspace.id } }, body: { userId } }),
     );
-    setDone(members.find((m) => m.userId === userId)?.email);
-    await onChange();
+    await onChange(members.find((m) => m.userId === userId)?.email ?? 'The member');
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    setDone(undefined);
     void transfer.run();
   };
   return (
     <section aria-labelledby="transfer-heading" className="panel">
       <h2 id="transfer-heading">Transfer ownership</h2>
       <p className="hint">
-        The new owner takes over; you stay as an admin. The owner’s role cannot be changed otherwise.
+        The new owner (who must be on the Team plan) takes over; you stay as an admin. The owner’s role cannot be
+        changed otherwise.
       </p>
       <form onSubmit={submit}>
         <Field label="New owner" error={transfer.error?.fieldMessage('userId')}>
@@ -130,11 +129,6 @@ export function TransferOwnership({
           )}
         </Field>
         <ErrorNote error={transfer.error} title="Could not transfer ownership" />
-        {done === undefined ? null : (
-          <p className="notice" role="status">
-            {done} now owns the workspace.
-          </p>
-        )}
         <button type="submit" className="danger" disabled={transfer.busy}>
           Transfer ownership
         </button>

@@ -20,6 +20,7 @@ export function WorkspacePage() {
     () => unwrap(api.GET('/api/workspaces/{id}/members', { params: { path: { id: workspaceId } } })),
     [workspaceId],
   );
+  const [transferred, setTransferred] = useState<string>();
   const reloadAll = async () => {
     await Promise.all([workspace.reload(), members.reload(), session.refreshWorkspaces()]);
   };
@@ -56,6 +57,11 @@ export function WorkspacePage() {
           </div>
         </>
       )}
+      {transferred === undefined ? null : (
+        <p className="notice" role="status">
+          {transferred} now owns the workspace; you are an admin.
+        </p>
+      )}
       <section aria-labelledby="members-heading" className="panel">
         <h2 id="members-heading">Members</h2>
         <ErrorNote error={members.error} title="Could not load the members" />
@@ -88,7 +94,14 @@ export function WorkspacePage() {
       </section>
       {w === undefined ? null : <Invite workspace={w} onInvited={() => members.reload()} />}
       {w === undefined || members.data === undefined || w.role !== 'owner' ? null : (
-        <TransferOwnership workspace={w} members={members.data.items} onChange={reloadAll} />
+        <TransferOwnership
+          workspace={w}
+          members={members.data.items}
+          onChange={async (newOwner) => {
+            await reloadAll();
+            setTransferred(newOwner);
+          }}
+        />
       )}
     </section>
   );
