@@ -119,7 +119,8 @@ export class CreditsService {
   async setBalance(userId: string, target: number, reason: LedgerReason): Promise<number> {
     return this.creditRows.transaction(async (em) => {
       const credits = await this.lockBalance(em, userId);
-      return this.adjust(userId, target - credits, reason, undefined, em);
+      // Setting the balance it already has moves nothing: no ledger row for it.
+      return credits === target ? credits : this.adjust(userId, target - credits, reason, undefined, em);
     });
   }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectError } from '../utils/http.js';
+import { waitForRun } from '../utils/runs.js';
 import { startWorld, type World } from '../utils/world.js';
 import { registerUser, type TestUser } from '../utils/users.js';
 
@@ -16,7 +17,7 @@ describe('the credit ledger: GET /api/billing/ledger (e2e)', () => {
   let world: World;
 
   beforeAll(async () => {
-    world = await startWorld({ worker: false });
+    world = await startWorld();
   });
 
   afterAll(async () => {
@@ -81,6 +82,24 @@ describe('the credit ledger: GET /api/billing/ledger (e2e)', () => {
     expect(Date.parse(after.items[0]!.createdAt)).toBeGreaterThanOrEqual(Date.parse(after.items[2]!.createdAt));
   });
 
+  it('names the run an agent run’s model turn was charged for', async () => {
+    const { http, model } = world;
+    const user = await registerUser(http);
+    const agent = await http.post(
+      '/api/agents',
+      { name: 'Ledger', systemPrompt: 'Answer briefly.', siteIds: [], trigger: { type: 'manual' } },
+      { token: user.token },
+    );
+    expect(agent.status).toBe(201);
+    model.script({ text: 'Done.', usage: { input_tokens: 2000, output_tokens: 500 } });
+    const started = await http.post(`/api/agents/${agent.body.id}/runs`, { input: 'Go' }, { token: user.token });
+    expect(started.status).toBe(201);
+    const run = await waitForRun(http, user.token, started.body.id);
+    expect(run.status).toBe('completed');
+    const newest = (await ledger(user)).items[0];
+    expect(newest).toMatchObject({ reason: 'model_turn', amount: -3, balanceAfter: 97, runId: started.body.id });
+  });
+
   it('shows each user only their own entries', async () => {
     const { http, admin } = world;
     const mine = await registerUser(http);
@@ -88,6 +107,9 @@ describe('the credit ledger: GET /api/billing/ledger (e2e)', () => {
     await http.patch(`/api/admin/users/${mine.id}`, { credits: 777 }, { token: admin.token });
     const own = await ledger(mine);
     expect(own.items[0]).toMatchObject({ reason: 'admin_adjustment', amount: 677, balanceAfter: 777 });
+    // Setting the balance it already has moves nothing, and writes nothing.
+    await http.patch(`/api/admin/users/${mine.id}`, { credits: 777, tier: 'pro' }, { token: admin.token });
+    expect((await ledger(mine)).items).toEqual(own.items);
     const other = await ledger(theirs);
     expect(other.items.map((e) => e.reason)).toEqual(['signup_grant']);
     expect(other.items.map((e) => e.id)).not.toContain(own.items[0]!.id);
