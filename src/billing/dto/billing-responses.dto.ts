@@ -54,6 +54,8 @@ export class BillingResponseDto implements BillingResponse {
       last4: { type: 'string', example: '4242', description: 'The last four digits of the card' },
     },
     required: ['brand', 'last4'],
+    // Without it the array above is taken for this property's own flag, and the document would let it be left out.
+    selfRequired: true,
   })
   paymentMethod!: PaymentMethodSummary | null;
 

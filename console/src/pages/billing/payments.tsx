@@ -20,7 +20,7 @@ export function PaymentMethod({ billing, onChange }: { billing: Billing; onChang
     setSaved(false);
     void store.run();
   };
-  const card = billing.paymentMethod ?? null;
+  const card = billing.paymentMethod;
   return (
     <section aria-labelledby="card-heading" className="panel">
       <h2 id="card-heading">Payment method</h2>
