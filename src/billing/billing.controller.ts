@@ -1,11 +1,12 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser, TermsRequired } from '../auth/decorators.js';
 import { AUTH_ERRORS, ApiErrors } from '../common/api-errors.js';
 import { TIERS, type Tier } from '../users/user-fields.js';
-import { BillingResponseDto, CreditsBalanceDto } from './dto/billing-responses.dto.js';
+import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../common/pagination.js';
+import { BillingResponseDto, CreditsBalanceDto, LedgerPageDto } from './dto/billing-responses.dto.js';
 import { BillingService } from './billing.service.js';
 
 export class PaymentMethodDto {
@@ -46,6 +47,16 @@ export class BillingController {
   @ApiOkResponse({ type: BillingResponseDto })
   describe(@CurrentUser() auth: AuthUser): Promise<BillingResponseDto> {
     return this.billing.describe(auth.user.id);
+  }
+
+  @Get('ledger')
+  @ApiOperation({
+    summary: 'Your credit ledger, newest first: every grant, purchase, charge and admin adjustment of your balance',
+  })
+  @ApiOkResponse({ type: LedgerPageDto })
+  @ApiErrors('VALIDATION_ERROR')
+  ledger(@CurrentUser() auth: AuthUser, @Query() query: ListQueryDto): Promise<LedgerPageDto> {
+    return this.billing.ledger(auth.user.id, query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
   }
 
   @Post('payment-method')

@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
+import { type Page } from '../common/pagination.js';
 import { CreditsService } from '../credits/credits.service.js';
+import type { LedgerEntry } from '../credits/ledger-entry.js';
 import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import { BillingRepository } from './billing.repository.js';
 import { PAYMENT_PROVIDER, type PaymentProvider, paymentsNotConfigured } from './payment-provider.js';
@@ -32,6 +34,11 @@ export class BillingService {
       paymentMethod: user.paymentMethod ? { brand: user.paymentMethod.brand, last4: user.paymentMethod.last4 } : null,
       limits: limitsOf(user),
     };
+  }
+
+  /** The caller's credit ledger (credits are the user's own, whichever workspace is active). */
+  ledger(userId: string, limit: number, cursor: string | undefined): Promise<Page<LedgerEntry>> {
+    return this.credits.ledger(userId, limit, cursor);
   }
 
   /** Without a payment provider, every payment is refused before anything else is looked at. */

@@ -2,6 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager } from 'typeorm';
 
+/** One row of `credit_ledger`, as the ledger page reads it. */
+export interface LedgerRow {
+  id: string;
+  delta: number;
+  reason: string;
+  reference: string | null;
+  balanceAfter: number;
+  createdAt: Date;
+}
+
 /** A charge as the charge_credits function answered it; null when the user does not exist. */
 export interface ChargeRow {
   charged: number;
@@ -65,5 +75,42 @@ export class CreditsRepository {
       [entry.userId, entry.delta, entry.reason, entry.reference, entry.balance],
     );
     await em.query('UPDATE users SET credits = $2, updated_at = now() WHERE id = $1', [entry.userId, entry.balance]);
+  }
+
+  /** A grant already in the balance (a registration's opening credits): its ledger row only, in `em`'s transaction. */
+  async recordOpening(em: EntityManager, entry: { userId: string; credits: number; reason: string }): Promise<void> {
+    await em.query('INSERT INTO credit_ledger (user_id, delta, reason, balance_after) VALUES ($1, $2, $3, $2)', [
+      entry.userId,
+      entry.credits,
+      entry.reason,
+    ]);
+  }
+
+  /**
+   * The user's ledger, newest first: rows with an id below `beforeId` (the keyset; ids only grow),
+   * one more than `limit` to tell a next page. The (user_id, id) index serves it.
+   */
+  async page(userId: string, limit: number, beforeId: string | undefined): Promise<LedgerRow[]> {
+    const rows: Array<{
+      id: string;
+      delta: string;
+      reason: string;
+      reference: string | null;
+      balance_after: string;
+      created_at: Date;
+    }> = await this.dataSource.query(
+      `SELECT id, delta, reason, reference, balance_after, created_at FROM credit_ledger
+        WHERE user_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint)
+        ORDER BY id DESC LIMIT $3`,
+      [userId, beforeId ?? null, limit + 1],
+    );
+    return rows.map((r) => ({
+      id: String(r.id),
+      delta: Number(r.delta),
+      reason: r.reason,
+      reference: r.reference,
+      balanceAfter: Number(r.balance_after),
+      createdAt: r.created_at,
+    }));
   }
 }

@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { type EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
+import { type Page } from '../common/pagination.js';
 import { CreditsRepository } from './credits.repository.js';
+import {
+  decodeLedgerCursor,
+  encodeLedgerCursor,
+  type LedgerEntry,
+  type LedgerReason,
+  runIdOf,
+} from './ledger-entry.js';
 
 /** Credits a model turn costs: one per started thousand tokens, at least one. */
 export function creditsFor(usage: { inputTokens: number; outputTokens: number }): number {
@@ -25,6 +33,38 @@ export class CreditsService {
     return this.creditRows.balance(userId);
   }
 
+  /** The user's ledger, newest first; `cursor` is the nextCursor of the previous page (VALIDATION_ERROR if not one). */
+  async ledger(userId: string, limit: number, cursor: string | undefined): Promise<Page<LedgerEntry>> {
+    const rows = await this.creditRows.page(
+      userId,
+      limit,
+      cursor === undefined ? undefined : decodeLedgerCursor(cursor),
+    );
+    const items = rows.slice(0, limit);
+    const last = items[items.length - 1];
+    return {
+      items: items.map((row) => ({
+        id: row.id,
+        amount: row.delta,
+        reason: row.reason as LedgerReason,
+        balanceAfter: row.balanceAfter,
+        runId: runIdOf(row.reference),
+        createdAt: row.createdAt.toISOString(),
+      })),
+      nextCursor: rows.length > limit && last !== undefined ? encodeLedgerCursor(last.id) : null,
+    };
+  }
+
+  /**
+   * The ledger row of credits a new account starts with (already in its balance), in the
+   * transaction that inserts the account, so the ledger adds up to the balance from the first row.
+   */
+  async recordOpening(em: EntityManager, userId: string, credits: number, reason: LedgerReason): Promise<void> {
+    if (credits > 0) {
+      await this.creditRows.recordOpening(em, { userId, credits, reason });
+    }
+  }
+
   /** NO_CREDITS unless the user has a positive balance. */
   async assertCredits(userId: string): Promise<void> {
     if ((await this.balance(userId)) <= 0) {
@@ -40,7 +80,7 @@ export class CreditsService {
   async charge(
     userId: string,
     amount: number,
-    reason: string,
+    reason: LedgerReason,
     reference?: string,
     run?: { runId: string; inputTokens: number; outputTokens: number },
   ): Promise<Charge> {
@@ -55,7 +95,13 @@ export class CreditsService {
   }
 
   /** Adds (or with a negative delta, removes) credits, refusing to go below zero. */
-  async adjust(userId: string, delta: number, reason: string, reference?: string, em?: EntityManager): Promise<number> {
+  async adjust(
+    userId: string,
+    delta: number,
+    reason: LedgerReason,
+    reference?: string,
+    em?: EntityManager,
+  ): Promise<number> {
     const run = async (tx: EntityManager): Promise<number> => {
       const credits = await this.lockBalance(tx, userId);
       if (credits + delta < 0) {
@@ -70,10 +116,11 @@ export class CreditsService {
    * Sets the user's balance to `target` through the ledger (one adjustment by the difference), under
    * the row lock, in a transaction of its own.
    */
-  async setBalance(userId: string, target: number, reason: string): Promise<number> {
+  async setBalance(userId: string, target: number, reason: LedgerReason): Promise<number> {
     return this.creditRows.transaction(async (em) => {
       const credits = await this.lockBalance(em, userId);
-      return this.adjust(userId, target - credits, reason, undefined, em);
+      // Setting the balance it already has moves nothing: no ledger row for it.
+      return credits === target ? credits : this.adjust(userId, target - credits, reason, undefined, em);
     });
   }
 
@@ -90,7 +137,7 @@ export class CreditsService {
     userId: string,
     credits: number,
     delta: number,
-    reason: string,
+    reason: LedgerReason,
     reference?: string,
   ): Promise<number> {
     const balance = credits + delta;

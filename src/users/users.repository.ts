@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { type Repository } from 'typeorm';
+import { type EntityManager, type Repository } from 'typeorm';
 import { keysetWhere, type PageQuery } from '../common/pagination.js';
 import { UserEntity } from './user.entity.js';
 
@@ -32,9 +32,15 @@ export class UsersRepository {
     return this.users.existsBy({ email });
   }
 
-  /** Inserts the user (the unique email index refuses a duplicate with a QueryFailedError 23505). */
-  insert(user: NewUser): Promise<UserEntity> {
-    return this.users.save(this.users.create(user));
+  /** Runs `work` in a new transaction. */
+  transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
+    return this.users.manager.transaction(work);
+  }
+
+  /** Inserts the user in `em`'s transaction (the unique email index refuses a duplicate with a QueryFailedError 23505). */
+  insert(em: EntityManager, user: NewUser): Promise<UserEntity> {
+    const users = em.getRepository(UserEntity);
+    return users.save(users.create(user));
   }
 
   /** One page in creation order (keyset pagination), with one row more than asked to tell a next page. */

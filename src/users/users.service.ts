@@ -91,9 +91,16 @@ export class UsersService {
     return this.users.existsByEmail(email);
   }
 
-  /** Inserts the user; a duplicate email rejects with the driver's unique violation (23505). */
+  /**
+   * Inserts the user with its opening credits' ledger row, in one transaction; a duplicate email
+   * rejects with the driver's unique violation (23505).
+   */
   register(user: NewUser): Promise<UserEntity> {
-    return this.users.insert(user);
+    return this.users.transaction(async (em) => {
+      const created = await this.users.insert(em, user);
+      await this.credits.recordOpening(em, created.id, created.credits, 'signup_grant');
+      return created;
+    });
   }
 
   /** Replaces the password hash unless another change replaced it first. */

@@ -185,7 +185,7 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
     const user = await userOn('free', { credits: 10 });
     await withCredits(async (credits, dataSource) => {
       const outcomes = await Promise.allSettled(
-        Array.from({ length: 50 }, (_, i) => credits.adjust(user.id, -1, 'test_charge', `race-${user.id}-${i}`)),
+        Array.from({ length: 50 }, (_, i) => credits.adjust(user.id, -1, 'model_turn', `race-${user.id}-${i}`)),
       );
       expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(10);
       const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
@@ -194,7 +194,7 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
       expect(await credits.balance(user.id)).toBe(0);
       const ledger = await dataSource.query(
         'SELECT min(balance_after)::int AS low, sum(delta)::int AS spent FROM credit_ledger WHERE user_id = $1 AND reason = $2',
-        [user.id, 'test_charge'],
+        [user.id, 'model_turn'],
       );
       expect(ledger[0]).toEqual({ low: 0, spent: -10 });
     });
@@ -205,22 +205,22 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
     await withCredits(async (credits, dataSource) => {
       // 8 charges of 3 against 10: usage already happened, so each takes what is left, down to 0.
       const charges = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => credits.charge(user.id, 3, 'usage_test', `usage-${user.id}-${i}`)),
+        Array.from({ length: 8 }, (_, i) => credits.charge(user.id, 3, 'chat_turn', `usage-${user.id}-${i}`)),
       );
       expect(charges.reduce((sum, c) => sum + c.charged, 0)).toBe(10);
       expect(charges.map((c) => c.charged).sort()).toEqual([0, 0, 0, 0, 1, 3, 3, 3]);
       expect(await credits.balance(user.id)).toBe(0);
       const ledger = await dataSource.query(
         'SELECT min(balance_after)::int AS low, sum(delta)::int AS spent, count(*)::int AS n FROM credit_ledger WHERE user_id = $1 AND reason = $2',
-        [user.id, 'usage_test'],
+        [user.id, 'chat_turn'],
       );
       expect(ledger[0]).toEqual({ low: 0, spent: -10, n: 8 });
       // The same reference again (a retried activity): the first charge's amount, nothing new.
       const rowsBefore = await ledgerRows(user.id);
-      const again = await credits.charge(user.id, 3, 'usage_test', `usage-${user.id}-0`);
+      const again = await credits.charge(user.id, 3, 'chat_turn', `usage-${user.id}-0`);
       expect(again).toEqual({ charged: charges[0]!.charged, balance: 0 });
       expect(await ledgerRows(user.id)).toBe(rowsBefore);
-      await expect(credits.charge('00000000-0000-4000-8000-000000000000', 1, 'usage_test')).rejects.toMatchObject({
+      await expect(credits.charge('00000000-0000-4000-8000-000000000000', 1, 'chat_turn')).rejects.toMatchObject({
         code: 'NOT_FOUND',
       });
     });

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { SUBSCRIPTION_STATUSES, type SubscriptionStatus, TIERS, type Tier } from '../../users/user-fields.js';
+import { LEDGER_REASONS, type LedgerEntry, type LedgerReason } from '../../credits/ledger-entry.js';
 import type { BillingResponse } from '../billing.service.js';
 import type { TierLimits } from '../tiers.js';
 
@@ -53,6 +54,8 @@ export class BillingResponseDto implements BillingResponse {
       last4: { type: 'string', example: '4242', description: 'The last four digits of the card' },
     },
     required: ['brand', 'last4'],
+    // Without it the array above is taken for this property's own flag, and the document would let it be left out.
+    selfRequired: true,
   })
   paymentMethod!: PaymentMethodSummary | null;
 
@@ -63,4 +66,48 @@ export class BillingResponseDto implements BillingResponse {
 export class CreditsBalanceDto {
   @ApiProperty({ type: 'integer', description: 'The credit balance after the purchase' })
   credits!: number;
+}
+
+/** One movement of the balance (GET /api/billing/ledger). */
+export class LedgerEntryDto implements LedgerEntry {
+  @ApiProperty({ description: 'The entry id (entries are numbered in the order they happened)', example: '42' })
+  id!: string;
+
+  @ApiProperty({ type: 'integer', description: 'Credits added (positive) or taken (negative)', example: -2 })
+  amount!: number;
+
+  @ApiProperty({
+    enum: LEDGER_REASONS,
+    enumName: 'LedgerReason',
+    description:
+      'signup_grant: the credits a new account starts with; purchase: bought credits; model_turn: an agent run’s model turn; chat_turn: a chat reply’s model turn; admin_adjustment: set by an admin',
+  })
+  reason!: LedgerReason;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'The balance right after this entry' })
+  balanceAfter!: number;
+
+  @ApiProperty({
+    type: 'string',
+    format: 'uuid',
+    nullable: true,
+    description: 'The run charged (model_turn); else null',
+  })
+  runId!: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt!: string;
+}
+
+/** A page of the caller's ledger, newest first. */
+export class LedgerPageDto {
+  @ApiProperty({ type: [LedgerEntryDto] })
+  items!: LedgerEntryDto[];
+
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'Pass as `cursor` for the next (older) page; null on the last',
+  })
+  nextCursor!: string | null;
 }

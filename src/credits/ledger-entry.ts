@@ -1,0 +1,40 @@
+import { AppError } from '../common/app-error.js';
+
+/** Why a balance moved: the `reason` of every ledger row the service writes. */
+export const LEDGER_REASONS = ['signup_grant', 'purchase', 'model_turn', 'chat_turn', 'admin_adjustment'] as const;
+export type LedgerReason = (typeof LEDGER_REASONS)[number];
+
+/** One movement of a balance, as GET /api/billing/ledger answers it. */
+export interface LedgerEntry {
+  id: string;
+  /** Credits added (positive) or taken (negative). */
+  amount: number;
+  reason: LedgerReason;
+  balanceAfter: number;
+  /** The run a model turn was charged for; null for every other movement. */
+  runId: string | null;
+  createdAt: string;
+}
+
+/** A run's charge reference is `run:<run id>:<temporal run id>:<activity id>` (activities/index.ts). */
+const RUN_REFERENCE = /^run:([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}):/i;
+
+export function runIdOf(reference: string | null): string | null {
+  return reference === null ? null : (RUN_REFERENCE.exec(reference)?.[1] ?? null);
+}
+
+/**
+ * The ledger's cursor is the id of the last entry shown (ids only grow, and the list is newest
+ * first), base64url so that callers treat it as opaque like the other lists' cursors.
+ */
+export function encodeLedgerCursor(id: string): string {
+  return Buffer.from(`ledger:${id}`).toString('base64url');
+}
+
+export function decodeLedgerCursor(raw: string): string {
+  const id = /^ledger:([1-9][0-9]{0,17})$/.exec(Buffer.from(raw, 'base64url').toString('utf8'))?.[1];
+  if (id === undefined) {
+    throw AppError.validation([{ field: 'cursor', message: 'is not a cursor returned by this list' }]);
+  }
+  return id;
+}

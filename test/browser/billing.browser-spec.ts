@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { registerUser } from '../utils/users.js';
+import {
+  expectAccessible,
+  screenshot,
+  signIn,
+  signUp,
+  startConsoleWorld,
+  tokenOf,
+  type ConsoleWorld,
+} from './harness.js';
+import {
+  addPaymentMethod,
+  adminSetsUser,
+  buyCredits,
+  inviteMember,
+  openBilling,
+  openWorkspace,
+  setTierByApi,
+  shownBalance,
+} from './steps/billing.js';
+
+describe('console: plan & credits, workspaces, admin', () => {
+  let w: ConsoleWorld;
+
+  beforeAll(async () => {
+    w = await startConsoleWorld();
+  });
+
+  afterAll(async () => {
+    await w?.stop();
+  });
+
+  it('buys credits: refusals shown in place, then the balance and the ledger follow; changes the subscription', async () => {
+    const page = await w.newPage();
+    await signUp(page);
+    await openBilling(page);
+    expect(await shownBalance(page)).toBe(100);
+    await page
+      .getByRole('table', { name: 'Credit ledger' })
+      .getByRole('cell', { name: 'Credits for signing up' })
+      .waitFor();
+
+    const card = page.getByRole('region', { name: 'Payment method' });
+    const buy = page.getByRole('region', { name: 'Buy credits' });
+    await page.getByRole('button', { name: 'Buy credits' }).click();
+    await expect(buy.getByRole('alert').textContent()).resolves.toContain('NO_PAYMENT_METHOD');
+    await page.getByLabel('Payment method token').fill('tok_unknown');
+    await page.getByRole('button', { name: 'Add payment method' }).click();
+    await expect(card.getByRole('alert').textContent()).resolves.toContain('VALIDATION_ERROR');
+    await expect(page.getByLabel('Payment method token').getAttribute('aria-invalid')).resolves.toBe('true');
+
+    await addPaymentMethod(page, 'tok_chargeDeclined');
+    await page.getByText('ending in 0002').waitFor();
+    await page.getByLabel('Credits to buy').fill('300');
+    await page.getByRole('button', { name: 'Buy credits' }).click();
+    await expect(buy.getByRole('alert').textContent()).resolves.toContain('PAYMENT_FAILED');
+    expect(await shownBalance(page)).toBe(100);
+
+    await addPaymentMethod(page, 'tok_visa');
+    await page.getByText('ending in 4242').waitFor();
+    expect(await buyCredits(page, 300)).toBe(400);
+    // The page a reload shows agrees with the API.
+    const billing = await w.http.get('/api/billing', { token: await tokenOf(page) });
+    expect(billing.body.credits).toBe(400);
+
+    await page.getByLabel('Tier').selectOption('pro');
+    await page.getByRole('button', { name: 'Change subscription' }).click();
+    await page.getByRole('status').filter({ hasText: 'You are now on pro.' }).waitFor();
+    await expect(page.getByTestId('tier').textContent()).resolves.toBe('pro');
+    await expectAccessible(page, 'plan & credits');
+    await screenshot(page, 'billing');
+    await page.close();
+  });
+
+  it('creates a workspace (TIER_REQUIRED below team), invites, changes roles, refuses in place, acts in it', async () => {
+    const page = await w.newPage();
+    const owner = await signUp(page);
+    const teammate = await registerUser(w.http);
+    await page.goto('/workspaces');
+    await page.getByLabel('Workspace name').fill('Research');
+    await page.getByRole('button', { name: 'Create workspace' }).click();
+    await expect(page.getByRole('alert').textContent()).resolves.toContain('TIER_REQUIRED');
+
+    await setTierByApi(w, page, 'team');
+    await inviteMember(page, 'Research', teammate.email, 'member');
+    // The header's switch lists the new workspace.
+    await expect(page.getByLabel('Acting in').locator('option').allTextContents()).resolves.toContain(
+      'Research (owner)',
+    );
+    const members = page.getByRole('table', { name: 'Members' });
+    const ownerRow = members.getByRole('row').filter({ hasText: owner.email });
+    await ownerRow.getByRole('button', { name: `Change role of ${owner.email}` }).click();
+    await expect(ownerRow.getByRole('alert').textContent()).resolves.toContain('ROLE_CHANGE_FORBIDDEN');
+    const mateRow = members.getByRole('row').filter({ hasText: teammate.email });
+    await mateRow.getByLabel(`New role for ${teammate.email}`).selectOption('viewer');
+    await mateRow.getByRole('button', { name: `Change role of ${teammate.email}` }).click();
+    await mateRow.getByRole('cell', { name: 'viewer', exact: true }).waitFor();
+    await page.getByLabel('Email of the person to invite').fill(`nobody-${Date.now()}@example.com`);
+    await page.getByRole('button', { name: 'Invite member' }).click();
+    const invite = page.getByRole('region', { name: 'Invite a member' });
+    await expect(invite.getByRole('alert').textContent()).resolves.toContain('VALIDATION_ERROR');
+
+    await page.getByRole('button', { name: 'Act in this workspace' }).click();
+    await expect(page.getByLabel('Acting in').inputValue()).resolves.not.toBe('');
+    await page.getByText('You are acting in this workspace').waitFor();
+    await expectAccessible(page, 'workspace');
+    await screenshot(page, 'workspace');
+
+    // The teammate, a viewer, sees the workspace and is refused an invitation where they tried it.
+    const other = await w.newPage();
+    await signIn(other, { email: teammate.email, password: teammate.password });
+    await openWorkspace(other, 'Research');
+    await other.getByLabel('Email of the person to invite').fill(owner.email);
+    await other.getByRole('button', { name: 'Invite member' }).click();
+    await expect(
+      other.getByRole('region', { name: 'Invite a member' }).getByRole('alert').textContent(),
+    ).resolves.toContain('PERMISSION_DENIED');
+    await other.getByRole('button', { name: `Remove ${owner.email}` }).click();
+    await expect(
+      other
+        .getByRole('table', { name: 'Members' })
+        .getByRole('row')
+        .filter({ hasText: owner.email })
+        .getByRole('alert')
+        .textContent(),
+    ).resolves.toMatch(/PERMISSION_DENIED|ROLE_CHANGE_FORBIDDEN/);
+    await other.close();
+
+    // The owner hands the workspace over and stays as an admin.
+    await page.getByLabel('New owner').selectOption({ label: teammate.email });
+    await page.getByRole('button', { name: 'Transfer ownership' }).click();
+    // Only someone on the Team plan can own a workspace: refused in place until the admin moves them.
+    await expect(
+      page.getByRole('region', { name: 'Transfer ownership' }).getByRole('alert').textContent(),
+    ).resolves.toContain('WORKSPACE_REQUIRED');
+    await w.http.patch(`/api/admin/users/${teammate.id}`, { tier: 'team' }, { token: w.admin.token });
+    await page.getByRole('button', { name: 'Transfer ownership' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `${teammate.email} now owns the workspace` })
+      .waitFor();
+    await ownerRow.getByRole('cell', { name: 'admin', exact: true }).waitFor();
+    await page.close();
+  });
+
+  it('lets an admin change a user’s tier and credits; others do not see the Admin page', async () => {
+    const page = await w.newPage();
+    const user = await signUp(page);
+    await page.goto('/admin');
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await expect(page.getByRole('link', { name: 'Admin' }).count()).resolves.toBe(0);
+
+    const admin = await w.newPage();
+    await signIn(admin, { email: w.admin.email, password: w.admin.password });
+    await adminSetsUser(admin, user.email, { tier: 'team', credits: 1234 });
+    await expectAccessible(admin, 'admin');
+    await screenshot(admin, 'admin');
+    const me = await w.http.get('/api/me', { token: await tokenOf(page) });
+    expect(me.body).toMatchObject({ tier: 'team', credits: 1234 });
+    // The user's own ledger says who set it.
+    await openBilling(page);
+    const newest = page.getByRole('table', { name: 'Credit ledger' }).getByRole('row').nth(1).getByRole('cell');
+    await expect(newest.nth(1).textContent()).resolves.toBe('Set by an administrator');
+
+    // The ledger shows 20 entries at a time, older ones on request (22 here: signup, 21 adjustments).
+    const me2 = me.body as { id: string };
+    for (let credits = 1; credits <= 20; credits += 1) {
+      await w.http.patch(`/api/admin/users/${me2.id}`, { credits }, { token: w.admin.token });
+    }
+    await openBilling(page);
+    const rows = page.getByRole('table', { name: 'Credit ledger' }).getByRole('row');
+    await page.getByRole('button', { name: 'Show older entries' }).waitFor();
+    await expect(rows.count()).resolves.toBe(21);
+    await page.getByRole('button', { name: 'Show older entries' }).click();
+    await page.getByRole('cell', { name: 'Credits for signing up' }).waitFor();
+    await expect(rows.count()).resolves.toBe(23);
+    await expect(page.getByRole('button', { name: 'Show older entries' }).count()).resolves.toBe(0);
+    await admin.close();
+    await page.close();
+    expect(w.pageErrors).toEqual([]);
+  });
+});
