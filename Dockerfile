@@ -12,6 +12,7 @@ COPY scripts ./scripts
 COPY test ./test
 COPY examples ./examples
 COPY bench ./bench
+COPY console ./console
 RUN npm run build && npm prune --omit=dev
 
 FROM node:24.18.0-bookworm-slim

@@ -203,6 +203,7 @@ async function main(): Promise<void> {
     console.log(
       [
         `ready in ${seconds} s`,
+        `Console     ${settings.publicBaseUrl}/`,
         `API         ${settings.publicBaseUrl}/api`,
         `OpenAPI     ${settings.publicBaseUrl}/api/docs`,
         `Temporal UI ${temporal?.uiUrl ?? `(external Temporal at ${effectiveTemporalAddress(settings)})`}`,

@@ -3,6 +3,7 @@ import { openDataSource, runMigrations } from './database/data-source.js';
 import { createApp, createLogger } from './app.factory.js';
 import { loadSettings, SettingsError } from './config/settings.js';
 import { MigrationRefusedError } from './database/migration-refused.error.js';
+import { consoleIsBuilt } from './console/serve-console.js';
 import { describeTemporalConnection } from './temporal/temporal-connection.js';
 
 async function main(): Promise<void> {
@@ -18,6 +19,11 @@ async function main(): Promise<void> {
   const app = await createApp(settings);
   await app.listen(settings.port, '0.0.0.0');
   logger.log(`API listening on ${settings.publicBaseUrl}/api (OpenAPI: ${settings.publicBaseUrl}/api/docs)`);
+  logger.log(
+    consoleIsBuilt()
+      ? `Console at ${settings.publicBaseUrl}/`
+      : 'No console: dist/console is missing (npm run build makes it)',
+  );
   logger.log(`Temporal at ${describeTemporalConnection(settings)}, namespace "${settings.temporalNamespace}"`);
 }
 

@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync, accessSync, constants } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { executable, onPath } from './executables.js';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -24,25 +25,6 @@ export function toolCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 
 export function cachedCliPath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(toolCacheDir(env), `temporal-v${TEMPORAL_CLI_VERSION}`, 'temporal');
-}
-
-function executable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
-function onPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
-  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    const candidate = path.join(dir, name);
-    if (dir && executable(candidate)) {
-      return candidate;
-    }
-  }
-  return undefined;
 }
 
 /**

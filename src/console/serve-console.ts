@@ -29,8 +29,8 @@ export function consoleIsBuilt(dir = CONSOLE_DIR): boolean {
 
 /**
  * Serves the console at `/`: its hashed assets (cached for a year), and its page for every other
- * GET that a browser makes outside /api (the console routes in the browser). Anything else falls
- * through to the API's NOT_FOUND.
+ * GET that a browser makes outside /api (the console routes in the browser). Anything else, and
+ * an asset that does not exist, falls through to the API's NOT_FOUND.
  */
 export function serveConsole(dir = CONSOLE_DIR): RequestHandler[] {
   if (!consoleIsBuilt(dir)) {
@@ -68,7 +68,10 @@ export function serveConsole(dir = CONSOLE_DIR): RequestHandler[] {
       next();
       return;
     }
-    if (req.accepts(['html', 'json']) !== 'html') {
+    // `/` is the console for anyone; any other path only for a browser (it names text/html), so
+    // that an API client mistyping a path still gets the API's NOT_FOUND.
+    const browser = /\btext\/html\b/i.test(req.get('accept') ?? '');
+    if (req.path !== '/' && !browser) {
       next();
       return;
     }

@@ -77,9 +77,14 @@ describe('npm start (e2e)', () => {
 
     const first = await start(env);
     running.push(first.child);
+    expect(first.output()).toContain(`[start] Console     http://localhost:${apiPort}/`);
     expect(first.output()).toContain(`[start] API         http://localhost:${apiPort}/api`);
     expect(first.output()).toContain(`[start] OpenAPI     http://localhost:${apiPort}/api/docs`);
     expect(first.output()).toContain(`[start] Temporal UI http://localhost:${uiPort}`);
+    // npm start serves the console it built.
+    const consolePage = await fetch(`http://127.0.0.1:${apiPort}/`);
+    expect(consolePage.status).toBe(200);
+    expect(await consolePage.text()).toContain('<div id="root"></div>');
     const health = await http.get('/api/health');
     expect(health.status).toBe(200);
     expect(health.body).toMatchObject({ status: 'ok', database: { status: 'up' }, temporal: { status: 'up' } });

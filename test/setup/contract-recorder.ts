@@ -67,6 +67,22 @@ export class ContractRecorder {
     this.pending.add(done);
   }
 
+  /**
+   * Queues the check of an answer whose body is still being read (a browser's answers): `flush`
+   * waits for the reading too.
+   */
+  observeLater(origin: string, answer: Promise<Answer | undefined>): void {
+    const done = answer
+      .then((read) => {
+        if (read !== undefined) {
+          this.observe(origin, read);
+        }
+      })
+      .catch(() => undefined)
+      .finally(() => this.pending.delete(done));
+    this.pending.add(done);
+  }
+
   /** Waits for the queued checks and hands back what they found since the last flush. */
   async flush(): Promise<Finding[]> {
     while (this.pending.size > 0) {

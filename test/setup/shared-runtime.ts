@@ -4,6 +4,9 @@ export const TEST_ENV = {
   temporalAddress: 'AGENTSITE_TEST_TEMPORAL_ADDRESS',
   temporalCli: 'AGENTSITE_TEST_TEMPORAL_CLI',
   workDir: 'AGENTSITE_TEST_WORK_DIR',
+  /** The Chromium of the browser suites, or CHROMIUM_UNAVAILABLE when none could be obtained. */
+  chromium: 'AGENTSITE_TEST_CHROMIUM',
+  chromiumProblem: 'AGENTSITE_TEST_CHROMIUM_PROBLEM',
 } as const;
 
 export function testEnv(name: keyof typeof TEST_ENV): string {

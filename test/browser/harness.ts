@@ -1,0 +1,184 @@
+/**
+ * The browser suites: headless Chromium (obtained once per machine by the global setup, see
+ * scripts/runtime/chromium.ts) driving the console that the real service serves, against the
+ * reference site and the scripted model (test/utils/world.ts). No mock of the API: every answer the
+ * browser receives from /api is also checked against the OpenAPI document, like the suites' own.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { expect } from '@jest/globals';
+import { type Browser, type BrowserContext, chromium, type Page, type Response } from 'playwright-core';
+import type { ContractRecorder } from '../setup/contract-recorder.js';
+import { SERVICE_HEADER } from '../setup/contract-recorder.js';
+import { TEST_ENV } from '../setup/shared-runtime.js';
+import { TEST_PASSWORD, uniqueEmail } from '../utils/users.js';
+import { startWorld, type World } from '../utils/world.js';
+
+export const SCREENSHOT_DIR = path.resolve('.data', 'screenshots');
+
+export interface ConsoleWorld extends World {
+  browser: Browser;
+  /** The address the console is served at (the API's). */
+  consoleUrl: string;
+  /** A fresh browser profile (its own localStorage: its own signed-in user). */
+  newContext(): Promise<BrowserContext>;
+  /** A page in a fresh profile. */
+  newPage(): Promise<Page>;
+  /** Uncaught errors of the console's code in any page so far (a test ends with none). */
+  pageErrors: string[];
+}
+
+function launchPath(): string {
+  const file = process.env[TEST_ENV.chromium];
+  if (file === undefined) {
+    throw new Error(
+      process.env[TEST_ENV.chromiumProblem] ??
+        'No Chromium: run the browser suites with "npm test" (its set-up finds one)',
+    );
+  }
+  return file;
+}
+
+function recorder(): ContractRecorder | undefined {
+  return (globalThis as { __agentsiteContract?: ContractRecorder }).__agentsiteContract;
+}
+
+/** Every answer of the API that the browser receives goes through the same contract check as the suites' own. */
+function checkAnswers(context: BrowserContext): void {
+  context.on('response', (response: Response) => {
+    const headers = response.headers();
+    if (headers[SERVICE_HEADER] === undefined) {
+      return;
+    }
+    const url = new URL(response.url());
+    const request = response.request();
+    const contentType = headers['content-type'];
+    const streamed = contentType?.toLowerCase().startsWith('text/event-stream') === true;
+    const read = async () => ({
+      method: request.method(),
+      path: `${url.pathname}${url.search}`,
+      status: response.status(),
+      contentType,
+      // A redirect's or a stream's body is not read (the browser does not keep it).
+      text:
+        streamed || (response.status() >= 300 && response.status() < 400)
+          ? undefined
+          : request.method() === 'HEAD'
+            ? ''
+            : await response.text(),
+    });
+    recorder()?.observeLater(url.origin, read());
+  });
+}
+
+export async function startConsoleWorld(options: { env?: Record<string, string> } = {}): Promise<ConsoleWorld> {
+  const executablePath = launchPath();
+  const world = await startWorld({ env: options.env });
+  const browser = await chromium.launch({ executablePath, headless: true });
+  const pageErrors: string[] = [];
+  const newContext = async (): Promise<BrowserContext> => {
+    const context = await browser.newContext({
+      baseURL: world.stack.baseUrl,
+      // The reference site's HTTPS uses the suites' own test CA.
+      ignoreHTTPSErrors: true,
+      viewport: { width: 1280, height: 860 },
+      locale: 'en-US',
+      timezoneId: 'UTC',
+    });
+    context.setDefaultTimeout(20_000);
+    checkAnswers(context);
+    context.on('page', (page) => page.on('pageerror', (err) => pageErrors.push(`${page.url()}: ${err.message}`)));
+    return context;
+  };
+  return {
+    ...world,
+    browser,
+    consoleUrl: world.stack.baseUrl,
+    newContext,
+    async newPage() {
+      const context = await newContext();
+      return context.newPage();
+    },
+    pageErrors,
+    async stop() {
+      await browser.close();
+      await world.stop();
+    },
+  };
+}
+
+/** Saves a screenshot of the page as .data/screenshots/<name>.png (the README's come from these). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}
+
+let axeSource: string | undefined;
+
+/**
+ * Fails on the page's serious and critical accessibility problems (axe-core, WCAG 2 A and AA:
+ * labels, names, landmarks, contrast, ARIA). axe runs through the DevTools protocol, which the
+ * console's Content-Security-Policy does not govern.
+ */
+export async function expectAccessible(page: Page, what: string): Promise<void> {
+  if (axeSource === undefined) {
+    const require = createRequire(import.meta.url);
+    axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+  }
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<any> } }).axe;
+    const result = await axe.run((globalThis as unknown as { document: unknown }).document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+    });
+    return (
+      result.violations as Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }>
+    )
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  expect({ page: what, violations }).toEqual({ page: what, violations: [] });
+}
+
+export interface ConsoleUser {
+  email: string;
+  password: string;
+}
+
+/** Signs up through the console and accepts the terms; ends on the vault. */
+export async function signUp(page: Page, email = uniqueEmail('console')): Promise<ConsoleUser> {
+  await page.goto('/signup');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(TEST_PASSWORD);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { name: 'Terms of service' }).waitFor();
+  await page.getByLabel(/I accept the terms/).check();
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.waitForURL('**/vault');
+  return { email, password: TEST_PASSWORD };
+}
+
+/** Signs in on the sign-in page (the one the page is on, keeping its ?next=, or a fresh one). */
+export async function signIn(page: Page, user: ConsoleUser): Promise<void> {
+  if (!page.url().includes('/signin')) {
+    await page.goto('/signin');
+  }
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((url) => url.pathname !== '/signin');
+}
+
+/** The API token of the user signed in on this page (for the set-up a test does through the API). */
+export async function tokenOf(page: Page): Promise<string> {
+  const token = await page.evaluate(() =>
+    (globalThis as unknown as { localStorage: { getItem(key: string): string | null } }).localStorage.getItem(
+      'agentsite.token',
+    ),
+  );
+  if (token === null) {
+    throw new Error('nobody is signed in on this page');
+  }
+  return token;
+}
