@@ -133,9 +133,9 @@ function SchedulePanel({ agent }: { agent: AgentDetail }) {
           </>
         ) : null}
       </dl>
-      <h3>Next five firings</h3>
+      <h3 id="schedule-next-firings">Next five firings</h3>
       {preview.ok ? (
-        <ol>
+        <ol aria-labelledby="schedule-next-firings">
           {preview.firings.map((d) => (
             <li key={d.toISOString()}>
               <time dateTime={d.toISOString()}>{formatInZone(d, timezone)}</time>

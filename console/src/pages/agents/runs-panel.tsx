@@ -7,8 +7,10 @@ import { Busy, ErrorNote, Field, formatDate } from '../../components/ui';
 import { type AgentDetail, isLive, type Run, RunStatus } from './parts';
 
 const PAGE_SIZE = 20;
-/** How often the list is fetched again while a run is queued or active (and only then). */
+/** How often the list is fetched again while a run is queued or active. */
 const POLL_MS = 2000;
+/** Otherwise, for agents that start on their own (schedule, webhook), now and then while the page is seen. */
+const IDLE_POLL_MS = 15_000;
 
 export function RunsPanel({ agent }: { agent: AgentDetail }) {
   // Cursors of the pages before the shown one: "Newer" pops, "Older" pushes.
@@ -25,17 +27,26 @@ export function RunsPanel({ agent }: { agent: AgentDetail }) {
   );
   const live = runs.data?.items.some(isLive) ?? false;
   const { reload } = runs;
+  const startsOnItsOwn = agent.trigger.type !== 'manual';
   useEffect(() => {
-    if (!live) {
+    if (!live && !startsOnItsOwn) {
       return undefined;
     }
-    const timer = setInterval(() => void reload(), POLL_MS);
+    const timer = setInterval(
+      () => {
+        if (live || document.visibilityState === 'visible') {
+          void reload();
+        }
+      },
+      live ? POLL_MS : IDLE_POLL_MS,
+    );
     return () => clearInterval(timer);
-  }, [live, reload]);
+  }, [live, startsOnItsOwn, reload]);
 
   const [input, setInput] = useState('');
   const [started, setStarted] = useState<Run>();
   const start = useAction(async () => {
+    setStarted(undefined);
     const run = await unwrap(
       api.POST('/api/agents/{id}/runs', {
         params: { path: { id: agent.id } },
@@ -102,6 +113,11 @@ export function RunsPanel({ agent }: { agent: AgentDetail }) {
 
       <section className="panel" aria-labelledby="runs-heading">
         <h2 id="runs-heading">Runs</h2>
+        <div className="actions">
+          <button type="button" className="secondary" disabled={runs.loading} onClick={() => void reload()}>
+            Refresh runs
+          </button>
+        </div>
         <ErrorNote error={cancel.error} title="Could not cancel the run" />
         {runs.data === undefined ? (
           runs.error ? (
@@ -135,9 +151,7 @@ export function RunsPanel({ agent }: { agent: AgentDetail }) {
                   {runs.data.items.map((run) => (
                     <tr key={run.id}>
                       <td>
-                        <Link to={`/runs/${run.id}`} aria-label={`Run of ${formatDate(run.queuedAt)}`}>
-                          {run.id.slice(0, 8)}
-                        </Link>
+                        <Link to={`/runs/${run.id}`}>Run {run.id.slice(0, 8)}</Link>
                       </td>
                       <td>
                         <RunStatus status={run.status} />
