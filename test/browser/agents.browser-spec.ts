@@ -6,7 +6,7 @@ import {
   createWebhookAgent,
   fireWebhook,
   nextFiringsShown,
-  openLatestRun,
+  openRun,
   rotateWebhookSecret,
   runNow,
   runStatusShown,
@@ -25,7 +25,7 @@ describe('console: agents', () => {
   });
 
   /** A new user of the console on this tier (set through the admin API), with credits to run agents. */
-  async function userOnTier(tier: 'free' | 'pro' | 'harness'): Promise<Page> {
+  async function userOnTier(tier: 'free' | 'pro' | 'harness' | 'team'): Promise<Page> {
     const page = await w.newPage();
     await signUp(page);
     const token = await tokenOf(page);
@@ -162,7 +162,8 @@ describe('console: agents', () => {
     w.model.script({ text: 'Triaged again.' });
     const again = await fireWebhook({ url: webhook.url, secret: rotated }, { ticket: 'again' });
     expect(again.status).toBe(202);
-    expect(await openLatestRun(page)).toBe(again.body.runId);
+    await openRun(page, again.body.runId);
+    expect(new URL(page.url()).pathname).toBe(`/runs/${again.body.runId}`);
     await page.close();
   });
 
@@ -198,6 +199,34 @@ describe('console: agents', () => {
     await page.waitForURL('**/agents');
     await page.getByRole('heading', { name: 'Agents' }).waitFor();
     await page.getByText('No agents yet').waitFor();
+    expect(w.pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('moves one of the user’s own agents into a workspace, then acts in it', async () => {
+    const page = await userOnTier('team');
+    const token = await tokenOf(page);
+    const workspace = await w.http.post<{ id: string }>('/api/workspaces', { name: 'Ops team' }, { token });
+    expect(workspace.status).toBe(201);
+    const agent = await w.http.post<{ id: string }>(
+      '/api/agents',
+      { name: 'Shared helper', systemPrompt: 'Help.', siteIds: [], trigger: { type: 'manual' } },
+      { token },
+    );
+    expect(agent.status).toBe(201);
+    await page.goto(`/agents/${agent.body.id}`);
+    await page.getByLabel('Workspace', { exact: true }).selectOption(workspace.body.id);
+    await page.getByRole('button', { name: 'Move agent' }).click();
+    await page.getByRole('button', { name: 'Move it' }).click();
+    // Acting in the workspace now: the agent is already shared there, so nothing more to move.
+    await page.getByRole('heading', { name: 'Move to a workspace' }).waitFor({ state: 'detached' });
+    await page.getByRole('heading', { name: 'Shared helper', level: 1 }).waitFor();
+    await expect(page.getByLabel('Acting in').inputValue()).resolves.toBe(workspace.body.id);
+    const listed = await w.http.get<{ items: Array<{ id: string }> }>('/api/agents', {
+      token,
+      headers: { 'x-workspace-id': workspace.body.id },
+    });
+    expect(listed.body.items.map((a) => a.id)).toEqual([agent.body.id]);
     expect(w.pageErrors).toEqual([]);
     await page.close();
   });

@@ -173,15 +173,12 @@ export async function waitForRunShown(
   }
 }
 
-/** Opens the newest run of the agent (refreshing the list first) and returns its id. */
-export async function openLatestRun(page: Page): Promise<string> {
+/**
+ * Opens a run of the agent from its runs list (refreshed first: a webhook's run may be newer than
+ * the list), e.g. the run whose id the webhook's answer gave.
+ */
+export async function openRun(page: Page, runId: string): Promise<void> {
   await page.getByRole('button', { name: 'Refresh runs' }).click();
-  const first = page
-    .getByRole('table', { name: /^Runs of/ })
-    .getByRole('link', { name: /^Run / })
-    .first();
-  await first.waitFor();
-  await first.click();
-  await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
-  return new URL(page.url()).pathname.split('/').pop()!;
+  await page.getByRole('link', { name: `Run ${runId.slice(0, 8)}`, exact: true }).click();
+  await page.waitForURL(`**/runs/${runId}`);
 }

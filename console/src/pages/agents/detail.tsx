@@ -6,6 +6,7 @@ import { Busy, ErrorNote, formatDate, PageTitle } from '../../components/ui';
 import { formatInZone, previewCron } from './cron';
 import { type AgentDetail, ConfirmButton, triggerLabel } from './parts';
 import { RunsPanel } from './runs-panel';
+import { SharePanel } from './share-panel';
 import { WebhookPanel } from './webhook-panel';
 
 export function AgentPage() {
@@ -94,6 +95,7 @@ function AgentView({ agent }: { agent: AgentDetail }) {
       {agent.trigger.type === 'scheduled' ? <SchedulePanel agent={agent} /> : null}
       <WebhookPanel agent={agent} />
       <RunsPanel agent={agent} />
+      <SharePanel agent={agent} />
     </section>
   );
 }
