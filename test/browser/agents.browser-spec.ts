@@ -10,6 +10,7 @@ import {
   rotateWebhookSecret,
   runNow,
   runStatusShown,
+  webhookShown,
   waitForRunShown,
 } from './steps/agents.js';
 
@@ -146,8 +147,6 @@ describe('console: agents', () => {
     const fired = await fireWebhook(webhook, { ticket: 'Printer on fire' });
     expect([fired.status, fired.body.status]).toEqual([202, 'queued']);
     expect((await fireWebhook(webhook, { priority: 1 })).status).toBe(422);
-    // The list refreshes on its own for a webhook agent; the button does it at once.
-    await page.getByRole('button', { name: 'Refresh runs' }).click();
     expect(await waitForRunShown(page, fired.body.runId, ['completed'])).toBe('completed');
 
     // Shown once: a reload (or coming back) does not show it again.
@@ -228,6 +227,80 @@ describe('console: agents', () => {
     });
     expect(listed.body.items.map((a) => a.id)).toEqual([agent.body.id]);
     expect(w.pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('edits every field of an agent; switching to a webhook shows a new secret once', async () => {
+    const page = await userOnTier('harness');
+    const token = await tokenOf(page);
+    const site = await w.http.post<{ id: string; name: string }>('/api/vault/sites', { url: w.site.url }, { token });
+    expect(site.status).toBe(201);
+    await createCronAgent(page, { name: 'Reporter', cron: '0 7 * * *', timezone: 'UTC' });
+    await page.getByRole('link', { name: 'Edit agent' }).click();
+    await expect(page.getByLabel('Cron expression').inputValue()).resolves.toBe('0 7 * * *');
+    await page.getByLabel('Name').fill('Weekly reporter');
+    await page.getByLabel('System prompt').fill('Report weekly.');
+    await page.getByLabel('Model').fill('claude-test-model');
+    await page.getByRole('checkbox', { name: site.body.name, exact: true }).check();
+    await page.getByLabel('Cron expression').fill('0 8 * * 1');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('heading', { name: 'Weekly reporter', level: 1 }).waitFor();
+    const settings = page.getByRole('region', { name: 'Settings' });
+    await expect(settings.textContent()).resolves.toContain('claude-test-model');
+    await expect(settings.getByRole('link', { name: site.body.name }).count()).resolves.toBe(1);
+    await expect(page.getByRole('region', { name: 'Schedule' }).textContent()).resolves.toContain('0 8 * * 1');
+
+    await page.getByRole('link', { name: 'Edit agent' }).click();
+    await page.getByLabel('Model').fill('');
+    await page.getByRole('radio', { name: 'Webhook' }).check();
+    await page.getByLabel('Payload schema (JSON)').fill('[]');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    const { url, secret } = await webhookShown(page);
+    expect(secret).toMatch(/^whsec_/);
+    await expect(page.getByRole('region', { name: 'Schedule' }).count()).resolves.toBe(0);
+    w.model.script({ text: 'Reported.' });
+    const fired = await fireWebhook({ url, secret }, { anything: true });
+    expect(fired.status).toBe(202);
+    expect(await waitForRunShown(page, fired.body.runId, ['completed'])).toBe('completed');
+    const agent = await w.http.get<{ model: string; trigger: { type: string } }>(
+      `/api/agents/${new URL(page.url()).pathname.split('/').pop()}`,
+      { token },
+    );
+    // An emptied model goes back to the service's default.
+    expect(agent.body.model).not.toBe('claude-test-model');
+    expect(agent.body.trigger.type).toBe('webhook');
+    await page.close();
+  });
+
+  it('shows AGENT_LIMIT_REACHED on save and NO_CREDITS on Run now', async () => {
+    const page = await userOnTier('free');
+    const token = await tokenOf(page);
+    const ids: string[] = [];
+    for (const name of ['One', 'Two', 'Three']) {
+      const made = await w.http.post<{ id: string }>(
+        '/api/agents',
+        { name, systemPrompt: 'x', siteIds: [], trigger: { type: 'manual' } },
+        { token },
+      );
+      expect(made.status).toBe(201);
+      ids.push(made.body.id);
+    }
+    await page.goto('/agents/new');
+    await page.getByLabel('Name').fill('Four');
+    await page.getByLabel('System prompt').fill('x');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await expect(page.locator('[role="alert"][data-code]').getAttribute('data-code')).resolves.toBe(
+      'AGENT_LIMIT_REACHED',
+    );
+    await expect(page.getByRole('link', { name: 'See your plan' }).count()).resolves.toBe(1);
+
+    const me = await w.http.get<{ id: string }>('/api/me', { token });
+    await w.http.patch(`/api/admin/users/${me.body.id}`, { credits: 0 }, { token: w.admin.token });
+    await page.goto(`/agents/${ids[0]}`);
+    await page.getByRole('button', { name: 'Run now' }).click();
+    const refusal = page.getByRole('region', { name: 'Run now' }).getByRole('alert');
+    await expect(refusal.getAttribute('data-code')).resolves.toBe('NO_CREDITS');
+    await expect(page.getByRole('link', { name: 'Buy credits' }).count()).resolves.toBe(1);
     await page.close();
   });
 });

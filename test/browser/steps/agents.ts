@@ -146,14 +146,23 @@ export async function runNow(page: Page, input?: string): Promise<string> {
   return (await link.getAttribute('href'))!.split('/').pop()!;
 }
 
+function runRow(page: Page, runId: string) {
+  return page
+    .getByRole('row')
+    .filter({ has: page.getByRole('link', { name: `Run ${runId.slice(0, 8)}`, exact: true }) });
+}
+
 /** The status shown for a run in the agent's runs list, once it is listed. */
 export async function runStatusShown(page: Page, runId: string): Promise<string> {
-  const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: `Run ${runId.slice(0, 8)}` }) });
+  const row = runRow(page, runId);
   await row.waitFor();
   return (await row.getByRole('cell').nth(1).textContent())!.trim();
 }
 
-/** Waits until the runs list shows the run with one of these statuses (it refreshes itself while a run goes on). */
+/**
+ * Waits until the runs list shows the run with one of these statuses: the list refreshes itself
+ * while a run goes on; a run that started elsewhere (a webhook) is fetched with Refresh runs.
+ */
 export async function waitForRunShown(
   page: Page,
   runId: string,
@@ -161,16 +170,23 @@ export async function waitForRunShown(
   timeoutMs = 30_000,
 ): Promise<string> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const status = await runStatusShown(page, runId);
-    if (statuses.some((s) => status.startsWith(s))) {
-      return status;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`run ${runId} shown as "${status}", not ${statuses.join('/')}, after ${timeoutMs} ms`);
+  let status = '(not listed)';
+  while (Date.now() < deadline) {
+    const row = runRow(page, runId);
+    if ((await row.count()) === 0) {
+      const refresh = page.getByRole('button', { name: 'Refresh runs' });
+      if (await refresh.isEnabled()) {
+        await refresh.click();
+      }
+    } else {
+      status = (await row.getByRole('cell').nth(1).textContent())!.trim();
+      if (statuses.some((s) => status.startsWith(s))) {
+        return status;
+      }
     }
     await page.waitForTimeout(200);
   }
+  throw new Error(`run ${runId} shown as "${status}", not ${statuses.join('/')}, after ${timeoutMs} ms`);
 }
 
 /**
