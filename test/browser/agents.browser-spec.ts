@@ -86,6 +86,10 @@ describe('console: agents', () => {
           .getAttribute('datetime')) as string,
       ).toISOString(),
     );
+    // Temporal's next firing, written like the preview: the console and the service agree.
+    await expect(page.getByRole('region', { name: 'Schedule' }).textContent()).resolves.toContain(
+      `Next firing (Temporal)${firings[0]}`,
+    );
     await expectAccessible(page, 'scheduled agent');
     await screenshot(page, 'agent-scheduled');
 

@@ -120,7 +120,9 @@ function SchedulePanel({ agent }: { agent: AgentDetail }) {
         <dd>
           {agent.schedule === null || agent.schedule === undefined
             ? 'The schedule is missing in Temporal: save the agent again to recreate it.'
-            : formatDate(agent.schedule.nextRunAt)}
+            : agent.schedule.nextRunAt
+              ? formatInZone(new Date(agent.schedule.nextRunAt), timezone)
+              : 'none'}
         </dd>
         {agent.schedule?.paused ? (
           <>
