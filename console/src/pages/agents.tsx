@@ -1,16 +1,4 @@
-import { PageTitle } from '../components/ui';
-
-/** Placeholder: built in a following commit. */
-export function AgentsPage() {
-  return <PageTitle>AgentsPage</PageTitle>;
-}
-
-/** Placeholder: built in a following commit. */
-export function AgentPage() {
-  return <PageTitle>AgentPage</PageTitle>;
-}
-
-/** Placeholder: built in a following commit. */
-export function AgentFormPage() {
-  return <PageTitle>AgentFormPage</PageTitle>;
-}
+/** The Agents area: the pages live in ./agents/ (list, form, detail with its webhook and runs panels). */
+export { AgentsPage } from './agents/list';
+export { AgentFormPage } from './agents/form';
+export { AgentPage } from './agents/detail';

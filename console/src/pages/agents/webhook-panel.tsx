@@ -1,0 +1,84 @@
+/** A webhook agent's URL, its secret (shown once, after the save or rotation that made it) and rotation. */
+import { useEffect, useState } from 'react';
+import { api, unwrap } from '../../api/client';
+import { useAction } from '../../api/hooks';
+import { ErrorNote } from '../../components/ui';
+import { type AgentDetail, ConfirmButton, CopyField } from './parts';
+import { forgetSecret, peekSecret } from './secret-handover';
+
+export function WebhookPanel({ agent }: { agent: AgentDetail }) {
+  // Read once when the page opens, then forgotten: leaving the page and coming back shows no secret.
+  const [secret, setSecret] = useState(() => peekSecret(agent.id));
+  useEffect(() => forgetSecret(agent.id), [agent.id]);
+  const rotate = useAction(async () => {
+    const answer = await unwrap(
+      api.POST('/api/agents/{id}/webhook-secret/rotate', { params: { path: { id: agent.id } } }),
+    );
+    setSecret(answer.webhookSecret);
+  });
+  if (agent.trigger.type !== 'webhook') {
+    return null;
+  }
+  const schema = agent.trigger.schema;
+  return (
+    <section className="panel" aria-labelledby="webhook-heading">
+      <h2 id="webhook-heading">Webhook</h2>
+      {agent.webhookUrl === undefined ? null : <CopyField label="Webhook URL" value={agent.webhookUrl} />}
+      {secret === undefined ? (
+        <p className="hint">
+          The secret was shown once, when it was made. Lost it? Rotate it: the old one stops working at once.
+        </p>
+      ) : (
+        <div className="notice" role="status">
+          <p>
+            <strong>Copy the secret now: you will not see it again.</strong> Send it in the{' '}
+            <code>X-Webhook-Secret</code> header of every POST to the URL.
+          </p>
+          <CopyField label="Webhook secret" value={secret} secret />
+          <button type="button" className="secondary" onClick={() => setSecret(undefined)}>
+            I have copied it: hide the secret
+          </button>
+        </div>
+      )}
+      <ConfirmButton
+        label="Rotate secret"
+        question="A new secret replaces the current one, which stops working at once: senders must be given the new one."
+        confirmLabel="Rotate now"
+        busy={rotate.busy}
+        onConfirm={() => void rotate.run()}
+      />
+      <ErrorNote error={rotate.error} title="Could not rotate the secret" />
+      <h3>Payload</h3>
+      <p>
+        Action override from the payload: <strong>{agent.trigger.allowActionOverride ? 'allowed' : 'off'}</strong>
+      </p>
+      {schema.length === 0 ? (
+        <p className="hint">No fields defined: any JSON object is accepted.</p>
+      ) : (
+        <table>
+          <caption className="visually-hidden">Payload schema</caption>
+          <thead>
+            <tr>
+              <th scope="col">Field</th>
+              <th scope="col">Type</th>
+              <th scope="col">Required</th>
+              <th scope="col">Description</th>
+            </tr>
+          </thead>
+          <tbody>
+            {schema.map((f) => (
+              <tr key={f.name}>
+                <td>
+                  <code>{f.name}</code>
+                </td>
+                <td>{f.type}</td>
+                <td>{f.required ? 'yes' : 'no'}</td>
+                <td>{f.description ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
