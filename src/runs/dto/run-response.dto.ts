@@ -74,6 +74,8 @@ export class RunResponseDto implements RunResponse {
     nullable: true,
     properties: { error: { type: 'string' }, code: { type: 'string' } },
     required: ['error', 'code'],
+    // Without it the array above is taken for this property's own flag: the document would let it be left out.
+    selfRequired: true,
     description: 'How a failed run failed; null otherwise',
   })
   error: RunErrorDto | null;
