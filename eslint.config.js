@@ -11,6 +11,7 @@ export default tseslint.config(
       'coverage/**',
       'eslint.config.js',
       'jest.config.js',
+      'jest.unit.config.js',
       '.dependency-cruiser*.cjs',
       'console/vite.config.ts',
       'console/src/api/schema.gen.ts',

@@ -1,5 +1,5 @@
 /** Build step: bundles dist/workflows into dist/workflow-bundle.js for the worker (fails loudly). */
-import { readdirSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { readdirSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { FAILURE_CONVERTER_PATH } from '../src/temporal/payload-codec.js';
@@ -32,7 +32,11 @@ async function main(): Promise<void> {
     failureConverterPath: FAILURE_CONVERTER_PATH,
     logger: new DefaultLogger('WARN'),
   });
-  writeFileSync(WORKFLOW_BUNDLE_PATH, code);
+  // Written aside and renamed: a worker starting meanwhile (npm run dev, a test) reads the old or the
+  // new bundle whole, never a half-written one.
+  const partial = `${WORKFLOW_BUNDLE_PATH}.${process.pid}.tmp`;
+  writeFileSync(partial, code);
+  renameSync(partial, WORKFLOW_BUNDLE_PATH);
   console.log(`workflow bundle written (${Math.round(code.length / 1024)} KiB, ${Date.now() - started} ms)`);
 }
 

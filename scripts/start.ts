@@ -3,6 +3,7 @@
  * TEMPORAL_ADDRESS), runs migrations, then the API and the worker. The API, the worker and the dev
  * server are supervised (scripts/runtime/supervisor.ts): one that crashes is restarted with backoff
  * while the others keep serving. Ctrl-C (or SIGTERM) stops everything, as does a child that keeps crashing.
+ * `--services-only` (`npm run dev:services`): everything but the API and the worker, for `npm run dev`.
  */
 import { closeSync, openSync, readSync, fstatSync } from 'node:fs';
 import path from 'node:path';
@@ -171,6 +172,14 @@ async function main(): Promise<void> {
     await dataSource.destroy();
     say(applied.length > 0 ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
 
+    if (process.argv.includes('--services-only')) {
+      // `npm run dev:services`: what `npm run dev` runs against; it restarts the API and the worker itself.
+      say(
+        `ready: PostgreSQL at ${env.DATABASE_URL?.replace(/:[^:@/]+@/, ':***@')}, Temporal at ${env.TEMPORAL_ADDRESS}`,
+      );
+      say(`Temporal UI ${temporal?.uiUrl ?? '(external)'}; now run \`npm run dev\` for the API and the worker`);
+      return;
+    }
     // AGENTSITE_NODE_ARGS: extra node flags for the API and worker (profiling: "--prof").
     const nodeArgs = (process.env.AGENTSITE_NODE_ARGS ?? '').split(' ').filter(Boolean);
     await Promise.all(

@@ -6,6 +6,7 @@ import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppModule } from './app.module.js';
 import { AppError } from './common/app-error.js';
+import { apiCorsOptions, securityHeaders } from './common/browser-security.js';
 import { correlationMiddleware } from './common/correlation.js';
 import { bodyParserProblem, writeAppError } from './common/error-filter.js';
 import { type LogLevel, type Settings } from './config/settings.js';
@@ -13,6 +14,9 @@ import { readPackageVersion } from './common/version.js';
 import { InvalidUtf8BodyError } from './common/invalid-utf8-body.error.js';
 import { serveConsole } from './console/serve-console.js';
 import { CODEC_PATH, MAX_CODEC_BODY_BYTES } from './temporal-codec/temporal-codec.controller.js';
+
+/** The OpenAPI page (Swagger UI) and its documents. */
+const DOCS_PATH = '/api/docs';
 
 /** Largest JSON body the API accepts; webhook payloads included. */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -28,7 +32,10 @@ export function createLogger(settings: Settings, context?: string): ConsoleLogge
   return new ConsoleLogger(context ?? 'agentsite', { json: true, logLevels: LEVELS[settings.logLevel] });
 }
 
-/** Builds the HTTP application: body parsing, correlation ids, the /api prefix and the OpenAPI page. */
+/**
+ * Builds the HTTP application: correlation ids, security headers and CORS, body parsing, the /api
+ * prefix and the OpenAPI page.
+ */
 export async function createApp(settings: Settings): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings), {
     bodyParser: false,
@@ -37,6 +44,10 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   app.set('trust proxy', settings.trustProxy);
   app.disable('x-powered-by');
   app.use(correlationMiddleware);
+  app.use(securityHeaders({ https: settings.publicBaseUrl.startsWith('https:'), docsPath: DOCS_PATH }));
+  if (settings.corsOrigins.length > 0) {
+    app.enableCors(apiCorsOptions({ origins: settings.corsOrigins, ownRules: [CODEC_PATH.toLowerCase()] }));
+  }
   // Bodies must be valid UTF-8: a decoder would otherwise replace bad bytes silently.
   const verify = (_req: unknown, _res: unknown, buf: Buffer): void => {
     if (!isUtf8(buf)) {
@@ -72,9 +83,9 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   });
   app.setGlobalPrefix('api');
   app.enableShutdownHooks();
-  SwaggerModule.setup('api/docs', app, () => buildOpenApi(app), {
-    jsonDocumentUrl: 'api/docs/openapi.json',
-    yamlDocumentUrl: 'api/docs/openapi.yaml',
+  SwaggerModule.setup(DOCS_PATH.slice(1), app, () => buildOpenApi(app), {
+    jsonDocumentUrl: `${DOCS_PATH.slice(1)}/openapi.json`,
+    yamlDocumentUrl: `${DOCS_PATH.slice(1)}/openapi.yaml`,
   });
   // Nest answers unknown routes under /api itself; everything else gets the same NOT_FOUND body.
   await app.init();

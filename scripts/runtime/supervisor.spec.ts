@@ -120,6 +120,43 @@ describe('Supervisor with real child processes', () => {
     await supervisor.stop();
   });
 
+  it('restart() replaces a running instance without counting a crash, and revives a child it gave up on', async () => {
+    const lines: string[] = [];
+    let gaveUp = false;
+    let broken = true;
+    const supervisor = new Supervisor({
+      log: (line) => lines.push(line),
+      onGiveUp: () => (gaveUp = true),
+      policy: fast,
+    });
+    await supervisor.add({ name: 'api', start: nodeChild('setInterval(() => {}, 1000)') });
+    const first = supervisor.pid('api')!;
+    await supervisor.restart('api');
+    const second = supervisor.pid('api')!;
+    expect(second).not.toBe(first);
+    expect(() => process.kill(first, 0)).toThrow();
+    expect(lines.filter((line) => line.includes('restarting'))).toEqual([]);
+    // A child whose code is broken (a rebuild with a bug at boot): given up on, then fixed and restarted.
+    await supervisor.add({
+      name: 'worker',
+      start: async () => spawnNodeChild(['-e', broken ? 'process.exit(2)' : 'setInterval(() => {}, 1000)'], {}, 2_000),
+    });
+    await waitUntil(() => gaveUp);
+    broken = false;
+    await supervisor.restart('worker');
+    expect(supervisor.pid('worker')).toBeDefined();
+    // Revived: a crash of the new instance is restarted again.
+    const revived = supervisor.pid('worker')!;
+    process.kill(revived, 'SIGKILL');
+    await waitUntil(() => supervisor.pid('worker') !== undefined && supervisor.pid('worker') !== revived);
+    // After shutdown() nothing starts again, not even by restart().
+    supervisor.shutdown();
+    await supervisor.restart('api');
+    await supervisor.stop();
+    expect(supervisor.pid('api')).toBeUndefined();
+    await expect(supervisor.restart('nobody')).rejects.toThrow('nobody is not supervised');
+  });
+
   it('a start that fails counts as a crash and is retried', async () => {
     let attempts = 0;
     const lines: string[] = [];

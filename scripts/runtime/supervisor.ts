@@ -80,8 +80,10 @@ export class Supervisor {
   private readonly children = new Map<string, Supervised>();
   private readonly policy: RestartPolicy;
   private readonly now: () => number;
-  /** Set by give-up or by shutdown(): from then on no child is restarted. */
+  /** Set by shutdown(): from then on no child is started again. */
   private closing = false;
+  /** Set by a give-up: no child is restarted after a crash, only by an explicit restart(). */
+  private gaveUp = false;
 
   constructor(private readonly options: SupervisorOptions) {
     this.policy = options.policy ?? DEFAULT_RESTART_POLICY;
@@ -119,6 +121,31 @@ export class Supervisor {
     for (const entry of this.children.values()) {
       clearTimeout(entry.timer);
     }
+  }
+
+  /**
+   * Replaces a child's running instance by a new one (`npm run dev`, after a rebuild): the old one is
+   * stopped, which is no crash, and the new one starts with no crashes counted. Also after a give-up
+   * (the new code may be the cure); never after shutdown(). Rejects if the new instance fails to start.
+   */
+  async restart(name: string): Promise<void> {
+    const entry = this.children.get(name);
+    if (entry === undefined) {
+      throw new Error(`${name} is not supervised`);
+    }
+    if (this.closing) {
+      return;
+    }
+    entry.stopping = true;
+    clearTimeout(entry.timer);
+    entry.timer = undefined;
+    await entry.pending?.catch(() => undefined);
+    await entry.instance?.stop();
+    entry.instance = undefined;
+    entry.crashes = [];
+    entry.stopping = false;
+    this.gaveUp = false;
+    await this.launch(entry);
   }
 
   /** Stops the named children (all of them when none is named) in parallel; none is restarted after. */
@@ -173,7 +200,7 @@ export class Supervisor {
   }
 
   private crashed(entry: Supervised, how: string, lastOutput: string[]): void {
-    if (this.closing) {
+    if (this.closing || this.gaveUp) {
       return;
     }
     const name = entry.spec.name;
@@ -181,7 +208,10 @@ export class Supervisor {
     entry.crashes = [...entry.crashes.filter((at) => now - at < this.policy.windowMs), now];
     const decision = decideAfterCrash(entry.crashes, now, this.policy);
     if (decision.action === 'give-up') {
-      this.shutdown();
+      this.gaveUp = true;
+      for (const other of this.children.values()) {
+        clearTimeout(other.timer);
+      }
       const windowSeconds = Math.round(this.policy.windowMs / 1000);
       const tail = lastOutput.length > 0 ? lastOutput.map((line) => `  | ${line}`).join('\n') : '  (no output)';
       this.options.onGiveUp(
@@ -197,7 +227,7 @@ export class Supervisor {
     );
     entry.timer = setTimeout(() => {
       entry.timer = undefined;
-      if (entry.stopping || this.closing) {
+      if (entry.stopping || this.closing || this.gaveUp) {
         return;
       }
       this.launch(entry).catch((err: unknown) => {

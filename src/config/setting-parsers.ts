@@ -181,3 +181,33 @@ export function keptTemporalCodecKey(dataDir: string): string {
   }
   return readFileSync(file, 'utf8').trim();
 }
+
+/**
+ * A comma-separated list of exact browser origins (scheme://host[:port], no path). `*` and `null` are
+ * refused: the API would then answer any page on the web, including reads of a service that is only
+ * reachable from an internal network through the visiting browser. No wildcards in host names either.
+ */
+export function parseOrigins(name: string, entries: string[], problems: string[]): string[] {
+  const origins: string[] = [];
+  for (const entry of entries) {
+    if (entry.includes('*') || entry.toLowerCase() === 'null') {
+      problems.push(
+        `${name} lists exact origins such as https://app.example.com; "${entry}" is refused (it would let any ` +
+          'web page, or a sandboxed one, read the answers)',
+      );
+      continue;
+    }
+    let url: URL | undefined;
+    try {
+      url = new URL(entry);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || !['http:', 'https:'].includes(url.protocol) || url.origin !== entry.replace(/\/+$/, '')) {
+      problems.push(`${name} entries must be origins such as https://app.example.com, got "${entry}"`);
+      continue;
+    }
+    origins.push(url.origin);
+  }
+  return origins;
+}

@@ -112,6 +112,25 @@ describe('TEMPORAL_CODEC_KEY and TEMPORAL_UI_ORIGIN', () => {
   });
 });
 
+describe('CORS_ORIGINS', () => {
+  it('is empty when unset (no CORS at all) and keeps exact origins when set', () => {
+    expect(loadSettings({ DATA_DIR: tempDir() }).corsOrigins).toEqual([]);
+    const set = loadSettings({
+      DATA_DIR: tempDir(),
+      CORS_ORIGINS: 'https://app.example.com, http://localhost:5173/',
+    });
+    expect(set.corsOrigins).toEqual(['https://app.example.com', 'http://localhost:5173']);
+  });
+
+  it('refuses a wildcard, null and anything that is not an origin, naming the variable', () => {
+    for (const bad of ['*', 'null', 'https://*.example.com', 'app.example.com', 'https://app.example.com/path']) {
+      expect(() => loadSettings({ DATA_DIR: tempDir(), CORS_ORIGINS: `https://ok.example.com,${bad}` })).toThrow(
+        /CORS_ORIGINS/,
+      );
+    }
+  });
+});
+
 describe('payment provider settings', () => {
   it('default to no payments at all', () => {
     const settings = loadSettings({ DATA_DIR: tempDir() });

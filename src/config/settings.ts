@@ -5,6 +5,7 @@ import {
   keptSecrets,
   keptTemporalCodecKey,
   parseKeyList,
+  parseOrigins,
   parseTrustProxy,
   parseVaultKeys,
   type TrustProxy,
@@ -34,6 +35,8 @@ export interface Settings extends TemporalAccess {
   temporalCodecKeys: VaultKey[];
   /** Browser origins of the Temporal UI allowed to call the codec endpoint (CORS). */
   temporalUiOrigins: string[];
+  /** Browser origins allowed to call the API (CORS); empty: no CORS headers at all. */
+  corsOrigins: string[];
   /** Days Temporal keeps a closed run's workflow history (the namespace's retention; `npm start` applies it). */
   runHistoryRetentionDays: number;
   /** Days the service keeps a run (row, archived timeline, Temporal execution); undefined = forever. */
@@ -165,7 +168,8 @@ export function loadSettings(env: Env = process.env): Settings {
     temporalDevPort,
     temporalUiPort,
     temporalCodecKeys: [],
-    temporalUiOrigins: parseOrigins(reader.list('TEMPORAL_UI_ORIGIN'), temporalUiPort, problems),
+    temporalUiOrigins: temporalUiOrigins(reader.list('TEMPORAL_UI_ORIGIN'), temporalUiPort, problems),
+    corsOrigins: parseOrigins('CORS_ORIGINS', reader.list('CORS_ORIGINS'), problems),
     runHistoryRetentionDays: reader.int(
       'RUN_HISTORY_RETENTION_DAYS',
       DEFAULT_RUN_HISTORY_RETENTION_DAYS,
@@ -257,25 +261,11 @@ export function loadSettings(env: Env = process.env): Settings {
  * `TEMPORAL_UI_ORIGIN`: the origins (scheme://host[:port]) of the Temporal UI pages that may call the
  * codec endpoint. Default: the dev UI that `npm start` runs, under both of its loopback names.
  */
-function parseOrigins(entries: string[], uiPort: number, problems: string[]): string[] {
+function temporalUiOrigins(entries: string[], uiPort: number, problems: string[]): string[] {
   if (entries.length === 0) {
     return [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`];
   }
-  const origins: string[] = [];
-  for (const entry of entries) {
-    let url: URL | undefined;
-    try {
-      url = new URL(entry);
-    } catch {
-      url = undefined;
-    }
-    if (url === undefined || !['http:', 'https:'].includes(url.protocol) || url.origin !== entry.replace(/\/+$/, '')) {
-      problems.push(`TEMPORAL_UI_ORIGIN entries must be origins such as https://temporal.example.com, got "${entry}"`);
-      continue;
-    }
-    origins.push(url.origin);
-  }
-  return origins;
+  return parseOrigins('TEMPORAL_UI_ORIGIN', entries, problems);
 }
 
 /** The embedded PostgreSQL's database name and credentials (used when DATABASE_URL is unset). */

@@ -185,6 +185,17 @@ describe('the response contract check', () => {
     // A success where the document has no operation is drift; a refusal there still answers the error body.
     expect(contract.check(answer('GET', '/api/agents/x/y', 200, {})).verdict).toBe('violation');
     expect(contract.check(answer('GET', '/api/nothing', 404, { error: 'x' })).verdict).toBe('violation');
+    // An OPTIONS that no route takes: only a CORS preflight (204, empty) is the browser's protocol.
+    expect(contract.check(answer('OPTIONS', '/api/agents', 200, {})).verdict).toBe('violation');
+  });
+
+  it('leaves CORS preflights out of the contract: the CORS middleware answers them, not an operation', () => {
+    const preflight = { method: 'OPTIONS', path: `/api/agents/${ID}`, status: 204, contentType: undefined, text: '' };
+    expect(contract.check(preflight)).toEqual({
+      verdict: 'excluded',
+      key: 'OPTIONS (CORS preflight) 204',
+      message: 'a CORS preflight',
+    });
   });
 
   it('reports an undocumented status and a body without a declared schema as undeclared', () => {

@@ -189,6 +189,11 @@ export class Contract {
     const templates = this.match(pathname);
     const template = templates.find((t) => this.doc.paths[t]?.[method.toLowerCase()] !== undefined);
     if (template === undefined) {
+      // A CORS preflight the API's CORS middleware answered (CORS_ORIGINS): part of the browser's
+      // protocol, not an operation of the API (Nest has no OPTIONS route there and would answer 404).
+      if (method === 'OPTIONS' && answer.status === 204) {
+        return { verdict: 'excluded', key: `${method} (CORS preflight) 204`, message: 'a CORS preflight' };
+      }
       // A request no route takes (unknown path, an empty or malformed segment, a body refused before
       // routing) is refused with the error body: nothing else to check. Anything else answered there
       // is an operation the document lacks.
