@@ -76,6 +76,24 @@ async function tokenRequest(
   });
 }
 
+/**
+ * A token endpoint's answer in a message: its status and error, or the names of the fields it
+ * carried (never the tokens themselves: reports are printed and returned by the API).
+ */
+function tokenAnswer(response: SiteResponse): string {
+  const answer = readJson(response);
+  const said = errorText(answer);
+  if (said !== undefined) {
+    return `HTTP ${response.status} ${said}`;
+  }
+  const body = answer.json;
+  if (typeof body === 'object' && body !== null) {
+    const fields = Object.entries(body).map(([k, v]) => (k === 'token_type' ? `${k}=${String(v)}` : k));
+    return `HTTP ${response.status} with ${fields.join(', ') || 'no fields'}`;
+  }
+  return `HTTP ${response.status} (${answer.contentType || 'no content type'}, not JSON)`;
+}
+
 /** Signs in at the consent page and reads the redirect: its target, `state` and `code`. */
 async function consent(http: CheckerHttp, attempt: Attempt, options: CheckOptions): Promise<URL> {
   const answer = await submitConsent(http, attempt.url, options.account!);
@@ -253,7 +271,7 @@ async function oauthRules(
         : fail(
             'oauth.pkce',
             TITLES['oauth.pkce']!,
-            `a wrong code_verifier was answered HTTP ${wrong.status} ${said ?? excerpt(wrong)}, not 400 invalid_grant`,
+            `a wrong code_verifier was answered ${tokenAnswer(wrong)}, not 400 invalid_grant`,
             'Check code_verifier against the stored code_challenge (SHA-256, base64url) and answer 400 {"error":"invalid_grant"}.',
           ),
     );
@@ -274,7 +292,7 @@ async function oauthRules(
       fail(
         'oauth.token',
         TITLES['oauth.token']!,
-        `the code exchange answered HTTP ${redeemed.status}: ${excerpt(redeemed)}`,
+        `the code exchange answered ${tokenAnswer(redeemed)}`,
         'Answer 200 JSON with access_token, token_type "Bearer", expires_in and refresh_token.',
       ),
     );
@@ -317,7 +335,7 @@ export async function oauthRefreshRotation(
     return fail(
       id,
       title,
-      `the refresh answered HTTP ${first.status}: ${excerpt(first)}`,
+      `the refresh answered ${tokenAnswer(first)}`,
       'Answer a refresh_token grant with 200 JSON and a new token pair.',
     );
   }
@@ -335,7 +353,7 @@ export async function oauthRefreshRotation(
     return fail(
       id,
       title,
-      `the old refresh token was answered HTTP ${replay.status} ${said ?? excerpt(replay)} on reuse, not 400 invalid_grant`,
+      `the old refresh token was answered ${tokenAnswer(replay)} on reuse, not 400 invalid_grant`,
       'Refuse a rotated refresh token with 400 {"error":"invalid_grant"} (and revoke its grant: a replay means it leaked).',
     );
   }
