@@ -12,6 +12,22 @@ export interface RuleResult {
   hint?: string;
 }
 
+export interface CheckOptions {
+  /** The site's https:// address (its manifest is at `<url>/.well-known/agentsite.json`). */
+  url: string;
+  /** A bearer token of a test account, for the tool calls. */
+  token?: string;
+  /** A test account to sign in with at an OAuth consent page (username and password form). */
+  account?: { username: string; password: string };
+  /** The OAuth client the site registered, and its exact redirect URI. */
+  clientId: string;
+  redirectUri: string;
+  /** At most this many calls to provoke a 429. */
+  burst: number;
+  /** Why the OAuth consent cannot be passed when `account` is absent (said in the skipped rules). */
+  noAccountReason?: string;
+}
+
 export interface ConformanceReport {
   url: string;
   checkedAt: string;

@@ -1,9 +1,8 @@
 import * as oidc from 'openid-client';
 import type { Manifest, OAuthManifestAuth } from '../sites/manifest.js';
 import type { SiteResponse } from '../sites/site-http.js';
-import { fail, pass, type RuleResult, skipped } from './conformance-report.js';
+import { type CheckOptions, fail, pass, type RuleResult, skipped } from './conformance-report.js';
 import { submitConsent } from './consent-form.js';
-import type { CheckOptions } from './site-checker.js';
 import { CHECK_TIMEOUT_MS, type CheckerHttp, connectProblem, errorText, excerpt, readJson } from './site-answers.js';
 
 export interface OAuthSession {

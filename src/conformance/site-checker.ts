@@ -2,26 +2,18 @@ import { AppError } from '../common/app-error.js';
 import { type Manifest, validateManifest } from '../sites/manifest.js';
 import { MANIFEST_PATH, normaliseSiteUrl } from '../sites/manifest-fetcher.js';
 import type { SiteResponse } from '../sites/site-http.js';
-import { type ConformanceReport, fail, pass, reportOf, type RuleResult, skipped } from './conformance-report.js';
+import {
+  type CheckOptions,
+  type ConformanceReport,
+  fail,
+  pass,
+  reportOf,
+  type RuleResult,
+  skipped,
+} from './conformance-report.js';
 import { checkOAuth, type OAuthSession, oauthRefreshRotation, skippedOAuthRules } from './oauth-rules.js';
 import { CHECK_TIMEOUT_MS, type CheckerHttp, connectProblem, excerpt, readJson } from './site-answers.js';
 import { checkRateLimit, checkTools } from './tool-rules.js';
-
-export interface CheckOptions {
-  /** The site's https:// address (its manifest is at `<url>/.well-known/agentsite.json`). */
-  url: string;
-  /** A bearer token of a test account, for the tool calls. */
-  token?: string;
-  /** A test account to sign in with at an OAuth consent page (username and password form). */
-  account?: { username: string; password: string };
-  /** The OAuth client the site registered, and its exact redirect URI. */
-  clientId: string;
-  redirectUri: string;
-  /** At most this many calls to provoke a 429. */
-  burst: number;
-  /** Why the OAuth consent cannot be passed when `account` is absent (said in the skipped rules). */
-  noAccountReason?: string;
-}
 
 const HTTPS = 'HTTPS and the certificate';
 const MANIFEST_REACHABLE = 'Manifest served as JSON';
