@@ -196,6 +196,13 @@ describe('conformance checker: agentsite-check and POST /api/conformance/check (
     });
     expect(rule(report, 'https').hint).toMatch(/--allow-private/);
 
+    const plain = await runCli([site.url.replace('https:', 'http:'), '--json']);
+    expect(plain.code).toBe(1);
+    expect(rule(JSON.parse(plain.stdout) as ConformanceReport, 'https')).toMatchObject({
+      status: 'fail',
+      message: 'url must use https://',
+    });
+
     const usage = await runCli(['--burst', 'many', site.url]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/--burst must be a whole number/);
