@@ -5,6 +5,7 @@ import { AgentsModule } from './agents/agents.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { PrefetchModule } from './auth/prefetch.js';
 import { ChatModule } from './chat/chat.module.js';
+import { ConformanceModule } from './conformance/conformance.module.js';
 import { BillingModule } from './billing/billing.module.js';
 import { AdminGuard, JwtAuthGuard, TermsGuard } from './auth/guards.js';
 import { AppErrorFilter } from './common/error-filter.js';
@@ -49,6 +50,7 @@ import { WorkspacesModule } from './workspaces/workspaces.module.js';
     ChatModule,
     WorkspacesModule,
     TemporalCodecModule,
+    ConformanceModule,
   ],
   providers: [
     // Guards run in this order: address limit with authentication and user limit (concurrently, see

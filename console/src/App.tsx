@@ -11,6 +11,7 @@ import { RunPage } from './pages/runs';
 import { BillingPage } from './pages/billing';
 import { WorkspacesPage, WorkspacePage } from './pages/workspaces';
 import { AdminPage } from './pages/admin';
+import { CheckPage } from './pages/check';
 import { NotFoundPage } from './pages/not-found';
 import { useSession } from './session/session';
 
@@ -62,6 +63,9 @@ function Header() {
               </li>
               <li>
                 <NavLink to="/workspaces">Workspaces</NavLink>
+              </li>
+              <li>
+                <NavLink to="/check">Check a site</NavLink>
               </li>
               {me.role === 'admin' ? (
                 <li>
@@ -131,6 +135,14 @@ export function App() {
             element={
               <Private>
                 <SitePage />
+              </Private>
+            }
+          />
+          <Route
+            path="/check"
+            element={
+              <Private>
+                <CheckPage />
               </Private>
             }
           />

@@ -82,6 +82,35 @@ interface AuthCode {
   used: boolean;
 }
 
+/**
+ * Deliberate protocol faults, one switch each: the conformance checker's tests turn one on and expect
+ * exactly its rule to fail. All off by default (the site conforms).
+ */
+export interface SiteFaults {
+  /** The manifest lacks `description` and has a tool name with a space. */
+  invalidManifest?: boolean;
+  /** A tool call without a token is answered 401 as plain text. */
+  plainTextUnauthorized?: boolean;
+  /** Tool calls require a field no input_schema declares (400 for the declared input). */
+  refuseDeclaredInput?: boolean;
+  /** Tool results are HTML. */
+  htmlResults?: boolean;
+  /** 429 answers carry no Retry-After. */
+  rateLimitWithoutRetryAfter?: boolean;
+  /** The authorization endpoint takes requests without PKCE. */
+  pkceOptional?: boolean;
+  /** The token endpoint does not check code_verifier. */
+  pkceNotVerified?: boolean;
+  /** redirect_uri is matched by prefix instead of exactly. */
+  redirectUriPrefix?: boolean;
+  /** The consent redirect carries a different state. */
+  stateAltered?: boolean;
+  /** The token answer has no token_type. */
+  tokenWithoutType?: boolean;
+  /** A refresh answers the same refresh token, which stays valid. */
+  noRefreshRotation?: boolean;
+}
+
 /** A scripted answer for the next tool calls (tests and demos of failure handling). */
 export interface InjectedFailure {
   tool?: string;
@@ -259,6 +288,8 @@ export class ReferenceSite {
   /** Headers of the last tool call (to check what the service sends). */
   lastToolRequest: { tool: string; headers: IncomingMessage['headers']; body: unknown } | undefined;
   readonly failures: InjectedFailure[] = [];
+  /** Protocol faults switched on (conformance checker tests). */
+  faults: SiteFaults = {};
   /** Replaces the manifest: an object, a raw string, an HTTP status, or a redirect target. */
   manifestOverride: { json?: unknown; raw?: string; status?: number; redirectTo?: string } | undefined;
   /** Delay before answering a tool call, in milliseconds. */
@@ -446,6 +477,10 @@ export class ReferenceSite {
       throw new HttpError(404, `No route for ${req.method} ${url.pathname}`);
     } catch (err) {
       const error = err instanceof HttpError ? err : new HttpError(500, 'Internal error');
+      if (error.headers['x-fault-plain'] !== undefined) {
+        res.writeHead(error.status, { 'content-type': 'text/plain' }).end(error.message);
+        return;
+      }
       sendJson(res, error.status, { error: error.message }, error.headers);
     }
   }
@@ -464,7 +499,16 @@ export class ReferenceSite {
       res.writeHead(200, { 'content-type': 'application/json' }).end(override.raw);
       return;
     }
-    sendJson(res, 200, override?.json ?? this.manifest());
+    let manifest = override?.json ?? this.manifest();
+    if (this.faults.invalidManifest) {
+      const {
+        description: _description,
+        tools,
+        ...rest
+      } = manifest as { description: string; tools: Array<{ name: string }> };
+      manifest = { ...rest, tools: tools.map((t, i) => (i === 0 ? { ...t, name: `${t.name} v2` } : t)) };
+    }
+    sendJson(res, 200, manifest);
   }
 
   /** Resolves the bearer token of a request: 401 when missing, unknown, expired or revoked. */
@@ -472,7 +516,10 @@ export class ReferenceSite {
     const header = req.headers.authorization ?? '';
     const match = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(header);
     if (!match) {
-      throw new HttpError(401, 'Missing bearer token', { 'www-authenticate': 'Bearer' });
+      throw new HttpError(401, 'Missing bearer token', {
+        'www-authenticate': 'Bearer',
+        ...(this.faults.plainTextUnauthorized ? { 'x-fault-plain': 'true' } : {}),
+      });
     }
     const token = this.accessTokens.get(match[1]!);
     if (token === undefined || token.revoked) {
@@ -497,7 +544,10 @@ export class ReferenceSite {
     const { token, user } = this.authenticate(req);
     const tokenWait = this.perToken.take(token.id);
     if (tokenWait !== undefined) {
-      throw new HttpError(429, 'Too many requests for this token', { 'retry-after': String(tokenWait) });
+      const headers: Record<string, string> = this.faults.rateLimitWithoutRetryAfter
+        ? {}
+        : { 'retry-after': String(tokenWait) };
+      throw new HttpError(429, 'Too many requests for this token', headers);
     }
     const raw = await readBody(req);
     this.stats.toolCalls += 1;
@@ -539,7 +589,10 @@ export class ReferenceSite {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) {
       throw new HttpError(400, 'Body must be a JSON object');
     }
-    for (const field of tool.input_schema.required) {
+    const required = this.faults.refuseDeclaredInput
+      ? [...tool.input_schema.required, 'workspace']
+      : tool.input_schema.required;
+    for (const field of required) {
       if (!(field in input)) {
         throw new HttpError(400, `Missing field "${field}"`);
       }
@@ -558,11 +611,21 @@ export class ReferenceSite {
     if (idempotencyKey !== undefined) {
       this.idempotent.set(idempotencyKey, { status: 200, body: result });
     }
+    if (this.faults.htmlResults) {
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<pre>${escapeHtml(JSON.stringify(result))}</pre>`);
+      return;
+    }
     sendJson(res, 200, result);
   }
 
   private clientRedirectOk(clientId: string | null, redirectUri: string | null): boolean {
-    return clientId !== null && redirectUri !== null && (this.clients[clientId] ?? []).includes(redirectUri);
+    if (clientId === null || redirectUri === null) {
+      return false;
+    }
+    const registered = this.clients[clientId] ?? [];
+    return this.faults.redirectUriPrefix
+      ? registered.some((uri) => redirectUri.startsWith(uri))
+      : registered.includes(redirectUri);
   }
 
   /** Checks an authorization request; errors before the redirect URI is trusted are shown, not redirected. */
@@ -575,9 +638,11 @@ export class ReferenceSite {
     if (params.get('response_type') !== 'code') {
       throw new HttpError(400, 'response_type must be code');
     }
+    const pkceMissing = !params.has('code_challenge') && !params.has('code_challenge_method');
     if (
-      params.get('code_challenge_method') !== 'S256' ||
-      !/^[A-Za-z0-9_-]{43}$/.test(params.get('code_challenge') ?? '')
+      !(this.faults.pkceOptional && pkceMissing) &&
+      (params.get('code_challenge_method') !== 'S256' ||
+        !/^[A-Za-z0-9_-]{43}$/.test(params.get('code_challenge') ?? ''))
     ) {
       throw new HttpError(400, 'PKCE is required: code_challenge with code_challenge_method=S256');
     }
@@ -607,7 +672,7 @@ export class ReferenceSite {
     const target = new URL(redirectUri);
     const state = form.get('state');
     if (state !== null) {
-      target.searchParams.set('state', state); // returned unchanged
+      target.searchParams.set('state', this.faults.stateAltered ? state.slice(0, 16) : state); // returned unchanged
     }
     const user = this.users.find((u) => u.username === form.get('username'));
     if (user === undefined || !safeEqual(user.password, form.get('password') ?? '')) {
@@ -667,7 +732,9 @@ export class ReferenceSite {
         return fail('invalid_grant', 'redirect_uri does not match the authorization request');
       }
       const verifier = form.get('code_verifier') ?? '';
-      if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || !safeEqual(sha256base64url(verifier), code.codeChallenge)) {
+      const pkceFails =
+        !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || !safeEqual(sha256base64url(verifier), code.codeChallenge);
+      if (pkceFails && !this.faults.pkceNotVerified) {
         return fail('invalid_grant', 'PKCE verification failed');
       }
       this.stats.codeExchanges += 1;
@@ -689,16 +756,14 @@ export class ReferenceSite {
         }
         return fail('invalid_grant', 'Refresh token was already used; the grant is revoked');
       }
-      presented.used = true;
       this.stats.refreshes += 1;
-      return sendJson(
-        res,
-        200,
-        this.issuePair(presented.username, clientId, presented.scopes, presented.familyId, false),
-        {
-          'cache-control': 'no-store',
-        },
-      );
+      const pair = this.issuePair(presented.username, clientId, presented.scopes, presented.familyId, false);
+      if (this.faults.noRefreshRotation) {
+        pair.refresh_token = presented.token;
+      } else {
+        presented.used = true;
+      }
+      return sendJson(res, 200, pair, { 'cache-control': 'no-store' });
     }
     return fail('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
   }
@@ -733,7 +798,7 @@ export class ReferenceSite {
     this.refreshTokens.set(refresh.token, refresh);
     return {
       access_token: access.token,
-      token_type: 'Bearer',
+      ...(this.faults.tokenWithoutType ? {} : { token_type: 'Bearer' }),
       expires_in: this.accessTokenTtlSeconds,
       refresh_token: refresh.token,
       ...(withScope ? { scope: scopes.join(' ') } : {}),

@@ -21,6 +21,8 @@ export interface SiteRequest {
   body?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** `manual`: a redirect is answered as it is, not followed (the conformance check reads a consent page's redirect). */
+  redirect?: 'follow' | 'manual';
 }
 
 export interface SiteResponse {
@@ -42,6 +44,14 @@ export class SiteNetworkError extends Error {
     this.name = 'SiteNetworkError';
   }
 }
+
+/**
+ * What the client needs of the settings. The service passes its Settings; the conformance CLI builds
+ * one from its flags, and only it may set `allowPrivateAddresses` (no setting reads it).
+ */
+export type SiteHttpSettings = Pick<Settings, 'siteCaCerts' | 'siteAllowPrivateHosts'> & {
+  allowPrivateAddresses?: boolean;
+};
 
 const BLOCKED_BY_FILTER = /is not allowed\. Because/;
 
@@ -68,18 +78,22 @@ export class SiteHttpClient implements OnModuleDestroy {
   private readonly strictAgent: https.Agent;
   private readonly allowListedAgent: https.Agent;
   private readonly allowList: Set<string>;
+  private readonly allowPrivate: boolean;
   readonly userAgent = `agentsite/${readPackageVersion()}`;
 
-  constructor(@Inject(SETTINGS) settings: Settings) {
+  constructor(@Inject(SETTINGS) settings: SiteHttpSettings) {
     const ca = settings.siteCaCerts ? [...tls.rootCertificates, readFileSync(settings.siteCaCerts, 'utf8')] : undefined;
     const common = { keepAlive: true, maxSockets: 64, ca };
+    // Only the conformance CLI, on a site author's own machine, turns the block off (--allow-private).
+    const allowPrivate = settings.allowPrivateAddresses === true;
     this.strictAgent = new RequestFilteringHttpsAgent({
       ...common,
-      allowPrivateIPAddress: false,
-      allowMetaIPAddress: false,
+      allowPrivateIPAddress: allowPrivate,
+      allowMetaIPAddress: allowPrivate,
     });
     this.allowListedAgent = new https.Agent(common);
     this.allowList = new Set(settings.siteAllowPrivateHosts);
+    this.allowPrivate = allowPrivate;
   }
 
   onModuleDestroy(): void {
@@ -89,6 +103,9 @@ export class SiteHttpClient implements OnModuleDestroy {
 
   /** Whether `url`'s host (or host:port) is exempt from the private-address block. */
   isAllowListed(url: URL): boolean {
+    if (this.allowPrivate) {
+      return true;
+    }
     const host = url.hostname.toLowerCase();
     const port = url.port || '443';
     return this.allowList.has(host) || this.allowList.has(`${host}:${port}`);
@@ -145,6 +162,9 @@ export class SiteHttpClient implements OnModuleDestroy {
     for (let hop = 0; hop <= MAX_REDIRECTS; hop += 1) {
       const response = await this.once({ ...request, method, body, headers }, url);
       const location = response.headers.location;
+      if (request.redirect === 'manual') {
+        return response;
+      }
       if ([301, 302, 303, 307, 308].includes(response.status) && location !== undefined) {
         const next = this.assertSiteUrl(new URL(location, url).toString(), 'redirect');
         if (next.origin !== origin) {

@@ -1,0 +1,296 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { ReferenceSite, SiteFaults } from '../../examples/site/site.js';
+import { createTestCa, issueServerCert } from '../../examples/site/tls.js';
+import type { ConformanceReport, RuleResult } from '../../src/conformance/conformance-report.js';
+import { CHECKS_PER_WINDOW } from '../../src/conformance/conformance.service.js';
+import { MANIFEST_SCHEMA } from '../../src/sites/manifest.js';
+import { expectError, Http } from '../utils/http.js';
+import { siteEnv, testSites, type TestSites } from '../utils/site.js';
+import { Stack } from '../utils/stack.js';
+import { registerUser } from '../utils/users.js';
+
+const CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'agentsite-check.js');
+const REDIRECT_URI = 'https://client.example/api/oauth/callback';
+// Low enough that a burst reaches it quickly, above the seven tools' own calls.
+const SITE_OPTIONS = { limitPerToken: 20, limitPerIp: 100_000 };
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[]): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function rule(report: ConformanceReport, id: string): RuleResult {
+  const found = report.rules.find((r) => r.id === id);
+  if (found === undefined) {
+    throw new Error(`no rule ${id} in ${report.rules.map((r) => r.id).join(', ')}`);
+  }
+  return found;
+}
+
+describe('conformance checker: agentsite-check and POST /api/conformance/check (e2e)', () => {
+  let sites: TestSites;
+  let site: ReferenceSite;
+
+  function cliArgs(target: ReferenceSite, ...extra: string[]): string[] {
+    return [
+      target.url,
+      '--ca',
+      sites.caFile,
+      '--allow-private',
+      '--user',
+      'root',
+      '--password',
+      'root-password',
+      '--redirect-uri',
+      REDIRECT_URI,
+      '--json',
+      ...extra,
+    ];
+  }
+
+  beforeAll(async () => {
+    sites = await testSites();
+    site = await sites.start(SITE_OPTIONS);
+    site.allowRedirect('agentsite', REDIRECT_URI);
+  });
+
+  afterAll(async () => {
+    await sites?.stopAll();
+  });
+
+  it('passes every rule against the reference site: exit 0, a JSON report and a table', async () => {
+    const run = await runCli(cliArgs(site));
+    expect(run.stderr).toBe('');
+    const report = JSON.parse(run.stdout) as ConformanceReport;
+    expect(report.rules.filter((r) => r.status !== 'pass')).toEqual([]);
+    expect(run.code).toBe(0);
+    expect(report.passed).toBe(true);
+    const ids = report.rules.map((r) => r.id);
+    for (const id of [
+      'https',
+      'manifest.reachable',
+      'manifest.schema',
+      'oauth.pkce',
+      'oauth.redirect-uri',
+      'oauth.state',
+      'oauth.token',
+      'oauth.refresh-rotation',
+      'tools.rate-limit',
+      'tools.search_notes.unauthorized',
+      'tools.search_notes.input',
+      'tools.search_notes.json',
+      'tools.manage_users.input',
+    ]) {
+      expect(ids).toContain(id);
+    }
+    expect(report.counts).toEqual({ pass: report.rules.length, fail: 0, skipped: 0 });
+
+    const table = await runCli(cliArgs(site).filter((a) => a !== '--json'));
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^PASS {2}oauth\.refresh-rotation/m);
+    expect(table.stdout).toContain(`${report.rules.length} passed, 0 failed, 0 skipped`);
+  });
+
+  const FAULTS: Array<[keyof SiteFaults, string, RegExp]> = [
+    ['invalidManifest', 'manifest.schema', /description: is required; tools\[0\]\.name: must match pattern/],
+    [
+      'plainTextUnauthorized',
+      'tools.search_notes.unauthorized',
+      /the 401 answer is not JSON with a string "error" \(text\/plain/,
+    ],
+    ['refuseDeclaredInput', 'tools.create_note.input', /^HTTP 400: Missing field "workspace"$/],
+    ['htmlResults', 'tools.list_notes.json', /^HTTP 200 answered text\/html/],
+    ['rateLimitWithoutRetryAfter', 'tools.rate-limit', /answered 429 without Retry-After/],
+    ['pkceOptional', 'oauth.pkce', /accepted an authorization request without code_challenge/],
+    [
+      'pkceNotVerified',
+      'oauth.pkce',
+      /a wrong code_verifier was answered HTTP 200 with access_token.*not 400 invalid_grant/,
+    ],
+    [
+      'redirectUriPrefix',
+      'oauth.redirect-uri',
+      /accepted redirect_uri https:\/\/client\.example\/api\/oauth\/callbackx/,
+    ],
+    ['stateAltered', 'oauth.state', /the redirect carried state "[\w-]{16}" instead of/],
+    [
+      'tokenWithoutType',
+      'oauth.token',
+      /the code exchange answered HTTP 200 with access_token, expires_in, refresh_token/,
+    ],
+    ['noRefreshRotation', 'oauth.refresh-rotation', /did not return a new refresh_token \(no rotation\)/],
+  ];
+
+  it.each(FAULTS)('fault %s fails rule %s with its own message and a fix hint (exit 1)', async (fault, id, message) => {
+    site.faults = { [fault]: true };
+    try {
+      const run = await runCli(cliArgs(site));
+      expect(run.code).toBe(1);
+      const report = JSON.parse(run.stdout) as ConformanceReport;
+      const failed = rule(report, id);
+      expect(failed.status).toBe('fail');
+      expect(failed.message).toMatch(message);
+      expect(failed.hint).toEqual(expect.any(String));
+      expect(report.passed).toBe(false);
+      // The message is the fault's own: no other fault's message appears in this report.
+      for (const [otherFault, , otherMessage] of FAULTS) {
+        if (otherFault !== fault) {
+          expect(report.rules.filter((r) => otherMessage.test(r.message))).toEqual([]);
+        }
+      }
+    } finally {
+      site.faults = {};
+    }
+  });
+
+  it('fails the manifest rule for a manifest that is not JSON, and the HTTPS rule for an untrusted certificate', async () => {
+    site.manifestOverride = { raw: '<html>hello</html>' };
+    try {
+      const run = await runCli(cliArgs(site));
+      expect(run.code).toBe(1);
+      const report = JSON.parse(run.stdout) as ConformanceReport;
+      expect(rule(report, 'manifest.reachable')).toMatchObject({
+        status: 'fail',
+        message: expect.stringMatching(/is not JSON: <html>hello/),
+      });
+      expect(rule(report, 'manifest.schema')).toMatchObject({ status: 'skipped', message: 'no manifest to validate' });
+    } finally {
+      site.manifestOverride = undefined;
+    }
+
+    const otherCa = await createTestCa('a CA nobody trusts');
+    const untrusted = await sites.start({ ...SITE_OPTIONS, tls: await issueServerCert(otherCa) });
+    const run = await runCli(cliArgs(untrusted));
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as ConformanceReport;
+    expect(rule(report, 'https')).toMatchObject({
+      status: 'fail',
+      message: expect.stringMatching(/the TLS certificate chain does not lead to a trusted CA/),
+      hint: expect.stringMatching(/public CA/),
+    });
+  });
+
+  it('refuses private addresses without --allow-private, and a bad command line with exit 2', async () => {
+    const run = await runCli([site.url, '--ca', sites.caFile, '--json']);
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as ConformanceReport;
+    expect(rule(report, 'https')).toMatchObject({
+      status: 'fail',
+      message: expect.stringMatching(/non-public address/),
+    });
+    expect(rule(report, 'https').hint).toMatch(/--allow-private/);
+
+    const plain = await runCli([site.url.replace('https:', 'http:'), '--json']);
+    expect(plain.code).toBe(1);
+    expect(rule(JSON.parse(plain.stdout) as ConformanceReport, 'https')).toMatchObject({
+      status: 'fail',
+      message: 'url must use https://',
+    });
+
+    const usage = await runCli(['--burst', 'many', site.url]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/--burst must be a whole number/);
+    expect((await runCli([])).code).toBe(2);
+  });
+
+  describe('through the API', () => {
+    let stack: Stack;
+    let http: Http;
+    let blocked: ReferenceSite;
+
+    beforeAll(async () => {
+      blocked = await sites.start(SITE_OPTIONS);
+      stack = await Stack.start({ worker: false, env: siteEnv(sites, [site]) });
+      site.allowRedirect('agentsite', `${stack.baseUrl}/api/oauth/callback`);
+      http = new Http(stack.baseUrl);
+    });
+
+    afterAll(async () => {
+      await stack?.stop();
+    });
+
+    it('serves the manifest schema the validator uses', async () => {
+      const answer = await http.get('/api/conformance/manifest-schema');
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual(JSON.parse(JSON.stringify(MANIFEST_SCHEMA)));
+    });
+
+    it('checks a site with a bearer token; consent-page rules are skipped with the reason, the rest pass', async () => {
+      const user = await registerUser(http);
+      const token = site.issueApiToken('root').token;
+      const answer = await http.post('/api/conformance/check', { url: site.url, token }, { token: user.token });
+      expect(answer.status).toBe(200);
+      const report = answer.body as ConformanceReport;
+      const notPassed = report.rules.filter((r) => r.status !== 'pass').map((r) => [r.id, r.status]);
+      expect(notPassed).toEqual([
+        ['oauth.state', 'skipped'],
+        ['oauth.token', 'skipped'],
+        ['oauth.refresh-rotation', 'skipped'],
+      ]);
+      expect(rule(report, 'oauth.state').message).toMatch(/run agentsite-check with --user and --password/);
+      expect(rule(report, 'tools.rate-limit').message).toMatch(/429 after at most \d+ calls, Retry-After: \d+/);
+      expect(report.passed).toBe(false);
+
+      site.faults = { plainTextUnauthorized: true };
+      try {
+        const faulty = await http.post('/api/conformance/check', { url: site.url }, { token: user.token });
+        expect(rule(faulty.body as ConformanceReport, 'tools.get_note.unauthorized')).toMatchObject({ status: 'fail' });
+        expect(rule(faulty.body as ConformanceReport, 'tools.get_note.input').message).toMatch(/no test credential/);
+      } finally {
+        site.faults = {};
+      }
+    });
+
+    it('keeps the SSRF guard: a site on a private address that is not allow-listed is never reached', async () => {
+      const user = await registerUser(http);
+      const before = blocked.stats.connections;
+      const answer = await http.post('/api/conformance/check', { url: blocked.url }, { token: user.token });
+      expect(answer.status).toBe(200);
+      expect(rule(answer.body as ConformanceReport, 'https')).toMatchObject({
+        status: 'fail',
+        message: expect.stringMatching(/resolves to a non-public address/),
+      });
+      expect(blocked.stats.connections).toBe(before);
+    });
+
+    it('refuses anonymous callers and bad fields, and limits checks per user', async () => {
+      expectError(await http.post('/api/conformance/check', { url: site.url }), 'UNAUTHORIZED', 401);
+      const user = await registerUser(http);
+      for (const body of [
+        { url: null },
+        {},
+        { url: site.url, token: null },
+        { url: site.url, token: 7 },
+        { url: site.url, burst: 0 },
+        { url: site.url, burst: 101 },
+        { url: site.url, burst: '5' },
+      ]) {
+        expectError(await http.post('/api/conformance/check', body, { token: user.token }), 'VALIDATION_ERROR', 400);
+      }
+      for (let i = 0; i < CHECKS_PER_WINDOW; i += 1) {
+        expect((await http.post('/api/conformance/check', { url: blocked.url }, { token: user.token })).status).toBe(
+          200,
+        );
+      }
+      const limited = await http.post('/api/conformance/check', { url: blocked.url }, { token: user.token });
+      expectError(limited, 'RATE_LIMITED', 429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    });
+  });
+});
