@@ -75,6 +75,8 @@ export interface Settings extends TemporalAccess {
   passwordHashQueue: number;
   trustProxy: TrustProxy;
   logLevel: LogLevel;
+  /** OTLP/HTTP collector base URL (spans go to `<it>/v1/traces`); undefined = no tracing at all. */
+  otelExporterOtlpEndpoint: string | undefined;
   /** Who takes payments: `none` (no payments possible) or `test` (test cards; needs allowTestPayments). */
   paymentProvider: PaymentProviderName;
   allowTestPayments: boolean;
@@ -211,6 +213,7 @@ export function loadSettings(env: Env = process.env): Settings {
     passwordHashQueue: reader.int('PASSWORD_HASH_QUEUE', 16, 0, 10_000),
     trustProxy: parseTrustProxy(reader.str('TRUST_PROXY'), problems),
     logLevel: reader.oneOf('LOG_LEVEL', ['error', 'warn', 'log', 'debug'] as const, 'log'),
+    otelExporterOtlpEndpoint: reader.url('OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
     paymentProvider: reader.oneOf('PAYMENT_PROVIDER', PAYMENT_PROVIDERS, 'none'),
     allowTestPayments: reader.bool('ALLOW_TEST_PAYMENTS', false),
   };
