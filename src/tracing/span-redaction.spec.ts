@@ -6,7 +6,7 @@ import { Resource } from '@opentelemetry/resources';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { tracingClientInterceptors } from '../temporal/temporal-tracing.js';
 import { RedactingSpanExporter, redactSpan, redactUrl } from './span-redaction.js';
-import { activeTracing, startTracing } from './tracing.js';
+import { activeTracing, isProbe, startTracing } from './tracing.js';
 
 function span(overrides: Partial<ReadableSpan>): ReadableSpan {
   return {
@@ -130,6 +130,24 @@ describe('span redaction', () => {
     });
     expect(result).toEqual({ code: 0 });
     expect(exported[0]![0]!.attributes).toEqual({ 'http.target': '/a' });
+  });
+});
+
+describe('probes', () => {
+  it('health checks and metrics scrapes make no traces; everything else does', () => {
+    for (const probe of [
+      '/api/health',
+      '/api/health/live',
+      '/api/health/ready?x=1',
+      '/api/metrics',
+      '/health',
+      '/metrics',
+    ]) {
+      expect(isProbe(probe)).toBe(true);
+    }
+    for (const route of ['/api/healthy', '/api/runs/1', '/api/webhooks/agent/1', '/', undefined]) {
+      expect(isProbe(route)).toBe(false);
+    }
   });
 });
 

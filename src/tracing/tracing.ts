@@ -78,6 +78,8 @@ export async function startTracing(
     tracerProvider: provider,
     instrumentations: [
       new http.HttpInstrumentation({
+        // Probes and scrapes would make a trace every few seconds each, and tell nothing.
+        ignoreIncomingRequestHook: (request) => isProbe(request.url),
         // Outgoing requests outside any trace (background work) would each make a trace of one span.
         requireParentforOutgoingSpans: true,
         applyCustomAttributesOnSpan: (span, request) => nameServerSpan(span, request),
@@ -102,6 +104,15 @@ export async function startTracing(
     },
   };
   return active;
+}
+
+/** Paths of health checks and metrics scrapes (the API's, and a worker's own if it serves them). */
+const PROBE_PATHS = ['/api/health', '/api/metrics', '/health', '/metrics'];
+
+/** Whether an incoming request is a probe or a scrape: not traced. */
+export function isProbe(url: string | undefined): boolean {
+  const path = (url ?? '').split('?')[0]!.toLowerCase();
+  return PROBE_PATHS.some((probe) => path === probe || path.startsWith(`${probe}/`));
 }
 
 /**

@@ -149,6 +149,13 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT (e2e)', () => {
       `${model.url}/v1/messages`,
     ]);
     expect(modelRequests.map((s) => parentOf(s)).sort(bySpanId)).toEqual([...modelCalls].sort(bySpanId));
+    // The model heard of the trace once per request (the fetch instrumentation's header, not the SDK's too).
+    expect(model.requests.map((r) => r.headers.traceparent).sort()).toEqual(
+      modelRequests.map((s) => `00-${s.traceId}-${s.spanId}-01`).sort(),
+    );
+
+    // Health checks (the test stack polls them) make no spans.
+    expect(collector.spans.filter((s) => String(s.attributes['http.target']).startsWith('/api/health'))).toEqual([]);
 
     // Parent links intact: the request's span is the one root, every other span's parent is in the trace.
     expect(trace.filter((s) => parentOf(s) === undefined)).toEqual([server]);
