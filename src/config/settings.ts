@@ -5,6 +5,7 @@ import {
   keptSecrets,
   keptTemporalCodecKey,
   parseKeyList,
+  parseOtlpHeaders,
   parseTrustProxy,
   parseVaultKeys,
   type TrustProxy,
@@ -77,6 +78,8 @@ export interface Settings extends TemporalAccess {
   logLevel: LogLevel;
   /** OTLP/HTTP collector base URL (spans go to `<it>/v1/traces`); undefined = no tracing at all. */
   otelExporterOtlpEndpoint: string | undefined;
+  /** Headers sent with every export (a hosted collector's API key): secret. */
+  otelExporterOtlpHeaders: Record<string, string>;
   /** Who takes payments: `none` (no payments possible) or `test` (test cards; needs allowTestPayments). */
   paymentProvider: PaymentProviderName;
   allowTestPayments: boolean;
@@ -106,6 +109,7 @@ export const SECRET_SETTINGS = [
   'DATABASE_URL',
   'TEMPORAL_API_KEY',
   'TEMPORAL_TLS_KEY',
+  'OTEL_EXPORTER_OTLP_HEADERS',
 ] as const;
 
 export class SettingsError extends Error {
@@ -214,6 +218,7 @@ export function loadSettings(env: Env = process.env): Settings {
     trustProxy: parseTrustProxy(reader.str('TRUST_PROXY'), problems),
     logLevel: reader.oneOf('LOG_LEVEL', ['error', 'warn', 'log', 'debug'] as const, 'log'),
     otelExporterOtlpEndpoint: reader.url('OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
+    otelExporterOtlpHeaders: parseOtlpHeaders(reader.str('OTEL_EXPORTER_OTLP_HEADERS'), problems),
     paymentProvider: reader.oneOf('PAYMENT_PROVIDER', PAYMENT_PROVIDERS, 'none'),
     allowTestPayments: reader.bool('ALLOW_TEST_PAYMENTS', false),
   };

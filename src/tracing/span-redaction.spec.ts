@@ -153,7 +153,9 @@ describe('probes', () => {
 
 describe('tracing without OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   it('starts nothing: no provider, no patched http, no Temporal interceptors', async () => {
-    expect(await startTracing({ otelExporterOtlpEndpoint: undefined }, 'api')).toBeUndefined();
+    expect(
+      await startTracing({ otelExporterOtlpEndpoint: undefined, otelExporterOtlpHeaders: {} }, 'api'),
+    ).toBeUndefined();
     expect(activeTracing()).toBeUndefined();
     expect(await tracingClientInterceptors({ otelExporterOtlpEndpoint: undefined })).toBeUndefined();
     // The global provider is still the API's no-op proxy, with nothing behind it.

@@ -33,7 +33,7 @@ export function activeTracing(): Tracing | undefined {
  * or registered. Call it first thing in an entry point: requests made before it are not traced.
  */
 export async function startTracing(
-  settings: Pick<Settings, 'otelExporterOtlpEndpoint'>,
+  settings: Pick<Settings, 'otelExporterOtlpEndpoint' | 'otelExporterOtlpHeaders'>,
   role: TracedProcess,
 ): Promise<Tracing | undefined> {
   const endpoint = settings.otelExporterOtlpEndpoint;
@@ -69,7 +69,12 @@ export async function startTracing(
     'service.instance.id': `${process.pid}@${hostname()}`,
   });
   const spanProcessor = new BatchSpanProcessor(
-    new RedactingSpanExporter(new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` })),
+    new RedactingSpanExporter(
+      new OTLPTraceExporter({
+        url: `${endpoint.replace(/\/+$/, '')}/v1/traces`,
+        headers: settings.otelExporterOtlpHeaders,
+      }),
+    ),
   );
   const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
   // The global provider, AsyncLocalStorage as context manager, W3C trace context as propagator.

@@ -36,6 +36,7 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT (e2e)', () => {
     world = await startWorld({
       env: {
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-key=key%20of%20the%20collector',
         // The exporter's own batch delay (default 5 s), read by the OpenTelemetry SDK itself.
         OTEL_BSP_SCHEDULE_DELAY: '100',
         OUTGOING_CALLS_PER_MINUTE: '1000',
@@ -161,8 +162,11 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT (e2e)', () => {
     expect(trace.filter((s) => parentOf(s) === undefined)).toEqual([server]);
     expect(new Set(trace.map((s) => s.service))).toEqual(new Set(['agentsite-api', 'agentsite-worker']));
 
-    // No run data in any span this stack sent, nor the secrets that came with it.
+    // Every export came as OTLP/JSON with the configured headers.
     expect(collector.refused).toEqual([]);
+    expect(collector.requestHeaders.every((h) => h['x-collector-key'] === 'key of the collector')).toBe(true);
+
+    // No run data in any span this stack sent, nor the secrets that came with it.
     const everything = collector.spans.map((s) => s.raw).join('\n');
     for (const marker of [...Object.values(MARKERS), agent.body.webhookSecret, siteToken, 'test-key']) {
       expect(everything).not.toContain(marker);
