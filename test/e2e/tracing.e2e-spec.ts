@@ -178,6 +178,59 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT (e2e)', () => {
     }
   });
 
+  it('each queued run joins the trace of the request that queued it: webhooks to a busy agent, a manual start', async () => {
+    const user = await registerUser(http);
+    await http.patch(`/api/admin/users/${user.id}`, { tier: 'harness', credits: 10_000 }, { token: world.admin.token });
+    const create = async (trigger: Record<string, unknown>): Promise<{ id: string; webhookSecret?: string }> =>
+      (
+        await http.post(
+          '/api/agents',
+          { name: 'Queued', systemPrompt: 'Answer.', siteIds: [], trigger },
+          { token: user.token },
+        )
+      ).body;
+    const hook = await create({ type: 'webhook', schema: [] });
+    const manual = await create({ type: 'manual' });
+    model.script({ text: 'a', delayMs: 300 }, { text: 'b' }, { text: 'c' });
+    const fire = () =>
+      http.post(`/api/webhooks/agent/${hook.id}`, {}, { headers: { 'x-webhook-secret': hook.webhookSecret! } });
+    const first = await fire();
+    const second = await fire(); // queued behind the first, in the agent's already running queue workflow
+    expect(second.body.queuePosition).toBe(1);
+    const third = await http.post(`/api/agents/${manual.id}/runs`, { input: 'go' }, { token: user.token });
+    const runIds = [first.body.runId as string, second.body.runId as string, third.body.id as string];
+    for (const runId of runIds) {
+      expect((await waitForRun(http, user.token, runId)).status).toBe('completed');
+    }
+
+    const chains = await eventually('the three runs traced', async () => {
+      const found = runIds.map((runId) => {
+        const run = collector.spans.find(
+          (s) => s.name === 'RunWorkflow:agentRunWorkflow' && s.attributes.workflowId === `run-${runId}`,
+        );
+        const enqueue = run && collector.spans.find((s) => s.spanId === run.parentSpanId);
+        const request = enqueue && collector.spans.find((s) => s.spanId === enqueue.parentSpanId);
+        return request && { run, enqueue: enqueue!, request };
+      });
+      return found.every(Boolean) ? found.map((chain) => chain!) : undefined;
+    });
+    expect(chains.map((c) => c.enqueue.name)).toEqual([
+      'SignalWithStartWorkflow:agentWorkflow',
+      'SignalWithStartWorkflow:agentWorkflow',
+      'UpdateWithStartWorkflow:enqueueRun',
+    ]);
+    expect(chains.map((c) => c.request.name)).toEqual([
+      'POST /api/webhooks/agent/:agentId',
+      'POST /api/webhooks/agent/:agentId',
+      'POST /api/agents/:id/runs',
+    ]);
+    for (const chain of chains) {
+      expect(chain.request.parentSpanId).toBeUndefined();
+      expect(chain.run.traceId).toBe(chain.request.traceId);
+    }
+    expect(new Set(chains.map((c) => c.request.traceId)).size).toBe(3);
+  });
+
   it('the trace context travels in a Temporal header of its own: in clear, a traceparent only, while payloads stay sealed', async () => {
     const { client, connection } = await temporalClient();
     try {
