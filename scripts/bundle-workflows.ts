@@ -1,8 +1,12 @@
-/** Build step: bundles dist/workflows into dist/workflow-bundle.js for the worker (fails loudly). */
+/**
+ * Build step: bundles dist/workflows into dist/workflow-bundle.js for the worker, and again with the
+ * tracing interceptors into dist/workflow-bundle-traced.js (OTEL_EXPORTER_OTLP_ENDPOINT set). Fails loudly.
+ */
 import { readdirSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { FAILURE_CONVERTER_PATH } from '../src/temporal/payload-codec.js';
+import { TRACED_WORKFLOW_BUNDLE_PATH, TRACING_WORKFLOW_INTERCEPTOR_MODULES } from '../src/temporal/temporal-tracing.js';
 import { WORKFLOW_BUNDLE_PATH, WORKFLOWS_PATH } from '../src/temporal/worker-factory.js';
 
 function newestMtime(dir: string): number {
@@ -14,30 +18,37 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
-async function main(): Promise<void> {
-  const distRoot = path.dirname(WORKFLOW_BUNDLE_PATH);
-  // The bundle covers workflows/ and what it imports (activities' types and @temporalio/*), and the
-  // failure converter (failure messages encoded, so the codec encrypts them).
-  const inputs = Math.max(
-    newestMtime(path.join(distRoot, 'workflows')),
-    statSync(FAILURE_CONVERTER_PATH).mtimeMs,
-    statSync(path.resolve('package-lock.json')).mtimeMs,
-  );
-  if (existsSync(WORKFLOW_BUNDLE_PATH) && statSync(WORKFLOW_BUNDLE_PATH).mtimeMs > inputs) {
+async function bundle(target: string, inputs: number, workflowInterceptorModules: string[]): Promise<void> {
+  if (existsSync(target) && statSync(target).mtimeMs > inputs) {
     return;
   }
   const started = Date.now();
   const { code } = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
+    workflowInterceptorModules,
     failureConverterPath: FAILURE_CONVERTER_PATH,
     logger: new DefaultLogger('WARN'),
   });
   // Written aside and renamed: a worker starting meanwhile (npm run dev, a test) reads the old or the
   // new bundle whole, never a half-written one.
-  const partial = `${WORKFLOW_BUNDLE_PATH}.${process.pid}.tmp`;
+  const partial = `${target}.${process.pid}.tmp`;
   writeFileSync(partial, code);
-  renameSync(partial, WORKFLOW_BUNDLE_PATH);
-  console.log(`workflow bundle written (${Math.round(code.length / 1024)} KiB, ${Date.now() - started} ms)`);
+  renameSync(partial, target);
+  console.log(`${path.basename(target)} written (${Math.round(code.length / 1024)} KiB, ${Date.now() - started} ms)`);
+}
+
+async function main(): Promise<void> {
+  const distRoot = path.dirname(WORKFLOW_BUNDLE_PATH);
+  // The bundle covers workflows/ and what it imports (activities' types and @temporalio/*), and the
+  // failure converter (failure messages encoded, so the codec encrypts them); the traced one also
+  // the interceptor modules (ours is in workflows/, Temporal's comes with package-lock.json).
+  const inputs = Math.max(
+    newestMtime(path.join(distRoot, 'workflows')),
+    statSync(FAILURE_CONVERTER_PATH).mtimeMs,
+    statSync(path.resolve('package-lock.json')).mtimeMs,
+  );
+  await bundle(WORKFLOW_BUNDLE_PATH, inputs, []);
+  await bundle(TRACED_WORKFLOW_BUNDLE_PATH, inputs, TRACING_WORKFLOW_INTERCEPTOR_MODULES);
 }
 
 main().catch((err: unknown) => {

@@ -17,6 +17,7 @@ import { HealthModule } from './health/health.module.js';
 import { OAuthModule } from './oauth/oauth.module.js';
 import { RunsModule } from './runs/runs.module.js';
 import { TemporalModule } from './temporal/temporal.module.js';
+import { TracingModule } from './tracing/tracing.module.js';
 import { TemporalCodecModule } from './temporal-codec/temporal-codec.module.js';
 import { ToolsModule } from './tools/tools.module.js';
 import { UsersModule } from './users/users.module.js';
@@ -51,6 +52,7 @@ import { WorkspacesModule } from './workspaces/workspaces.module.js';
     WorkspacesModule,
     TemporalCodecModule,
     ConformanceModule,
+    TracingModule,
   ],
   providers: [
     // Guards run in this order: address limit with authentication and user limit (concurrently, see

@@ -5,9 +5,12 @@ import { loadSettings, SettingsError } from './config/settings.js';
 import { MigrationRefusedError } from './database/migration-refused.error.js';
 import { consoleIsBuilt } from './console/serve-console.js';
 import { describeTemporalConnection } from './temporal/temporal-connection.js';
+import { startTracing } from './tracing/tracing.js';
 
 async function main(): Promise<void> {
   const settings = loadSettings();
+  // Before the HTTP server and the Temporal client exist (OTEL_EXPORTER_OTLP_ENDPOINT set; otherwise nothing happens).
+  await startTracing(settings, 'api');
   const logger = createLogger(settings, 'main');
   // Migrations run before the API takes requests (serialised across processes by an advisory lock).
   const migrationSource = await openDataSource(settings);

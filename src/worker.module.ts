@@ -5,6 +5,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { ModelModule } from './model/model.module.js';
 import { RunsModule } from './runs/runs.module.js';
 import { TemporalModule } from './temporal/temporal.module.js';
+import { TracingModule } from './tracing/tracing.module.js';
 
 /**
  * The worker's host: the feature modules whose services fill the activities' ports (runs with its
@@ -12,7 +13,7 @@ import { TemporalModule } from './temporal/temporal.module.js';
  * settings worker.ts loaded, not parsed again.
  */
 @Module({
-  imports: [DatabaseModule, TemporalModule, RunsModule, ModelModule],
+  imports: [DatabaseModule, TemporalModule, RunsModule, ModelModule, TracingModule],
 })
 export class WorkerModule {
   static forRoot(settings: Settings): DynamicModule {

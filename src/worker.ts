@@ -16,6 +16,8 @@ import {
 } from './temporal/temporal-connection.js';
 import { temporalDataConverter } from './temporal/payload-codec.js';
 import { createWorker } from './temporal/worker-factory.js';
+import { workerTracing } from './temporal/temporal-tracing.js';
+import { startTracing } from './tracing/tracing.js';
 import { WorkerModule } from './worker.module.js';
 import { ModelTurnService } from './model/model-turn.service.js';
 import { RunToolsService } from './runs/run-tools.service.js';
@@ -32,6 +34,8 @@ function isGrpcStatus(err: unknown, codes: number[]): boolean {
 
 async function main(): Promise<void> {
   const settings = loadSettings();
+  // Before anything makes a request (OTEL_EXPORTER_OTLP_ENDPOINT set; otherwise nothing happens).
+  const tracing = await startTracing(settings, 'worker');
   const logger = createLogger(settings, 'worker');
   const migrationSource = await openDataSource(settings);
   await runMigrations(migrationSource);
@@ -74,6 +78,7 @@ async function main(): Promise<void> {
     taskQueue: settings.temporalTaskQueue,
     identity,
     dataConverter: temporalDataConverter(settings),
+    tracing: tracing === undefined ? undefined : await workerTracing(tracing),
     deps: {
       workerIdentity: identity,
       runs: app.get(RunRecordsService),

@@ -211,3 +211,34 @@ export function parseOrigins(name: string, entries: string[], problems: string[]
   }
   return origins;
 }
+
+/**
+ * OTEL_EXPORTER_OTLP_HEADERS as OpenTelemetry defines it: `key=value` pairs separated by commas,
+ * values URL-encoded (`authorization=Bearer%20abc,x-team=ops`). The values are never repeated in a
+ * problem: they are usually credentials.
+ */
+export function parseOtlpHeaders(raw: string | undefined, problems: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const entry of (raw ?? '').split(',')) {
+    if (entry.trim() === '') {
+      continue;
+    }
+    const at = entry.indexOf('=');
+    const name = entry.slice(0, Math.max(at, 0)).trim();
+    let value: string | undefined;
+    try {
+      value = decodeURIComponent(entry.slice(at + 1).trim());
+    } catch {
+      value = undefined;
+    }
+    if (at <= 0 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || value === undefined || value === '') {
+      problems.push(
+        'OTEL_EXPORTER_OTLP_HEADERS must be comma-separated name=value pairs with URL-encoded values ' +
+          `(entry ${Object.keys(headers).length + 1} is not)`,
+      );
+      return {};
+    }
+    headers[name.toLowerCase()] = value;
+  }
+  return headers;
+}

@@ -257,3 +257,41 @@ describe('run retention settings', () => {
     }
   });
 });
+
+describe('trace settings', () => {
+  it('trace nothing unless OTEL_EXPORTER_OTLP_ENDPOINT is set, and take an OTLP/HTTP base URL and headers', () => {
+    const off = loadSettings({ DATA_DIR: tempDir() });
+    expect(off.otelExporterOtlpEndpoint).toBeUndefined();
+    expect(off.otelExporterOtlpHeaders).toEqual({});
+    const on = loadSettings({
+      DATA_DIR: tempDir(),
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
+      OTEL_EXPORTER_OTLP_HEADERS: 'Authorization=Bearer%20abc%3D%3D, x-team=ops',
+    });
+    expect(on.otelExporterOtlpEndpoint).toBe('http://otel-collector:4318');
+    expect(on.otelExporterOtlpHeaders).toEqual({ authorization: 'Bearer abc==', 'x-team': 'ops' });
+  });
+
+  it('refuse an endpoint that is not an http(s) URL and malformed headers, without repeating header values', () => {
+    for (const [env, problem] of [
+      [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'otel-collector:4318' }, 'OTEL_EXPORTER_OTLP_ENDPOINT'],
+      [
+        { OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://otel-collector:4317' },
+        'OTEL_EXPORTER_OTLP_ENDPOINT must use http: or https:',
+      ],
+      [{ OTEL_EXPORTER_OTLP_HEADERS: 'authorization' }, 'OTEL_EXPORTER_OTLP_HEADERS'],
+      [{ OTEL_EXPORTER_OTLP_HEADERS: 'a=1,bad header=secret-value' }, '(entry 2 is not)'],
+      [{ OTEL_EXPORTER_OTLP_HEADERS: 'a=%E0%A4%A' }, 'OTEL_EXPORTER_OTLP_HEADERS'],
+    ] as const) {
+      let error: unknown;
+      try {
+        loadSettings({ DATA_DIR: tempDir(), ...env });
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(SettingsError);
+      expect((error as SettingsError).message).toContain(problem);
+      expect((error as SettingsError).message).not.toContain('secret-value');
+    }
+  });
+});

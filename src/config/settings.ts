@@ -6,6 +6,7 @@ import {
   keptTemporalCodecKey,
   parseKeyList,
   parseOrigins,
+  parseOtlpHeaders,
   parseTrustProxy,
   parseVaultKeys,
   type TrustProxy,
@@ -78,6 +79,10 @@ export interface Settings extends TemporalAccess {
   passwordHashQueue: number;
   trustProxy: TrustProxy;
   logLevel: LogLevel;
+  /** OTLP/HTTP collector base URL (spans go to `<it>/v1/traces`); undefined = no tracing at all. */
+  otelExporterOtlpEndpoint: string | undefined;
+  /** Headers sent with every export (a hosted collector's API key): secret. */
+  otelExporterOtlpHeaders: Record<string, string>;
   /** Who takes payments: `none` (no payments possible) or `test` (test cards; needs allowTestPayments). */
   paymentProvider: PaymentProviderName;
   allowTestPayments: boolean;
@@ -107,6 +112,7 @@ export const SECRET_SETTINGS = [
   'DATABASE_URL',
   'TEMPORAL_API_KEY',
   'TEMPORAL_TLS_KEY',
+  'OTEL_EXPORTER_OTLP_HEADERS',
 ] as const;
 
 export class SettingsError extends Error {
@@ -215,6 +221,8 @@ export function loadSettings(env: Env = process.env): Settings {
     passwordHashQueue: reader.int('PASSWORD_HASH_QUEUE', 16, 0, 10_000),
     trustProxy: parseTrustProxy(reader.str('TRUST_PROXY'), problems),
     logLevel: reader.oneOf('LOG_LEVEL', ['error', 'warn', 'log', 'debug'] as const, 'log'),
+    otelExporterOtlpEndpoint: reader.url('OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:']),
+    otelExporterOtlpHeaders: parseOtlpHeaders(reader.str('OTEL_EXPORTER_OTLP_HEADERS'), problems),
     paymentProvider: reader.oneOf('PAYMENT_PROVIDER', PAYMENT_PROVIDERS, 'none'),
     allowTestPayments: reader.bool('ALLOW_TEST_PAYMENTS', false),
   };

@@ -53,6 +53,10 @@ export class ModelClient {
             baseURL: settings.anthropicBaseUrl,
             maxRetries: 0,
             timeout: MODEL_TIMEOUT_MS,
+            // Given here, not left to the SDK's ANTHROPIC_OPEN_TELEMETRY* variables. A span per call
+            // (when tracing is on: src/tracing), never with prompts or answers; the fetch
+            // instrumentation sends the trace context, so the SDK does not send it a second time.
+            openTelemetry: { propagation: false, traces: { enabled: true, contentMode: 'metadata_only' } },
           });
   }
 

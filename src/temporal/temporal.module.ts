@@ -6,6 +6,7 @@ import { type Settings } from '../config/settings.js';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/contracts.js';
 import { temporalConnectionOptions } from './temporal-connection.js';
 import { temporalClientDataConverter, temporalPayloadCodec } from './payload-codec.js';
+import { tracingClientInterceptors } from './temporal-tracing.js';
 
 export const TEMPORAL_CONNECTION = Symbol('TEMPORAL_CONNECTION');
 export const TEMPORAL_CLIENT = Symbol('TEMPORAL_CLIENT');
@@ -51,11 +52,12 @@ class TemporalLifecycle implements OnApplicationShutdown {
     {
       provide: TEMPORAL_CLIENT,
       inject: [TEMPORAL_CONNECTION, SETTINGS],
-      useFactory: (connection: Connection, settings: Settings): Client =>
+      useFactory: async (connection: Connection, settings: Settings): Promise<Client> =>
         new Client({
           connection,
           namespace: settings.temporalNamespace,
           dataConverter: temporalClientDataConverter(settings),
+          interceptors: await tracingClientInterceptors(settings),
         }),
     },
     {

@@ -5,6 +5,7 @@ import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import type { TemporalConnectionOptions } from './temporal-connection.js';
+import { TRACED_WORKFLOW_BUNDLE_PATH, type WorkerTracing } from './temporal-tracing.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** dist/src/temporal → dist/ */
@@ -25,11 +26,19 @@ export interface WorkerConfig {
   dataConverter: DataConverter;
   /** Force bundling from source (tests of the workflow code itself). */
   bundleFromSource?: boolean;
+  /** workerTracing(tracing), when OTEL_EXPORTER_OTLP_ENDPOINT is set: interceptors, sink, traced bundle. */
+  tracing?: WorkerTracing;
 }
 
-export function workflowSource(bundleFromSource = false): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
-  if (!bundleFromSource && existsSync(WORKFLOW_BUNDLE_PATH)) {
-    return { workflowBundle: { codePath: WORKFLOW_BUNDLE_PATH } };
+export function workflowSource(
+  bundleFromSource = false,
+  traced = false,
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  // The traced bundle has the tracing workflow interceptors built in; the plain one has none, so an
+  // untraced worker runs no tracing code in its workflows.
+  const bundle = traced ? TRACED_WORKFLOW_BUNDLE_PATH : WORKFLOW_BUNDLE_PATH;
+  if (!bundleFromSource && existsSync(bundle)) {
+    return { workflowBundle: { codePath: bundle } };
   }
   return { workflowsPath: WORKFLOWS_PATH };
 }
@@ -44,7 +53,8 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     identity: config.identity,
     activities: createActivities(config.deps),
     dataConverter: config.dataConverter,
-    ...workflowSource(config.bundleFromSource),
+    ...workflowSource(config.bundleFromSource, config.tracing !== undefined),
+    ...(config.tracing === undefined ? {} : { interceptors: config.tracing.interceptors, sinks: config.tracing.sinks }),
     reuseV8Context: true,
   });
   return { worker, connection };

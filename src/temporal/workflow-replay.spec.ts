@@ -40,5 +40,20 @@ describe('workflow replay of histories recorded under earlier code', () => {
         Worker.runReplayHistory({ ...workflowSource(), replayName: name }, history(name)),
       ).resolves.toBeUndefined();
     }, 60_000);
+
+    // Turning tracing on (OTEL_EXPORTER_OTLP_ENDPOINT) switches the worker to the traced bundle,
+    // whose interceptors must not change what a workflow does.
+    it(`replays ${name} with the tracing interceptors`, async () => {
+      await expect(
+        Worker.runReplayHistory(
+          {
+            ...workflowSource(false, true),
+            sinks: { exporter: { export: { fn: () => undefined } } },
+            replayName: name,
+          },
+          history(name),
+        ),
+      ).resolves.toBeUndefined();
+    }, 60_000);
   }
 });
