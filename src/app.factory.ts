@@ -12,6 +12,8 @@ import { type LogLevel, type Settings } from './config/settings.js';
 import { readPackageVersion } from './common/version.js';
 import { InvalidUtf8BodyError } from './common/invalid-utf8-body.error.js';
 import { serveConsole } from './console/serve-console.js';
+import { httpMetricsMiddleware } from './metrics/http-metrics.middleware.js';
+import { MetricsService } from './metrics/metrics.service.js';
 import { CODEC_PATH, MAX_CODEC_BODY_BYTES } from './temporal-codec/temporal-codec.controller.js';
 
 /** Largest JSON body the API accepts; webhook payloads included. */
@@ -37,6 +39,8 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   app.set('trust proxy', settings.trustProxy);
   app.disable('x-powered-by');
   app.use(correlationMiddleware);
+  // Before the body parsers: a refused body is timed (and counted as a webhook refusal) too.
+  app.use(httpMetricsMiddleware(app.get(MetricsService)));
   // Bodies must be valid UTF-8: a decoder would otherwise replace bad bytes silently.
   const verify = (_req: unknown, _res: unknown, buf: Buffer): void => {
     if (!isUtf8(buf)) {

@@ -2,17 +2,20 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { SettingsModule } from './config/settings.module.js';
 import { type Settings } from './config/settings.js';
 import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { ModelModule } from './model/model.module.js';
 import { RunsModule } from './runs/runs.module.js';
 import { TemporalModule } from './temporal/temporal.module.js';
 
 /**
  * The worker's host: the feature modules whose services fill the activities' ports (runs with its
- * tools, the model turn), and no HTTP layer. Built with `WorkerModule.forRoot(settings)`: the
- * settings worker.ts loaded, not parsed again.
+ * tools, the model turn), and the metrics registry and readiness checks its own small HTTP server
+ * (WORKER_HTTP_PORT) answers with; no Nest HTTP layer. Built with `WorkerModule.forRoot(settings)`:
+ * the settings worker.ts loaded, not parsed again.
  */
 @Module({
-  imports: [DatabaseModule, TemporalModule, RunsModule, ModelModule],
+  imports: [DatabaseModule, TemporalModule, MetricsModule, HealthModule, RunsModule, ModelModule],
 })
 export class WorkerModule {
   static forRoot(settings: Settings): DynamicModule {
