@@ -98,8 +98,7 @@ async function main(): Promise<void> {
   logger.log(
     `worker ${identity} polling task queue "${settings.temporalTaskQueue}" on ${describeTemporalConnection(settings)}`,
   );
-  // Worker.run() resolves after SIGINT/SIGTERM (the SDK's runtime handles them) once in-flight tasks finish.
-  const running = worker.run();
+  // Up before the worker polls, so a taken port stops the process before it takes any task.
   const http =
     settings.workerHttpPort === undefined
       ? undefined
@@ -123,7 +122,8 @@ async function main(): Promise<void> {
   if (http !== undefined) {
     logger.log(`worker health and metrics on port ${http.port} (/health/live, /health/ready, /metrics)`);
   }
-  await running;
+  // Worker.run() resolves after SIGINT/SIGTERM (the SDK's runtime handles them) once in-flight tasks finish.
+  await worker.run();
   await http?.close();
   await connection.close();
   await app.close();
