@@ -13,6 +13,8 @@ import { type LogLevel, type Settings } from './config/settings.js';
 import { readPackageVersion } from './common/version.js';
 import { InvalidUtf8BodyError } from './common/invalid-utf8-body.error.js';
 import { serveConsole } from './console/serve-console.js';
+import { httpMetricsMiddleware } from './metrics/http-metrics.middleware.js';
+import { MetricsService } from './metrics/metrics.service.js';
 import { CODEC_PATH, MAX_CODEC_BODY_BYTES } from './temporal-codec/temporal-codec.controller.js';
 
 /** The OpenAPI page (Swagger UI) and its documents. */
@@ -44,6 +46,8 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   app.set('trust proxy', settings.trustProxy);
   app.disable('x-powered-by');
   app.use(correlationMiddleware);
+  // Before the body parsers: a refused body is timed (and counted as a webhook refusal) too.
+  app.use(httpMetricsMiddleware(app.get(MetricsService)));
   app.use(securityHeaders({ https: settings.publicBaseUrl.startsWith('https:'), docsPath: DOCS_PATH }));
   if (settings.corsOrigins.length > 0) {
     app.enableCors(apiCorsOptions({ origins: settings.corsOrigins, ownRules: [CODEC_PATH.toLowerCase()] }));

@@ -14,6 +14,7 @@ import { SettingsModule } from './config/settings.module.js';
 import { type Settings } from './config/settings.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { OAuthModule } from './oauth/oauth.module.js';
 import { RunsModule } from './runs/runs.module.js';
 import { TemporalModule } from './temporal/temporal.module.js';
@@ -53,6 +54,7 @@ import { WorkspacesModule } from './workspaces/workspaces.module.js';
     TemporalCodecModule,
     ConformanceModule,
     TracingModule,
+    MetricsModule,
   ],
   providers: [
     // Guards run in this order: address limit with authentication and user limit (concurrently, see

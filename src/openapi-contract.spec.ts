@@ -14,6 +14,9 @@ import { BillingService } from './billing/billing.service.js';
 import { NO_RATE_LIMIT } from './common/rate-limit.js';
 import { SETTINGS } from './config/settings.module.js';
 import { HealthController } from './health/health.controller.js';
+import { ReadinessService } from './health/readiness.service.js';
+import { MetricsController } from './metrics/metrics.controller.js';
+import { MetricsService } from './metrics/metrics.service.js';
 import { TEMPORAL_CONNECTION } from './temporal/temporal.module.js';
 import { TemporalCodecController } from './temporal-codec/temporal-codec.controller.js';
 import { TemporalCodecService } from './temporal-codec/temporal-codec.service.js';
@@ -34,6 +37,7 @@ const CONTROLLERS: Type[] = [
   WorkspacesController,
   HealthController,
   TemporalCodecController,
+  MetricsController,
 ];
 
 interface Media {
@@ -66,6 +70,8 @@ const stub = (token: unknown) => ({ provide: token as string, useValue: {} });
     BillingService,
     WorkspacesService,
     TemporalCodecService,
+    ReadinessService,
+    MetricsService,
     getDataSourceToken(),
     TEMPORAL_CONNECTION,
     SETTINGS,
@@ -139,7 +145,7 @@ function checkOperation(op: Operation, controller: Type, handler: object, schema
   }
 }
 
-describe('the OpenAPI document of the account, admin, billing, workspace, health and codec routes', () => {
+describe('the OpenAPI document of the account, admin, billing, workspace, health, metrics and codec routes', () => {
   let app: INestApplication;
   let operations: Map<string, Operation>;
   let schemas: Record<string, SchemaObject>;
@@ -195,5 +201,22 @@ describe('the OpenAPI document of the account, admin, billing, workspace, health
       nullable: true,
     });
     expect(schemas['Tier']).toMatchObject({ enum: ['free', 'pro', 'harness', 'team'] });
+  });
+
+  it('declares the operations routes: metrics as Prometheus text for operators, readiness 200 and 503 with its reasons', () => {
+    const metrics = operations.get('MetricsController_scrape')!;
+    expect(Object.keys(metrics.responses['200']!.content!)).toEqual(['text/plain']);
+    expect(metrics.responses['200']!.content!['text/plain']!.schema).toMatchObject({ type: 'string' });
+    expect(Object.keys(metrics.responses).flatMap((s) => codesOf(metrics.responses[s]))).toEqual(
+      expect.arrayContaining(['UNAUTHORIZED', 'INVALID_TOKEN', 'TOKEN_EXPIRED', 'TOKEN_REVOKED', 'ADMIN_REQUIRED']),
+    );
+    const ready = operations.get('HealthController_ready')!;
+    for (const status of ['200', '503']) {
+      expect(ready.responses[status]!.content!['application/json']!.schema!.$ref).toBe(
+        '#/components/schemas/ReadinessDto',
+      );
+    }
+    expect(schemas['ReadinessDto']!.required?.sort()).toEqual(['reasons', 'status']);
+    expect(operations.get('HealthController_live')!.responses['200']).toBeDefined();
   });
 });

@@ -2,6 +2,8 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { SettingsModule } from './config/settings.module.js';
 import { type Settings } from './config/settings.js';
 import { DatabaseModule } from './database/database.module.js';
+import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { ModelModule } from './model/model.module.js';
 import { RunsModule } from './runs/runs.module.js';
 import { TemporalModule } from './temporal/temporal.module.js';
@@ -9,11 +11,12 @@ import { TracingModule } from './tracing/tracing.module.js';
 
 /**
  * The worker's host: the feature modules whose services fill the activities' ports (runs with its
- * tools, the model turn), and no HTTP layer. Built with `WorkerModule.forRoot(settings)`: the
- * settings worker.ts loaded, not parsed again.
+ * tools, the model turn), and the metrics registry and readiness checks its own small HTTP server
+ * (WORKER_HTTP_PORT) answers with; no Nest HTTP layer. Built with `WorkerModule.forRoot(settings)`:
+ * the settings worker.ts loaded, not parsed again.
  */
 @Module({
-  imports: [DatabaseModule, TemporalModule, RunsModule, ModelModule, TracingModule],
+  imports: [DatabaseModule, TemporalModule, MetricsModule, HealthModule, RunsModule, ModelModule, TracingModule],
 })
 export class WorkerModule {
   static forRoot(settings: Settings): DynamicModule {

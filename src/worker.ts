@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { hostname } from 'node:os';
 import { NestFactory } from '@nestjs/core';
 import { Connection } from '@temporalio/client';
+import { Runtime } from '@temporalio/worker';
 import { createLogger } from './app.factory.js';
 import { loadSettings, SettingsError } from './config/settings.js';
 import { openDataSource, runMigrations } from './database/data-source.js';
@@ -19,6 +20,10 @@ import { createWorker } from './temporal/worker-factory.js';
 import { workerTracing } from './temporal/temporal-tracing.js';
 import { startTracing } from './tracing/tracing.js';
 import { WorkerModule } from './worker.module.js';
+import { ReadinessService } from './health/readiness.service.js';
+import { startWorkerHttpServer } from './health/worker-http-server.js';
+import { MetricsService } from './metrics/metrics.service.js';
+import { freeLoopbackPort, sdkMetricsText, sdkPrometheusExporter } from './metrics/temporal-sdk-metrics.js';
 import { ModelTurnService } from './model/model-turn.service.js';
 import { RunToolsService } from './runs/run-tools.service.js';
 import { RunRecordsService } from './runs/run-records.service.js';
@@ -72,6 +77,12 @@ async function main(): Promise<void> {
   const retention = await app.get(RunRetentionService).syncSchedule();
   logger.log(`run retention schedule: ${retention}`);
   const identity = `${process.pid}@${hostname()}`;
+  // With WORKER_HTTP_PORT, the SDK's own metrics too (on a loopback port the worker's server reads).
+  // The Runtime is installed once, before the worker's native connection is made.
+  const sdkMetricsPort = settings.workerHttpPort === undefined ? undefined : await freeLoopbackPort();
+  if (sdkMetricsPort !== undefined) {
+    Runtime.install({ telemetryOptions: { metrics: sdkPrometheusExporter(sdkMetricsPort) } });
+  }
   const { worker, connection } = await createWorker({
     connection: connectionOptions,
     namespace: settings.temporalNamespace,
@@ -92,8 +103,33 @@ async function main(): Promise<void> {
   logger.log(
     `worker ${identity} polling task queue "${settings.temporalTaskQueue}" on ${describeTemporalConnection(settings)}`,
   );
+  // Up before the worker polls, so a taken port stops the process before it takes any task.
+  const http =
+    settings.workerHttpPort === undefined
+      ? undefined
+      : await startWorkerHttpServer({
+          port: settings.workerHttpPort,
+          metricsToken: settings.metricsToken,
+          notReady: async () =>
+            worker.getState() !== 'RUNNING'
+              ? ['the worker is not running']
+              : app.get(ReadinessService).notReady({
+                  identity,
+                  onDown: (component, detail) => logger.warn(`readiness: ${component} is down: ${detail}`),
+                }),
+          metrics: async () =>
+            `${await app.get(MetricsService).render()}\n${sdkMetricsPort === undefined ? '' : await sdkMetricsText(sdkMetricsPort)}`,
+        }).catch((err: unknown) => {
+          throw (err as { code?: unknown }).code === 'EADDRINUSE'
+            ? new SettingsError([`WORKER_HTTP_PORT ${settings.workerHttpPort} is in use by another process`])
+            : err;
+        });
+  if (http !== undefined) {
+    logger.log(`worker health and metrics on port ${http.port} (/health/live, /health/ready, /metrics)`);
+  }
   // Worker.run() resolves after SIGINT/SIGTERM (the SDK's runtime handles them) once in-flight tasks finish.
   await worker.run();
+  await http?.close();
   await connection.close();
   await app.close();
   logger.log('worker stopped');

@@ -77,21 +77,33 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     info: unknown,
     context: ExecutionContext,
   ): TUser {
-    if (err) {
-      throw err;
-    }
-    if (user) {
-      return user;
-    }
-    if (info instanceof Error && info.name === 'TokenExpiredError') {
-      throw new AppError('TOKEN_EXPIRED', 'The token has expired; log in again');
-    }
-    const req = context.switchToHttp().getRequest<Request & { [ALTERNATE_TOKEN]?: string }>();
-    if (!hasAuthorizationHeader(req) && req[ALTERNATE_TOKEN] === undefined) {
-      throw new AppError('UNAUTHORIZED', 'Authentication required: send Authorization: Bearer <token>');
-    }
-    throw new AppError('INVALID_TOKEN', 'The token is malformed or its signature is invalid');
+    return authenticatedOrThrow(err, user, info, context.switchToHttp().getRequest<Request>());
   }
+}
+
+/**
+ * Passport's verdict on a request's JWT: the user, or the error the API answers (TOKEN_EXPIRED,
+ * UNAUTHORIZED without any token, else INVALID_TOKEN). Shared by every guard that authenticates a JWT.
+ */
+export function authenticatedOrThrow<TUser>(
+  err: unknown,
+  user: TUser | false,
+  info: unknown,
+  req: Request & { [ALTERNATE_TOKEN]?: string },
+): TUser {
+  if (err) {
+    throw err;
+  }
+  if (user) {
+    return user;
+  }
+  if (info instanceof Error && info.name === 'TokenExpiredError') {
+    throw new AppError('TOKEN_EXPIRED', 'The token has expired; log in again');
+  }
+  if (!hasAuthorizationHeader(req) && req[ALTERNATE_TOKEN] === undefined) {
+    throw new AppError('UNAUTHORIZED', 'Authentication required: send Authorization: Bearer <token>');
+  }
+  throw new AppError('INVALID_TOKEN', 'The token is malformed or its signature is invalid');
 }
 
 /** TERMS_NOT_ACCEPTED on routes marked @TermsRequired() until POST /api/auth/accept-terms. */

@@ -61,7 +61,23 @@ export function bodyParserProblem(exception: unknown): AppError | undefined {
   return AppError.validation([{ field: 'body', message: messages[type] }], messages[type]);
 }
 
+/** Where an answer's error code is kept for code that sees only the finished response (the HTTP metrics). */
+export const ERROR_CODE_LOCAL = 'errorCode';
+
+/** The error code the request was answered with, if it was answered with an error body. */
+export function answeredErrorCode(res: Response): string | undefined {
+  const code: unknown = (res.locals as Record<string, unknown> | undefined)?.[ERROR_CODE_LOCAL];
+  return typeof code === 'string' ? code : undefined;
+}
+
+function noteErrorCode(res: Response, code: string): void {
+  if (res.locals !== undefined) {
+    res.locals[ERROR_CODE_LOCAL] = code;
+  }
+}
+
 export function writeAppError(res: Response, error: AppError): void {
+  noteErrorCode(res, error.code);
   if (error.retryAfterSeconds !== undefined) {
     res.setHeader('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
   }
@@ -91,6 +107,7 @@ export class AppErrorFilter implements ExceptionFilter {
       return;
     }
     const correlationId = correlationIdOf(req);
+    noteErrorCode(res, INTERNAL_ERROR_CODE);
     this.logger.error(
       `${correlationId} ${req.method} ${req.path} failed unexpectedly`,
       exception instanceof Error ? exception.stack : String(exception),

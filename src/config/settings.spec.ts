@@ -295,3 +295,32 @@ describe('trace settings', () => {
     }
   });
 });
+
+describe('operations settings', () => {
+  const secrets = { JWT_SECRET: 'x'.repeat(40), VAULT_KEY: KEY };
+
+  it('have no metrics token and no worker HTTP server unless set', () => {
+    const settings = loadSettings({ DATA_DIR: tempDir(), ...secrets });
+    expect(settings.metricsToken).toBeUndefined();
+    expect(settings.workerHttpPort).toBeUndefined();
+    const set = loadSettings({
+      DATA_DIR: tempDir(),
+      ...secrets,
+      METRICS_TOKEN: 'm'.repeat(32),
+      WORKER_HTTP_PORT: '3001',
+    });
+    expect(set.metricsToken).toBe('m'.repeat(32));
+    expect(set.workerHttpPort).toBe(3001);
+  });
+
+  it('refuse a guessable METRICS_TOKEN and a WORKER_HTTP_PORT that is no port, naming the variable', () => {
+    expect(() => loadSettings({ DATA_DIR: tempDir(), ...secrets, METRICS_TOKEN: 'short' })).toThrow(
+      /METRICS_TOKEN must be at least 32 characters/,
+    );
+    for (const bad of ['0', '65536', 'http']) {
+      expect(() => loadSettings({ DATA_DIR: tempDir(), ...secrets, WORKER_HTTP_PORT: bad })).toThrow(
+        /WORKER_HTTP_PORT/,
+      );
+    }
+  });
+});

@@ -86,6 +86,10 @@ export interface Settings extends TemporalAccess {
   /** Who takes payments: `none` (no payments possible) or `test` (test cards; needs allowTestPayments). */
   paymentProvider: PaymentProviderName;
   allowTestPayments: boolean;
+  /** The scrapers' credential for GET /api/metrics and the worker's /metrics (admins' tokens also work on the API). */
+  metricsToken: string | undefined;
+  /** The worker's own HTTP server (health and metrics); undefined: none. */
+  workerHttpPort: number | undefined;
 }
 
 /**
@@ -113,6 +117,7 @@ export const SECRET_SETTINGS = [
   'TEMPORAL_API_KEY',
   'TEMPORAL_TLS_KEY',
   'OTEL_EXPORTER_OTLP_HEADERS',
+  'METRICS_TOKEN',
 ] as const;
 
 export class SettingsError extends Error {
@@ -225,6 +230,9 @@ export function loadSettings(env: Env = process.env): Settings {
     otelExporterOtlpHeaders: parseOtlpHeaders(reader.str('OTEL_EXPORTER_OTLP_HEADERS'), problems),
     paymentProvider: reader.oneOf('PAYMENT_PROVIDER', PAYMENT_PROVIDERS, 'none'),
     allowTestPayments: reader.bool('ALLOW_TEST_PAYMENTS', false),
+    metricsToken: reader.str('METRICS_TOKEN'),
+    workerHttpPort:
+      reader.str('WORKER_HTTP_PORT') === undefined ? undefined : reader.int('WORKER_HTTP_PORT', 0, 1, 65535),
   };
 
   if (settings.paymentProvider === 'test' && !settings.allowTestPayments) {
@@ -236,6 +244,10 @@ export function loadSettings(env: Env = process.env): Settings {
     );
   }
 
+  if (settings.metricsToken !== undefined && settings.metricsToken.length < 32) {
+    // A long-lived bearer credential that nothing rate limits per guess: it must be unguessable.
+    problems.push('METRICS_TOKEN must be at least 32 characters (e.g. openssl rand -hex 32)');
+  }
   if ((settings.passwordScryptN & (settings.passwordScryptN - 1)) !== 0) {
     problems.push(`PASSWORD_SCRYPT_N must be a power of two, got "${settings.passwordScryptN}"`);
   }

@@ -12,6 +12,8 @@ import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { TEMPORAL_CONNECTION } from '../temporal/temporal.module.js';
 import { HealthReportDto } from './dto/health-report.dto.js';
+import { LivenessDto, ReadinessDto } from './dto/probe.dto.js';
+import { ReadinessService } from './readiness.service.js';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -68,7 +70,39 @@ export class HealthController {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(TEMPORAL_CONNECTION) private readonly temporal: Connection,
     @Inject(SETTINGS) private readonly settings: Settings,
+    private readonly readiness: ReadinessService,
   ) {}
+
+  @Public()
+  @NoRateLimit()
+  @Get('live')
+  @ApiOperation({ summary: 'Liveness: 200 while the process runs (checks nothing else; for restarts)' })
+  @ApiOkResponse({ type: LivenessDto })
+  @ApiErrors('VALIDATION_ERROR')
+  live(): LivenessDto {
+    return { status: 'ok' };
+  }
+
+  @Public()
+  @NoRateLimit()
+  @Get('ready')
+  @ApiOperation({
+    summary: 'Readiness: 200 when PostgreSQL and Temporal answer and a worker polls the task queue, else 503',
+    description:
+      'A worker counts when Temporal saw it poll both the workflow and the activity side of the task queue ' +
+      'within the last two minutes. The reasons are generic; the log has the details.',
+  })
+  @ApiOkResponse({ type: ReadinessDto, description: 'Ready (`reasons` empty)' })
+  @ApiServiceUnavailableResponse({ type: ReadinessDto, description: 'Not ready, with the reasons' })
+  @ApiErrors('VALIDATION_ERROR')
+  async ready(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<ReadinessDto> {
+    const reasons = await this.readiness.notReady({
+      onDown: (component, detail) =>
+        this.logger.warn(`${correlationIdOf(req)} readiness: ${component} is down: ${detail}`),
+    });
+    res.status(reasons.length === 0 ? 200 : 503);
+    return { status: reasons.length === 0 ? 'ready' : 'not_ready', reasons };
+  }
 
   @Public()
   @NoRateLimit()

@@ -1,8 +1,14 @@
 import { Module } from '@nestjs/common';
 import { HealthController } from './health.controller.js';
+import { ReadinessService } from './readiness.service.js';
 
-/** GET /health: the database and Temporal, each checked (both are global providers). */
+/**
+ * GET /health (the database and Temporal, each checked: both are global providers), /health/live and
+ * /health/ready; ReadinessService also answers the worker's own /health/ready.
+ */
 @Module({
   controllers: [HealthController],
+  providers: [ReadinessService],
+  exports: [ReadinessService],
 })
 export class HealthModule {}

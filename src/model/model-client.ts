@@ -3,6 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import type { ModelContentBlock, ModelMessage, ModelTool } from '../../workflows/contracts.js';
 
 export const MAX_OUTPUT_TOKENS = 4096;
@@ -44,7 +45,10 @@ export type ModelStreamEvent = Anthropic.RawMessageStreamEvent;
 export class ModelClient {
   private readonly client: Anthropic | undefined;
 
-  constructor(@Inject(SETTINGS) private readonly settings: Settings) {
+  constructor(
+    @Inject(SETTINGS) private readonly settings: Settings,
+    private readonly metrics: MetricsService,
+  ) {
     this.client =
       settings.anthropicApiKey === undefined
         ? undefined
@@ -84,7 +88,7 @@ export class ModelClient {
     const sdk = this.sdk();
     try {
       const message = await sdk.messages.create(this.params(request), { signal });
-      return answerOf(message);
+      return this.counted(answerOf(message));
     } catch (err) {
       throw modelFailure(err);
     }
@@ -100,10 +104,16 @@ export class ModelClient {
     try {
       const stream = sdk.messages.stream(this.params(request), { signal });
       stream.on('streamEvent', onEvent);
-      return answerOf(await stream.finalMessage());
+      return this.counted(answerOf(await stream.finalMessage()));
     } catch (err) {
       throw modelFailure(err);
     }
+  }
+
+  /** Every answered model call's tokens, runs and chat alike (a retried turn's tokens were used too). */
+  private counted(answer: ModelAnswer): ModelAnswer {
+    this.metrics.modelUsage(answer.usage);
+    return answer;
   }
 }
 

@@ -13,6 +13,7 @@ import type { AgentEntity } from '../agents/agent.entity.js';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
 import {
   AGENT_HANDLERS,
@@ -84,6 +85,7 @@ export class RunEnqueueService {
     private readonly runs: RunsRepository,
     @Inject(TEMPORAL_CLIENT) private readonly client: Client,
     @Inject(SETTINGS) private readonly settings: Settings,
+    private readonly metrics: MetricsService,
   ) {}
 
   /**
@@ -141,6 +143,9 @@ export class RunEnqueueService {
       await this.runs.deleteIfQueued(request.runId);
       request.runId = result.runId;
     }
+    if (!result.duplicate) {
+      this.metrics.runsQueued.inc({ trigger: request.triggeredBy });
+    }
     const stored = (await this.runs.findById(request.runId)) ?? row;
     return { run: toRunResponse(stored), queuePosition: result.queuePosition, duplicate: result.duplicate };
   }
@@ -185,6 +190,9 @@ export class RunEnqueueService {
         await this.runs.deleteIfQueued(request.runId).catch(() => undefined);
       }
       throw err;
+    }
+    if (!duplicate) {
+      this.metrics.runsQueued.inc({ trigger: 'webhook' });
     }
     return { run: toRunResponse(run), queuePosition, duplicate };
   }

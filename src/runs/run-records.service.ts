@@ -6,6 +6,7 @@ import { UUID } from '../common/ids.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { CreditsService } from '../credits/credits.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import type {
@@ -34,6 +35,7 @@ export class RunRecordsService implements RunsPort {
     private readonly credits: CreditsService,
     private readonly archives: RunArchiveService,
     private readonly retention: RunRetentionService,
+    private readonly metrics: MetricsService,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
@@ -52,6 +54,9 @@ export class RunRecordsService implements RunsPort {
     const started = await this.runs.start(request, execution);
     if (started === null) {
       throw this.refusedStart(request, 'no queued run of this agent and user for this workflow');
+    }
+    if (started.firstStart) {
+      this.metrics.runStarted(started.triggeredBy);
     }
     const { agent, sites } = started;
     if (agent === null) {
@@ -85,7 +90,11 @@ export class RunRecordsService implements RunsPort {
   }
 
   async finishRun(input: FinishRunInput): Promise<void> {
-    await this.runs.finish(input);
+    const ended = await this.runs.finish(input);
+    if (ended !== null) {
+      // Counted once: a retried finish, or one for a run ended already, changes no row.
+      this.metrics.runEnded(ended.triggeredBy, input.status, ended.startedAt, ended.endedAt);
+    }
   }
 
   archiveRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void> {

@@ -25,6 +25,8 @@ function runsAhead(agentId: string, queuedAt: string, runId: string): string {
 
 /** What the start of a run read in its one statement (see RunsRepository.start). */
 export interface StartedRun {
+  /** Whether this statement moved the run from queued to active (false: a retried turn 1 found it active). */
+  firstStart: boolean;
   /** The trigger and prompt source as the API recorded them. */
   triggeredBy: RunTrigger;
   promptSource: 'agent' | 'webhook_action';
@@ -34,6 +36,24 @@ export interface StartedRun {
   sites: SiteEntity[];
   ownerCredits: number;
   tierOwner: { tier: Tier; subscriptionStatus: SubscriptionStatus };
+}
+
+/** A run whose row a statement has just marked ended (for the run metrics). */
+export interface EndedRun {
+  triggeredBy: RunTrigger;
+  startedAt: Date | null;
+  endedAt: Date;
+}
+
+/** SQL: what an end of a run returns (EndedRun's columns; a string, which TypeORM writes as it is). */
+const ENDED_RETURNING = 'triggered_by, started_at, ended_at';
+
+function endedRunsOf(raw: unknown): EndedRun[] {
+  return (raw as Array<{ triggered_by: RunTrigger; started_at: Date | null; ended_at: Date }>).map((row) => ({
+    triggeredBy: row.triggered_by,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+  }));
 }
 
 /**
@@ -57,12 +77,16 @@ export class RunsRepository {
     // the same statement, the agent, its owner's balance, the tier owner's tier and the agent's sites
     // (in its own scope): a row per site, or one row with no site; no agent row when it was deleted.
     // The tier that counts is the workspace owner's for a workspace agent, else the agent owner's.
+    // `previous` reads the row as it was before the update (every part of one statement sees the same
+    // snapshot): whether this statement is the run's start or a retried turn 1's.
     this.startQuery =
-      "WITH started AS (UPDATE runs SET status = 'active', temporal_run_id = $5, " +
+      'WITH previous AS (SELECT status FROM runs WHERE id = $2), ' +
+      "started AS (UPDATE runs SET status = 'active', temporal_run_id = $5, " +
       'started_at = COALESCE(started_at, now()) ' +
       'WHERE id = $2 AND agent_id = $1 AND user_id = $3 AND workflow_id = $4 ' +
       "AND (status = 'queued' OR (status = 'active' AND temporal_run_id = $5)) RETURNING triggered_by, system_prompt_source) " +
       'SELECT st.triggered_by AS run_triggered_by, st.system_prompt_source AS run_prompt_source, ' +
+      '(SELECT status FROM previous) AS run_previous_status, ' +
       `${this.agentRows.select()}, ${this.siteRows.select()}, ` +
       'u.credits AS owner_credits, t.tier AS tier_owner_tier, t.subscription_status AS tier_owner_status ' +
       'FROM (SELECT 1) one LEFT JOIN started st ON true LEFT JOIN (agents a JOIN users u ON u.id = a.user_id LEFT JOIN workspaces w ON w.id = a.workspace_id ' +
@@ -178,6 +202,7 @@ export class RunsRepository {
       return null;
     }
     return {
+      firstStart: started.run_previous_status === 'queued',
       triggeredBy: started.run_triggered_by as RunTrigger,
       promptSource: started.run_prompt_source as StartedRun['promptSource'],
       agent: this.agentRows.from(started),
@@ -216,21 +241,37 @@ export class RunsRepository {
    * Records how a run ended, once: a run already ended keeps its status (a model turn that answers
    * after its run was cancelled must not turn it into `completed`).
    */
-  async finish(input: FinishRunInput): Promise<void> {
-    await this.runs.update(
-      { id: input.runId, status: In(['queued', 'active']) },
-      { status: input.status, endedAt: new Date(), error: input.error ?? null },
+  async finish(input: FinishRunInput): Promise<EndedRun | null> {
+    return (
+      (await this.endRuns({ id: input.runId, status: ['queued', 'active'] }, input.status, input.error ?? null))[0] ??
+      null
     );
   }
 
-  /** A run taken out of its queue (or stopped) by a cancel. */
-  async markCancelled(id: string): Promise<void> {
-    await this.runs.update({ id, status: In(['queued', 'active']) }, { status: 'cancelled', endedAt: new Date() });
+  /** A run taken out of its queue (or stopped) by a cancel; null when it had ended already. */
+  async markCancelled(id: string): Promise<EndedRun | null> {
+    return (await this.endRuns({ id, status: ['queued', 'active'] }, 'cancelled', null))[0] ?? null;
   }
 
   /** Every still-queued run of a deleted agent. */
-  async cancelQueuedOfAgent(agentId: string): Promise<void> {
-    await this.runs.update({ agentId, status: 'queued' }, { status: 'cancelled', endedAt: new Date() });
+  cancelQueuedOfAgent(agentId: string): Promise<EndedRun[]> {
+    return this.endRuns({ agentId, status: ['queued'] }, 'cancelled', null);
+  }
+
+  private async endRuns(
+    where: { id?: string; agentId?: string; status: string[] },
+    status: FinishRunInput['status'],
+    error: FinishRunInput['error'] | null,
+  ): Promise<EndedRun[]> {
+    const { id, agentId, status: from } = where;
+    const result = await this.runs
+      .createQueryBuilder()
+      .update(RunEntity)
+      .set({ status, endedAt: () => 'now()', error })
+      .where({ ...(id !== undefined ? { id } : {}), ...(agentId !== undefined ? { agentId } : {}), status: In(from) })
+      .returning(ENDED_RETURNING)
+      .execute();
+    return endedRunsOf(result.raw);
   }
 
   /** The agent's runs, newest first, `limit + 1` of them (see pageOf). */

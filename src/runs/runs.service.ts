@@ -4,12 +4,13 @@ import type { PayloadCodec } from '@temporalio/common';
 import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
 import { type Page, type PageQuery, pageOf } from '../common/pagination.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { TEMPORAL_CLIENT, TEMPORAL_PAYLOAD_CODEC } from '../temporal/temporal.module.js';
 import type { Scope } from '../workspaces/scope.js';
 import { AGENT_HANDLERS, type AgentQueueState, workflowIds } from '../../workflows/contracts.js';
 import { type RunResponse, toRunResponse } from './run-response.js';
 import type { RunEntity, RunStatus } from './run.entity.js';
-import { RunsRepository } from './runs.repository.js';
+import { type EndedRun, RunsRepository } from './runs.repository.js';
 import { terminalEntry, type TimelineEntry, timelineFromHistory } from './timeline.js';
 
 const FINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
@@ -56,6 +57,7 @@ export class RunsService {
     private readonly runs: RunsRepository,
     @Inject(TEMPORAL_CLIENT) private readonly client: Client,
     @Inject(TEMPORAL_PAYLOAD_CODEC) private readonly codec: PayloadCodec,
+    private readonly metrics: MetricsService,
   ) {}
 
   /** A run of an agent of the scope, or RUN_NOT_FOUND. */
@@ -129,7 +131,8 @@ export class RunsService {
         throw err;
       });
     if (removed) {
-      await this.runs.markCancelled(run.id);
+      // Never started, so its workflow will not record the end: counted here.
+      this.countCancelled(await this.runs.markCancelled(run.id));
     } else {
       const handle = this.client.workflow.getHandle(run.workflowId);
       try {
@@ -151,6 +154,12 @@ export class RunsService {
       throw new AppError('RUN_NOT_CANCELLABLE', `The run ended as ${after.status} before it could be cancelled`);
     }
     return toRunResponse(after);
+  }
+
+  private countCancelled(ended: EndedRun | null): void {
+    if (ended !== null) {
+      this.metrics.runEnded(ended.triggeredBy, 'cancelled', ended.startedAt, ended.endedAt);
+    }
   }
 
   /** After a cancel, until the agent's queue has let go of the run (so the agent can be started again). */
@@ -191,7 +200,9 @@ export class RunsService {
         throw err;
       }
     });
-    await this.runs.cancelQueuedOfAgent(agentId);
+    for (const ended of await this.runs.cancelQueuedOfAgent(agentId)) {
+      this.countCancelled(ended);
+    }
     this.logger.log(
       `agent ${agentId}: queue stopped (active ${state.activeRunId ?? 'none'}, ${state.queuedRunIds.length} queued)`,
     );

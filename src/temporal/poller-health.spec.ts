@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { judgePollers, timestampMs } from './poller-health.js';
+import { hasRecentPoller, judgePollers, timestampMs } from './poller-health.js';
 
 describe('judgePollers: is the worker of this host polling?', () => {
   const now = 1_800_000_000_000;
@@ -47,5 +47,27 @@ describe('judgePollers: is the worker of this host polling?', () => {
     expect(timestampMs({ seconds: { toNumber: () => 1_800_000_000 }, nanos: 250_000_000 })).toBe(1_800_000_000_250);
     expect(timestampMs({ seconds: 5, nanos: null })).toBe(5_000);
     expect(timestampMs(null)).toBeUndefined();
+  });
+});
+
+describe('hasRecentPoller: does any worker (or the one named) poll?', () => {
+  const now = 1_800_000_000_000;
+  const pollers = [
+    { identity: '7@a', lastAccessMs: now - 200_000 },
+    { identity: '8@b', lastAccessMs: now - 30_000 },
+    { identity: '9@c', lastAccessMs: undefined },
+  ];
+
+  it('counts a poller whose last poll is within the limit, any or the named one', () => {
+    expect(hasRecentPoller(pollers, now, 120_000)).toBe(true);
+    expect(hasRecentPoller(pollers, now, 120_000, '8@b')).toBe(true);
+  });
+
+  it('does not count a stopped worker once its last poll is too old, nor one never seen', () => {
+    expect(hasRecentPoller(pollers, now, 120_000, '7@a')).toBe(false);
+    expect(hasRecentPoller(pollers, now, 120_000, '9@c')).toBe(false);
+    expect(hasRecentPoller(pollers, now, 120_000, '1@elsewhere')).toBe(false);
+    expect(hasRecentPoller(pollers, now, 20_000)).toBe(false);
+    expect(hasRecentPoller([], now, 120_000)).toBe(false);
   });
 });

@@ -54,3 +54,21 @@ export function timestampMs(
   const seconds = typeof ts.seconds === 'number' ? ts.seconds : ts.seconds.toNumber();
   return seconds * 1000 + Math.floor((ts.nanos ?? 0) / 1e6);
 }
+
+/**
+ * Whether a poller polled within `maxAgeMs` before `now`: any poller, or only the one whose identity
+ * is `identity` (a worker asking about itself).
+ */
+export function hasRecentPoller(
+  pollers: readonly PollerSeen[],
+  now: number,
+  maxAgeMs: number,
+  identity?: string,
+): boolean {
+  return pollers.some(
+    (poller) =>
+      (identity === undefined || poller.identity === identity) &&
+      poller.lastAccessMs !== undefined &&
+      now - poller.lastAccessMs <= maxAgeMs,
+  );
+}

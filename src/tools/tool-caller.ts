@@ -6,6 +6,7 @@ import { AppError } from '../common/app-error.js';
 import { postgresLimiter } from '../common/rate-limit.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { assertStoredManifestUsable, type ManifestTool, validateToolInput } from '../sites/manifest.js';
 import { publicNetworkMessage, SiteHttpClient, SiteNetworkError } from '../sites/site-http.js';
 import { TokenRefreshService } from '../oauth/token-refresh.service.js';
@@ -47,6 +48,15 @@ export function outgoingKey(serverUrl: string): string {
   return new URL(serverUrl).host.toLowerCase();
 }
 
+/** The domain label of a site's calls: its tool server's host (as the outgoing limit counts it). */
+function domainOf(site: SiteEntity): string {
+  try {
+    return outgoingKey(site.manifest.server.url);
+  } catch {
+    return 'invalid';
+  }
+}
+
 /** Whose share of a domain's budget a call uses: the vault the site is in (a workspace's, or a user's). */
 export function vaultKey(site: Pick<SiteEntity, 'userId' | 'workspaceId'>): string {
   return site.workspaceId !== null ? `workspace:${site.workspaceId}` : `user:${site.userId}`;
@@ -70,6 +80,7 @@ export class ToolCaller {
     private readonly tokens: TokenRefreshService,
     @InjectDataSource() dataSource: DataSource,
     @Inject(SETTINGS) settings: Settings,
+    private readonly metrics: MetricsService,
   ) {
     this.outgoing = postgresLimiter(dataSource, 'outgoing', settings.outgoingCallsPerMinute, OUTGOING_WINDOW_SECONDS);
     // A share equal to the whole budget is no sub-limit: no counter, no extra round trip per call.
@@ -87,7 +98,24 @@ export class ToolCaller {
     return tool;
   }
 
+  /** A tool call, timed by site domain and outcome (`ok`, the failure's kind, or its code in lower case). */
   async call(request: ToolCallRequest): Promise<ToolCallResult> {
+    const started = performance.now();
+    let outcome = 'ok';
+    try {
+      return await this.send(request);
+    } catch (err) {
+      outcome = err instanceof ToolCallFailure ? err.kind : err instanceof AppError ? err.code.toLowerCase() : 'error';
+      throw err;
+    } finally {
+      this.metrics.toolCallDuration.observe(
+        { domain: domainOf(request.site), outcome },
+        (performance.now() - started) / 1000,
+      );
+    }
+  }
+
+  private async send(request: ToolCallRequest): Promise<ToolCallResult> {
     const { site } = request;
     const tool = this.findTool(site, request.tool);
     validateToolInput(tool, request.input);
@@ -123,6 +151,7 @@ export class ToolCaller {
       await this.outgoing.consume(key, 1);
     } catch (rejection) {
       if (rejection instanceof RateLimiterRes) {
+        this.metrics.outgoingLimited.inc({ domain: key });
         throw new AppError(
           'OUTGOING_RATE_LIMITED',
           `Too many outgoing tool calls to ${key}; retry after ${OUTGOING_WINDOW_SECONDS} seconds`,

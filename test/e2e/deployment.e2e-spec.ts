@@ -212,9 +212,15 @@ describe('deployment files', () => {
       expect({ name, test: healthcheck?.test?.[0] }).toEqual({ name, test: expect.stringMatching(/^CMD(-SHELL)?$/) });
       expect(healthcheck?.disable).not.toBe(true);
     }
-    // The worker's check asks Temporal whether this container's worker polls (see worker-health.e2e-spec).
-    expect(services.worker!.healthcheck.test).toEqual(['CMD', 'node', 'dist/src/worker-health.js']);
-    expect(existsSync(path.join(root, 'dist/src/worker-health.js'))).toBe(true);
+    // The worker's check is its own /health/ready, on the port its server listens on (WORKER_HTTP_PORT),
+    // which asks Temporal whether this very worker polls (see health.e2e-spec); the API's is /api/health.
+    const workerPort = services.worker!.environment.WORKER_HTTP_PORT as number;
+    expect(workerPort).toBeGreaterThan(0);
+    expect(services.worker!.healthcheck.test.join(' ')).toContain(`http://127.0.0.1:${workerPort}/health/ready`);
+    expect(services.worker!.healthcheck.test.join(' ')).toContain('process.exit(r.ok?0:1)');
+    expect(services.api!.healthcheck.test.join(' ')).toContain('http://127.0.0.1:3000/api/health');
+    // No worker port is published: Prometheus scrapes it on the compose network.
+    expect(services.worker!.ports).toBeUndefined();
   });
 
   it('docker-compose.yml: the API and the worker run one image; Temporal from its current images, set up by its admin tools', () => {

@@ -22,6 +22,8 @@ export interface StackOptions {
   anyHealth?: boolean;
   /** A task queue of this stack's own (default: unique), so stacks of parallel test files never share workers. */
   taskQueue?: string;
+  /** Give the stack's worker its own HTTP server (WORKER_HTTP_PORT on a free port): see workerHttpUrl. */
+  workerHttp?: boolean;
 }
 
 export interface ProcessHandle {
@@ -34,6 +36,8 @@ export class Stack {
   readonly baseUrl: string;
   api: ProcessHandle;
   worker: ProcessHandle | undefined;
+  /** The worker's HTTP server (health, metrics), when started with `workerHttp`; only the first worker has one. */
+  workerHttpPort: number | undefined;
 
   private constructor(
     readonly port: number,
@@ -74,12 +78,29 @@ export class Stack {
       ...options.env,
     };
     const stack = new Stack(port, env, dir);
+    stack.workerHttpPort = options.workerHttp === true ? await freePort() : undefined;
     stack.api = stack.spawn('api', 'src/main.js');
     if (options.worker !== false) {
-      stack.worker = stack.spawn('worker', 'src/worker.js');
+      stack.worker = stack.spawnWorker();
     }
     await stack.waitHealthy(options.worker !== false, options.anyHealth === true);
     return stack;
+  }
+
+  get workerHttpUrl(): string {
+    if (this.workerHttpPort === undefined) {
+      throw new Error('the stack was started without workerHttp');
+    }
+    return `http://127.0.0.1:${this.workerHttpPort}`;
+  }
+
+  /** The stack's worker, with its HTTP server's port when the stack has one (never in the shared env: cluster workers would collide). */
+  private spawnWorker(): ProcessHandle {
+    return this.spawn(
+      'worker',
+      'src/worker.js',
+      this.workerHttpPort === undefined ? {} : { WORKER_HTTP_PORT: String(this.workerHttpPort) },
+    );
   }
 
   /** Spawns one of the service's entry points with this stack's environment. */
@@ -136,7 +157,7 @@ export class Stack {
   }
 
   async startWorker(): Promise<void> {
-    this.worker = this.spawn('worker', 'src/worker.js');
+    this.worker = this.spawnWorker();
     await this.waitHealthy(true);
   }
 

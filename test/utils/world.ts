@@ -20,12 +20,15 @@ export interface World {
   stop(): Promise<void>;
 }
 
-export async function startWorld(options: { worker?: boolean; env?: Record<string, string> } = {}): Promise<World> {
+export async function startWorld(
+  options: { worker?: boolean; workerHttp?: boolean; env?: Record<string, string> } = {},
+): Promise<World> {
   const sites = await testSites();
   const site = await sites.start();
   const model = await FakeModel.start();
   const stack = await Stack.start({
     worker: options.worker,
+    workerHttp: options.workerHttp,
     env: {
       ...siteEnv(sites, [site]),
       ANTHROPIC_API_KEY: 'test-key',

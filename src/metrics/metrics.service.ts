@@ -1,0 +1,119 @@
+import { Injectable } from '@nestjs/common';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { RunFinalStatus, RunTrigger } from '../../workflows/contracts.js';
+
+/** Seconds: from a fast API answer to a slow page of a list. */
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Seconds: a tool call is bounded by its 30 s timeout. */
+const TOOL_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Seconds: a run is a few model turns, or hours when it waits out rate limits on durable timers. */
+const RUN_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600];
+
+/**
+ * The service's own metrics (Prometheus, prom-client), one registry per process: the API and the
+ * worker each expose theirs (GET /api/metrics; the worker's WORKER_HTTP_PORT), and a counter counts
+ * what happened in its own process, so Prometheus sums a metric over the instances it scrapes. Labels
+ * take few values: route templates (never raw paths), run triggers, error codes, site domains.
+ */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+
+  readonly httpDuration = new Histogram({
+    name: 'agentsite_http_request_duration_seconds',
+    help: 'HTTP requests of the API by route template (`(none)`: no route matched) and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: HTTP_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly webhookDeliveries = new Counter({
+    name: 'agentsite_webhook_deliveries_total',
+    help: 'Webhook deliveries: accepted (202, code `none`) or refused, with the error code of the answer',
+    labelNames: ['outcome', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly runsQueued = new Counter({
+    name: 'agentsite_runs_queued_total',
+    help: 'Runs queued, by trigger (manual, webhook: the API; schedule: the worker)',
+    labelNames: ['trigger'] as const,
+    registers: [this.registry],
+  });
+
+  readonly runsStarted = new Counter({
+    name: 'agentsite_runs_started_total',
+    help: 'Runs that began their first model turn, by trigger',
+    labelNames: ['trigger'] as const,
+    registers: [this.registry],
+  });
+
+  readonly runsEnded = new Counter({
+    name: 'agentsite_runs_ended_total',
+    help: 'Runs that ended, by trigger and status (completed, failed, cancelled)',
+    labelNames: ['trigger', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly runDuration = new Histogram({
+    name: 'agentsite_run_duration_seconds',
+    help: 'From the start of a run to its end, by trigger and status (runs that never started are not observed)',
+    labelNames: ['trigger', 'status'] as const,
+    buckets: RUN_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly toolCallDuration = new Histogram({
+    name: 'agentsite_tool_call_duration_seconds',
+    help: 'Tool calls to sites by domain and outcome (`ok`, or how it failed)',
+    labelNames: ['domain', 'outcome'] as const,
+    buckets: TOOL_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly modelTokens = new Counter({
+    name: 'agentsite_model_tokens_total',
+    help: 'Model tokens used (runs and chat), by type (input, output)',
+    labelNames: ['type'] as const,
+    registers: [this.registry],
+  });
+
+  readonly outgoingLimited = new Counter({
+    name: 'agentsite_outgoing_limited_total',
+    help: 'Tool calls refused by the outgoing limit before they were sent, by site domain',
+    labelNames: ['domain'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    // process_* and nodejs_* (CPU, memory, event loop lag, handles): the usual health of a Node process.
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** A run that has just moved from queued to active. */
+  runStarted(trigger: RunTrigger): void {
+    this.runsStarted.inc({ trigger });
+  }
+
+  /** A run whose row has just been marked ended; `startedAt` null when it never started. */
+  runEnded(trigger: RunTrigger, status: RunFinalStatus, startedAt: Date | null, endedAt: Date): void {
+    this.runsEnded.inc({ trigger, status });
+    if (startedAt !== null) {
+      this.runDuration.observe({ trigger, status }, Math.max(0, (endedAt.getTime() - startedAt.getTime()) / 1000));
+    }
+  }
+
+  modelUsage(usage: { inputTokens: number; outputTokens: number }): void {
+    this.modelTokens.inc({ type: 'input' }, usage.inputTokens);
+    this.modelTokens.inc({ type: 'output' }, usage.outputTokens);
+  }
+
+  /** The exposition (Prometheus text format 0.0.4). */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
