@@ -48,6 +48,20 @@ export class Stack {
   }
 
   static async start(options: StackOptions = {}): Promise<Stack> {
+    // A free port can be taken by another process between freePort() and the API's listen (other
+    // suites, other test runs on the machine): that start is retried on a new port.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await Stack.startOnce(options);
+      } catch (err) {
+        if (attempt >= 3 || !String(err instanceof Error ? err.message : err).includes('EADDRINUSE')) {
+          throw err;
+        }
+      }
+    }
+  }
+
+  private static async startOnce(options: StackOptions): Promise<Stack> {
     const port = await freePort();
     const id = randomUUID().slice(0, 8);
     const dir = path.join(testEnv('workDir'), `stack-${id}`);
@@ -83,7 +97,12 @@ export class Stack {
     if (options.worker !== false) {
       stack.worker = stack.spawnWorker();
     }
-    await stack.waitHealthy(options.worker !== false, options.anyHealth === true);
+    try {
+      await stack.waitHealthy(options.worker !== false, options.anyHealth === true);
+    } catch (err) {
+      await stack.stop().catch(() => undefined);
+      throw err;
+    }
     return stack;
   }
 
