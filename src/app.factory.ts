@@ -1,4 +1,4 @@
-import { ConsoleLogger, type INestApplication, type LogLevel as NestLogLevel } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
@@ -6,9 +6,11 @@ import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppModule } from './app.module.js';
 import { AppError } from './common/app-error.js';
-import { correlationMiddleware } from './common/correlation.js';
+import { accessLogMiddleware } from './common/access-log.js';
+import { correlationMiddleware, resumeLogFieldsMiddleware } from './common/correlation.js';
+import { createJsonLogger, type JsonLogger } from './common/json-logger.js';
 import { bodyParserProblem, writeAppError } from './common/error-filter.js';
-import { type LogLevel, type Settings } from './config/settings.js';
+import { type Settings } from './config/settings.js';
 import { readPackageVersion } from './common/version.js';
 import { InvalidUtf8BodyError } from './common/invalid-utf8-body.error.js';
 import { serveConsole } from './console/serve-console.js';
@@ -17,15 +19,9 @@ import { CODEC_PATH, MAX_CODEC_BODY_BYTES } from './temporal-codec/temporal-code
 /** Largest JSON body the API accepts; webhook payloads included. */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-const LEVELS: Record<LogLevel, NestLogLevel[]> = {
-  error: ['fatal', 'error'],
-  warn: ['fatal', 'error', 'warn'],
-  log: ['fatal', 'error', 'warn', 'log'],
-  debug: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
-};
-
-export function createLogger(settings: Settings, context?: string): ConsoleLogger {
-  return new ConsoleLogger(context ?? 'agentsite', { json: true, logLevels: LEVELS[settings.logLevel] });
+/** The API's logger: JSON lines of the one shape the worker writes too (src/common/log-format.ts). */
+export function createLogger(settings: Settings, context?: string): JsonLogger {
+  return createJsonLogger('api', settings.logLevel, context);
 }
 
 /** Builds the HTTP application: body parsing, correlation ids, the /api prefix and the OpenAPI page. */
@@ -36,7 +32,10 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   });
   app.set('trust proxy', settings.trustProxy);
   app.disable('x-powered-by');
+  // The request id and its log fields first, then the access log line, so even an answer of the
+  // body parsers below has both.
   app.use(correlationMiddleware);
+  app.use(accessLogMiddleware);
   // Bodies must be valid UTF-8: a decoder would otherwise replace bad bytes silently.
   const verify = (_req: unknown, _res: unknown, buf: Buffer): void => {
     if (!isUtf8(buf)) {
@@ -70,6 +69,7 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
     const webhook = req.path.toLowerCase().startsWith('/api/webhooks/');
     writeAppError(res, webhook ? new AppError('WEBHOOK_PAYLOAD_INVALID', problem.message, problem.details) : problem);
   });
+  app.use(resumeLogFieldsMiddleware);
   app.setGlobalPrefix('api');
   app.enableShutdownHooks();
   SwaggerModule.setup('api/docs', app, () => buildOpenApi(app), {

@@ -1,8 +1,10 @@
 import 'reflect-metadata';
 import { hostname } from 'node:os';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Connection } from '@temporalio/client';
-import { createLogger } from './app.factory.js';
+import { Runtime } from '@temporalio/worker';
+import { createJsonLogger, routeConsoleTo } from './common/json-logger.js';
 import { loadSettings, SettingsError } from './config/settings.js';
 import { openDataSource, runMigrations } from './database/data-source.js';
 import { MigrationRefusedError } from './database/migration-refused.error.js';
@@ -15,6 +17,7 @@ import {
   temporalConnectionOptions,
 } from './temporal/temporal-connection.js';
 import { temporalDataConverter } from './temporal/payload-codec.js';
+import { temporalRuntimeLogging } from './temporal/runtime-logger.js';
 import { createWorker } from './temporal/worker-factory.js';
 import { WorkerModule } from './worker.module.js';
 import { ModelTurnService } from './model/model-turn.service.js';
@@ -32,7 +35,14 @@ function isGrpcStatus(err: unknown, codes: number[]): boolean {
 
 async function main(): Promise<void> {
   const settings = loadSettings();
-  const logger = createLogger(settings, 'worker');
+  const logger = createJsonLogger('worker', settings.logLevel, 'worker');
+  // Lines written before Nest is up (migrations) have the same JSON shape.
+  Logger.overrideLogger(logger);
+  routeConsoleTo(logger);
+  // Before any native connection: the SDK's lines (worker, activities, workflows' `log`, the core's)
+  // are written in the same JSON shape as the Nest lines.
+  const temporalLogs = temporalRuntimeLogging(settings.logLevel);
+  Runtime.install({ logger: temporalLogs.logger, telemetryOptions: { logging: temporalLogs.logging } });
   const migrationSource = await openDataSource(settings);
   await runMigrations(migrationSource);
   await migrationSource.destroy();
@@ -62,7 +72,7 @@ async function main(): Promise<void> {
   }
 
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(settings), {
-    logger: createLogger(settings, 'worker'),
+    logger: createJsonLogger('worker', settings.logLevel, 'worker'),
   });
   // The daily clean-up of old runs follows RUN_RETENTION_DAYS: scheduled when set, unscheduled when not.
   const retention = await app.get(RunRetentionService).syncSchedule();
@@ -96,8 +106,8 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (err instanceof SettingsError || err instanceof MigrationRefusedError || err instanceof TemporalConnectError) {
-    // The operator's message as it is: what is wrong and what to do, no stack.
-    console.error(err.message);
+    // The operator's message as it is (not a JSON line): what is wrong and what to do, no stack.
+    process.stderr.write(`${err.message}\n`);
   } else {
     console.error('worker failed:', err);
   }

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppError } from '../common/app-error.js';
+import { requestLogFields } from '../common/correlation.js';
 import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT, rateLimitExempt } from '../common/rate-limit.js';
 import type { AuthUser } from './auth-user.js';
 import { ADMIN_ONLY, IS_PUBLIC, TERMS_REQUIRED, TOKEN_ALSO_FROM, type TokenSources } from './decorators.js';
@@ -81,6 +82,9 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
       throw err;
     }
     if (user) {
+      // From here on, the request's log lines (and its access log line) name the user.
+      const req = context.switchToHttp().getRequest<Request>();
+      requestLogFields(req).userId = (user as unknown as AuthUser).user.id;
       return user;
     }
     if (info instanceof Error && info.name === 'TokenExpiredError') {

@@ -5,6 +5,7 @@ import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import type { TemporalConnectionOptions } from './temporal-connection.js';
+import { activityLogFieldsInterceptor } from './activity-log-fields.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** dist/src/temporal → dist/ */
@@ -46,6 +47,8 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     dataConverter: config.dataConverter,
     ...workflowSource(config.bundleFromSource),
     reuseV8Context: true,
+    // Every activity log line carries its run's ids (see activity-log-fields.ts).
+    interceptors: { activity: [activityLogFieldsInterceptor] },
   });
   return { worker, connection };
 }
