@@ -73,32 +73,27 @@ async function withHeartbeat<T>(work: (signal: AbortSignal) => Promise<T>): Prom
   }
 }
 
-function logContext(): Record<string, unknown> {
-  const info = Context.current().info;
-  return {
-    workflowId: info.workflowExecution?.workflowId,
-    runId: info.workflowExecution?.runId,
-    attempt: info.attempt,
-  };
-}
-
-/** All activities, built over their ports (tests pass fakes; the worker passes Nest services). */
+/**
+ * All activities, built over their ports (tests pass fakes; the worker passes Nest services). Their
+ * `Context.log` lines carry workflowId, workflowRunId, activityType and attempt (the SDK adds them) and
+ * the run's ids (the worker's log interceptor): each line passes only what is its own, ids and sizes.
+ */
 export function createActivities(deps: ActivityDeps) {
   return {
     async echo(input: EchoInput): Promise<EchoOutput> {
-      Context.current().log.info('echo', logContext());
+      Context.current().log.info('echo');
       return { message: input.message, handledBy: deps.workerIdentity || hostname() };
     },
 
     async finishRun(input: FinishRunInput): Promise<void> {
-      Context.current().log.info('finishRun', { ...logContext(), status: input.status });
+      Context.current().log.info('finishRun', { status: input.status });
       return classified(() => deps.runs.finishRun(input));
     },
 
     /** The run's last step: its timeline kept in the database, so it outlives Temporal's retention. */
     async archiveRun(input: FinishRunInput): Promise<void> {
       const info = Context.current().info;
-      Context.current().log.info('archiveRun', { ...logContext(), status: input.status });
+      Context.current().log.info('archiveRun', { status: input.status });
       return classified(() =>
         deps.runs.archiveRun(input, {
           workflowId: info.workflowExecution?.workflowId ?? '',
@@ -108,12 +103,12 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async deleteExpiredRuns(): Promise<DeleteExpiredRunsResult> {
-      Context.current().log.info('deleteExpiredRuns', logContext());
+      Context.current().log.info('deleteExpiredRuns');
       return classified(() => deps.runs.deleteExpiredRuns());
     },
 
     async enqueueScheduledRun(input: ScheduledTriggerInput): Promise<ScheduledTriggerResult> {
-      Context.current().log.info('enqueueScheduledRun', logContext());
+      Context.current().log.info('enqueueScheduledRun');
       const triggerId = Context.current().info.workflowExecution?.workflowId ?? '';
       return classified(() => deps.runs.enqueueScheduledRun(input.agentId, triggerId));
     },
@@ -121,7 +116,7 @@ export function createActivities(deps: ActivityDeps) {
     /** A model turn, with the run's start (turn 1) and completion (the last turn) recorded by it. */
     async modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput> {
       const info = Context.current().info;
-      Context.current().log.info('modelTurn', logContext());
+      Context.current().log.info('modelTurn', { messageCount: input.messages.length });
       const reference = `run:${input.runId}:${info.workflowExecution?.runId}:${info.activityId}`;
       return withHeartbeat((signal) =>
         classified(async () => {
@@ -170,7 +165,7 @@ export function createActivities(deps: ActivityDeps) {
 
     async callTool(input: CallToolInput): Promise<CallToolOutput> {
       const info = Context.current().info;
-      Context.current().log.info('callTool', { ...logContext(), site: input.siteId, tool: input.tool });
+      Context.current().log.info('callTool', { siteId: input.siteId, tool: input.tool });
       // Same key on every attempt of this activity: a retried call has one effect at the site.
       const idempotencyKey = `${info.workflowExecution?.runId}-${info.activityId}`;
       return withHeartbeat((signal) => classified(() => deps.tools.call(input, idempotencyKey, signal)));

@@ -1,4 +1,4 @@
-import { ConsoleLogger, type INestApplication, type LogLevel as NestLogLevel } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
@@ -6,10 +6,12 @@ import { isUtf8 } from 'node:buffer';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppModule } from './app.module.js';
 import { AppError } from './common/app-error.js';
+import { accessLogMiddleware } from './common/access-log.js';
 import { apiCorsOptions, securityHeaders } from './common/browser-security.js';
-import { correlationMiddleware } from './common/correlation.js';
+import { correlationMiddleware, resumeLogFieldsMiddleware } from './common/correlation.js';
+import { createJsonLogger, type JsonLogger } from './common/json-logger.js';
 import { bodyParserProblem, writeAppError } from './common/error-filter.js';
-import { type LogLevel, type Settings } from './config/settings.js';
+import { type Settings } from './config/settings.js';
 import { readPackageVersion } from './common/version.js';
 import { InvalidUtf8BodyError } from './common/invalid-utf8-body.error.js';
 import { serveConsole } from './console/serve-console.js';
@@ -23,15 +25,9 @@ const DOCS_PATH = '/api/docs';
 /** Largest JSON body the API accepts; webhook payloads included. */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-const LEVELS: Record<LogLevel, NestLogLevel[]> = {
-  error: ['fatal', 'error'],
-  warn: ['fatal', 'error', 'warn'],
-  log: ['fatal', 'error', 'warn', 'log'],
-  debug: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
-};
-
-export function createLogger(settings: Settings, context?: string): ConsoleLogger {
-  return new ConsoleLogger(context ?? 'agentsite', { json: true, logLevels: LEVELS[settings.logLevel] });
+/** The API's logger: JSON lines of the one shape the worker writes too (src/common/log-format.ts). */
+export function createLogger(settings: Settings, context?: string): JsonLogger {
+  return createJsonLogger('api', settings.logLevel, context);
 }
 
 /**
@@ -45,7 +41,10 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   });
   app.set('trust proxy', settings.trustProxy);
   app.disable('x-powered-by');
+  // The request id and its log fields first, then the access log line, so even an answer of the
+  // body parsers below has both.
   app.use(correlationMiddleware);
+  app.use(accessLogMiddleware);
   // Before the body parsers: a refused body is timed (and counted as a webhook refusal) too.
   app.use(httpMetricsMiddleware(app.get(MetricsService)));
   app.use(securityHeaders({ https: settings.publicBaseUrl.startsWith('https:'), docsPath: DOCS_PATH }));
@@ -85,6 +84,7 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
     const webhook = req.path.toLowerCase().startsWith('/api/webhooks/');
     writeAppError(res, webhook ? new AppError('WEBHOOK_PAYLOAD_INVALID', problem.message, problem.details) : problem);
   });
+  app.use(resumeLogFieldsMiddleware);
   app.setGlobalPrefix('api');
   app.enableShutdownHooks();
   SwaggerModule.setup(DOCS_PATH.slice(1), app, () => buildOpenApi(app), {

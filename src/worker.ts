@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { hostname } from 'node:os';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Connection } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
-import { createLogger } from './app.factory.js';
+import { createJsonLogger, routeConsoleTo } from './common/json-logger.js';
 import { loadSettings, SettingsError } from './config/settings.js';
 import { openDataSource, runMigrations } from './database/data-source.js';
 import { MigrationRefusedError } from './database/migration-refused.error.js';
@@ -16,6 +17,7 @@ import {
   temporalConnectionOptions,
 } from './temporal/temporal-connection.js';
 import { temporalDataConverter } from './temporal/payload-codec.js';
+import { temporalRuntimeLogging } from './temporal/runtime-logger.js';
 import { createWorker } from './temporal/worker-factory.js';
 import { workerTracing } from './temporal/temporal-tracing.js';
 import { startTracing } from './tracing/tracing.js';
@@ -41,7 +43,23 @@ async function main(): Promise<void> {
   const settings = loadSettings();
   // Before anything makes a request (OTEL_EXPORTER_OTLP_ENDPOINT set; otherwise nothing happens).
   const tracing = await startTracing(settings, 'worker');
-  const logger = createLogger(settings, 'worker');
+  const logger = createJsonLogger('worker', settings.logLevel, 'worker');
+  // Lines written before Nest is up (migrations) have the same JSON shape.
+  Logger.overrideLogger(logger);
+  routeConsoleTo(logger);
+  // Before any native connection: the SDK's lines (worker, activities, workflows' `log`, the core's)
+  // are written in the same JSON shape as the Nest lines.
+  const temporalLogs = temporalRuntimeLogging(settings.logLevel);
+  // With WORKER_HTTP_PORT, the SDK's own metrics too (on a loopback port the worker's server reads).
+  // The Runtime is installed once (a second install throws), before any native connection.
+  const sdkMetricsPort = settings.workerHttpPort === undefined ? undefined : await freeLoopbackPort();
+  Runtime.install({
+    logger: temporalLogs.logger,
+    telemetryOptions: {
+      logging: temporalLogs.logging,
+      ...(sdkMetricsPort === undefined ? {} : { metrics: sdkPrometheusExporter(sdkMetricsPort) }),
+    },
+  });
   const migrationSource = await openDataSource(settings);
   await runMigrations(migrationSource);
   await migrationSource.destroy();
@@ -71,18 +89,12 @@ async function main(): Promise<void> {
   }
 
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(settings), {
-    logger: createLogger(settings, 'worker'),
+    logger: createJsonLogger('worker', settings.logLevel, 'worker'),
   });
   // The daily clean-up of old runs follows RUN_RETENTION_DAYS: scheduled when set, unscheduled when not.
   const retention = await app.get(RunRetentionService).syncSchedule();
   logger.log(`run retention schedule: ${retention}`);
   const identity = `${process.pid}@${hostname()}`;
-  // With WORKER_HTTP_PORT, the SDK's own metrics too (on a loopback port the worker's server reads).
-  // The Runtime is installed once, before the worker's native connection is made.
-  const sdkMetricsPort = settings.workerHttpPort === undefined ? undefined : await freeLoopbackPort();
-  if (sdkMetricsPort !== undefined) {
-    Runtime.install({ telemetryOptions: { metrics: sdkPrometheusExporter(sdkMetricsPort) } });
-  }
   const { worker, connection } = await createWorker({
     connection: connectionOptions,
     namespace: settings.temporalNamespace,
@@ -137,8 +149,8 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   if (err instanceof SettingsError || err instanceof MigrationRefusedError || err instanceof TemporalConnectError) {
-    // The operator's message as it is: what is wrong and what to do, no stack.
-    console.error(err.message);
+    // The operator's message as it is (not a JSON line): what is wrong and what to do, no stack.
+    process.stderr.write(`${err.message}\n`);
   } else {
     console.error('worker failed:', err);
   }

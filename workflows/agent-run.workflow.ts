@@ -4,6 +4,7 @@ import {
   CancellationScope,
   CancelledFailure,
   isCancellation,
+  log,
   patched,
   proxyActivities,
   proxyLocalActivities,
@@ -21,6 +22,7 @@ import {
   type FinishRunInput,
   type RunContext,
   type RunError,
+  type RunLogIds,
   type RunRequest,
   type ToolResultBlock,
 } from './contracts.js';
@@ -65,6 +67,8 @@ const tools = proxyActivities<Activities>({
  * the turn limit, cancellation, or the credits end it. Its history is the run's timeline.
  */
 export async function agentRunWorkflow(request: RunRequest): Promise<{ output: string }> {
+  // Ids only (the run's own id is in its workflow id): the lines join the request that started it.
+  log.info('run started', { ...logIds(request), triggeredBy: request.triggeredBy });
   let failure: RunError | undefined;
   let cancelled = false;
   let outcome: { output: string; recorded: boolean } = { output: '', recorded: false };
@@ -78,6 +82,7 @@ export async function agentRunWorkflow(request: RunRequest): Promise<{ output: s
     }
   }
   const ended: FinishRunInput = {
+    ...logIds(request),
     runId: request.runId,
     status: cancelled ? 'cancelled' : failure ? 'failed' : 'completed',
     output: outcome.output,
@@ -92,6 +97,7 @@ export async function agentRunWorkflow(request: RunRequest): Promise<{ output: s
   if (patched('archive-run')) {
     await CancellationScope.nonCancellable(() => records.archiveRun(ended));
   }
+  log.info('run ended', { ...logIds(request), status: ended.status, ...(failure ? { code: failure.code } : {}) });
   if (cancelled) {
     // Ends the workflow as Canceled, which is what the Temporal UI should show.
     throw new CancelledFailure('The run was cancelled');
@@ -100,6 +106,15 @@ export async function agentRunWorkflow(request: RunRequest): Promise<{ output: s
     throw ApplicationFailure.nonRetryable(failure.error, failure.code);
   }
   return { output: outcome.output };
+}
+
+/** The ids each activity's log lines carry (the activity log interceptor reads them from the input). */
+function logIds(request: RunRequest): RunLogIds {
+  return {
+    agentId: request.agentId,
+    userId: request.userId,
+    ...(request.requestId !== undefined ? { requestId: request.requestId } : {}),
+  };
 }
 
 function firstMessage(request: RunRequest): string {
@@ -120,6 +135,7 @@ async function loop(request: RunRequest): Promise<{ output: string; recorded: bo
   let output = '';
   for (let turn = 1; turn <= MAX_MODEL_TURNS; turn += 1) {
     const answer = await model.modelTurn({
+      ...logIds(request),
       runId: request.runId,
       userId: request.userId,
       messages,
@@ -159,6 +175,7 @@ async function callTool(
   for (let waits = 0; ; waits += 1) {
     try {
       const result = await tools.callTool({
+        ...logIds(request),
         runId: request.runId,
         userId: request.userId,
         siteId: tool.siteId,

@@ -81,6 +81,21 @@ export interface RunRequest {
   /** A workflow to signal when this run ends (the scheduled trigger waits for its run). */
   notifyWorkflowId?: string;
   requestedAt: string;
+  /**
+   * The id of the HTTP request that asked for the run (X-Request-Id), so the run's log lines join
+   * the request's. Optional: requests queued before it existed, and schedule firings, have none.
+   */
+  requestId?: string;
+}
+
+/**
+ * The ids an activity's log lines carry besides the run's own id: optional on every run activity's
+ * input, as inputs scheduled by an older workflow version have none.
+ */
+export interface RunLogIds {
+  agentId?: string;
+  userId?: string;
+  requestId?: string;
 }
 
 export interface EnqueueResult {
@@ -158,7 +173,7 @@ export interface ModelCall {
  * activity cost about 30 ms of workflow task here): turn 1 marks the run active and prepares its
  * context, and the turn that ends the run marks it completed.
  */
-export interface ModelTurnInput {
+export interface ModelTurnInput extends RunLogIds {
   runId: string;
   userId: string;
   messages: ModelMessage[];
@@ -187,7 +202,7 @@ export function endsRun(answer: Pick<ModelTurnOutput, 'content' | 'stopReason'>,
   return last || answer.stopReason !== 'tool_use' || !answer.content.some((b) => b.type === 'tool_use');
 }
 
-export interface CallToolInput {
+export interface CallToolInput extends RunLogIds {
   runId: string;
   userId: string;
   siteId: string;
@@ -202,7 +217,7 @@ export interface CallToolOutput {
   refreshed: boolean;
 }
 
-export interface FinishRunInput {
+export interface FinishRunInput extends RunLogIds {
   runId: string;
   status: RunFinalStatus;
   output?: string;

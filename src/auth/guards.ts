@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppError } from '../common/app-error.js';
+import { requestLogFields } from '../common/correlation.js';
 import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT, rateLimitExempt } from '../common/rate-limit.js';
 import type { AuthUser } from './auth-user.js';
 import { ADMIN_ONLY, IS_PUBLIC, TERMS_REQUIRED, TOKEN_ALSO_FROM, type TokenSources } from './decorators.js';
@@ -95,6 +96,8 @@ export function authenticatedOrThrow<TUser>(
     throw err;
   }
   if (user) {
+    // From here on, the request's log lines (and its access log line) name the user.
+    requestLogFields(req).userId = (user as unknown as AuthUser).user.id;
     return user;
   }
   if (info instanceof Error && info.name === 'TokenExpiredError') {

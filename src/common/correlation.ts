@@ -1,23 +1,61 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import { runWithLogFields } from './log-context.js';
+import type { LogFields } from './log-format.js';
 
+/** The request id, under its older name: kept on every answer (clients and the contract check read it). */
 export const CORRELATION_HEADER = 'x-correlation-id';
+/** The request id, under the name proxies and log pipelines know. Same value as CORRELATION_HEADER. */
+export const REQUEST_ID_HEADER = 'x-request-id';
 
-const SAFE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+/** What a caller's request id may look like: anything else is replaced by a fresh one. */
+export const SAFE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
-/** Gives every request a correlation id (the caller's, when it is sane) and echoes it in the answer. */
+/** The caller's request id when sane (X-Request-Id first, then X-Correlation-Id), else a new one. */
+export function requestIdFrom(headers: Request['headers']): string {
+  for (const name of [REQUEST_ID_HEADER, CORRELATION_HEADER]) {
+    const value = headers[name];
+    if (typeof value === 'string' && SAFE_ID.test(value)) {
+      return value;
+    }
+  }
+  return randomUUID();
+}
+
+/**
+ * Gives every request its id (the caller's, when it is sane), echoes it in the answer under both
+ * names, and opens the request's log fields: every line written for this request carries them.
+ */
 export function correlationMiddleware(req: Request, res: Response, next: NextFunction): void {
-  const incoming = req.headers[CORRELATION_HEADER];
-  const id = typeof incoming === 'string' && SAFE_ID.test(incoming) ? incoming : randomUUID();
-  (req as RequestWithCorrelation).correlationId = id;
+  const id = requestIdFrom(req.headers);
+  const request = req as RequestWithCorrelation;
+  request.correlationId = id;
+  request.logFields = { requestId: id };
   res.setHeader(CORRELATION_HEADER, id);
-  next();
+  res.setHeader(REQUEST_ID_HEADER, id);
+  runWithLogFields(request.logFields, next);
+}
+
+/**
+ * Re-enters the request's log fields. Body parsers resume the request from the socket's events,
+ * which lose the async context opened before them: mounted after them, this restores it.
+ */
+export function resumeLogFieldsMiddleware(req: Request, _res: Response, next: NextFunction): void {
+  runWithLogFields(requestLogFields(req), next);
 }
 
 export interface RequestWithCorrelation extends Request {
   correlationId?: string;
+  logFields?: LogFields;
 }
 
 export function correlationIdOf(req: Request): string {
   return (req as RequestWithCorrelation).correlationId ?? 'none';
+}
+
+/** The request's log fields (the object the request's lines and its access log line read). */
+export function requestLogFields(req: Request): LogFields {
+  const request = req as RequestWithCorrelation;
+  request.logFields ??= request.correlationId !== undefined ? { requestId: request.correlationId } : {};
+  return request.logFields;
 }

@@ -11,6 +11,7 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentEntity } from '../agents/agent.entity.js';
 import { AppError } from '../common/app-error.js';
+import { addLogFields, currentRequestId } from '../common/log-context.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -100,6 +101,7 @@ export class RunEnqueueService {
       }
     }
     const request = runRequest(agent, options);
+    addLogFields({ agentId: agent.id, runId: request.runId });
     // The row first: the worker starts only runs whose row the API wrote (startRun), and the run may
     // start as soon as the update is accepted.
     const row = this.queuedRow(request);
@@ -143,6 +145,7 @@ export class RunEnqueueService {
       await this.runs.deleteIfQueued(request.runId);
       request.runId = result.runId;
     }
+    addLogFields({ runId: request.runId });
     if (!result.duplicate) {
       this.metrics.runsQueued.inc({ trigger: request.triggeredBy });
     }
@@ -164,6 +167,7 @@ export class RunEnqueueService {
       triggeredBy: 'webhook',
       mode: 'queue',
     });
+    addLogFields({ agentId: agent.id, runId: request.runId });
     // One statement writes the row and counts the runs ahead of it; a repeated delivery id inserts
     // nothing and returns no row.
     let run = this.queuedRow(request);
@@ -177,6 +181,7 @@ export class RunEnqueueService {
       request.requestedAt = run.queuedAt.toISOString();
       request.payload = run.payload;
       queuePosition = await this.runs.countAhead(run);
+      addLogFields({ runId: run.id });
     }
     try {
       await this.client.workflow.signalWithStart('agentWorkflow', {
@@ -232,5 +237,12 @@ function runRequest(agent: AgentEntity, options: EnqueueOptions): RunRequest {
     mode: options.mode,
     notifyWorkflowId: options.notifyWorkflowId,
     requestedAt: new Date().toISOString(),
+    // The asking request's id (an HTTP request's; none for a schedule's firing in the worker).
+    ...optionalRequestId(),
   };
+}
+
+function optionalRequestId(): Pick<RunRequest, 'requestId'> {
+  const requestId = currentRequestId();
+  return requestId === undefined ? {} : { requestId };
 }

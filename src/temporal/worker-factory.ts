@@ -6,6 +6,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import type { TemporalConnectionOptions } from './temporal-connection.js';
 import { TRACED_WORKFLOW_BUNDLE_PATH, type WorkerTracing } from './temporal-tracing.js';
+import { activityLogFieldsInterceptor } from './activity-log-fields.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** dist/src/temporal → dist/ */
@@ -54,8 +55,13 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     activities: createActivities(config.deps),
     dataConverter: config.dataConverter,
     ...workflowSource(config.bundleFromSource, config.tracing !== undefined),
-    ...(config.tracing === undefined ? {} : { interceptors: config.tracing.interceptors, sinks: config.tracing.sinks }),
+    ...(config.tracing === undefined ? {} : { sinks: config.tracing.sinks }),
     reuseV8Context: true,
+    interceptors: {
+      ...config.tracing?.interceptors,
+      // Every activity log line carries its run's ids (see activity-log-fields.ts); tracing adds its own.
+      activity: [activityLogFieldsInterceptor, ...(config.tracing?.interceptors.activity ?? [])],
+    },
   });
   return { worker, connection };
 }
