@@ -747,7 +747,7 @@ describe('fault suite: processes and servers failing', () => {
           .logs()
           .split('\n')
           .find((line) => line.includes(correlationId)),
-      ).toMatch(/the database is down: \S+/);
+      ).toMatch(/database is down: \S+/);
       postgres = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port, fast: true });
       const run = await waitForRun(http, user.token, accepted.body.runId, undefined, 120_000);
       expect(run.status).toBe('completed');

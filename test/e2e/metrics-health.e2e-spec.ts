@@ -275,4 +275,25 @@ describe('readiness without a worker (e2e)', () => {
     });
     expect(await ready.json()).toEqual({ status: 'ready', reasons: [] });
   });
+
+  // Temporal keeps listing a stopped worker with the time of its last poll: readiness fails once
+  // that poll is older than an idle worker's (two minutes, see poller-health.ts), so this waits.
+  it('fails again once the worker is stopped: 503, no worker polls', async () => {
+    await stack.stopWorker();
+    // Asked every 2 s (each answer asks Temporal), for up to 170 s.
+    const stopped = await eventually(
+      'not ready without the worker',
+      async () => {
+        const res = await fetch(`${stack.baseUrl}/api/health/ready`);
+        if (res.status === 503) {
+          return res;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+        return undefined;
+      },
+      170_000,
+    );
+    expect(await stopped.json()).toEqual({ status: 'not_ready', reasons: ['no worker polls the task queue'] });
+    expect((await fetch(`${stack.baseUrl}/api/health/live`)).status).toBe(200);
+  }, 200_000);
 });
