@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { routeTemplate as accessLogRoute } from '../common/access-log.js';
 import { answeredErrorCode } from '../common/error-filter.js';
 import type { MetricsService } from './metrics.service.js';
 
@@ -7,10 +8,12 @@ export const NO_ROUTE = '(none)';
 /** The webhook route's template, as Express matched it. */
 export const WEBHOOK_ROUTE = '/api/webhooks/agent/:agentId';
 
-/** The template of the route that answered (`/api/agents/:id`), never the raw path: one series per route. */
+/**
+ * The template of the route that answered (`/api/agents/:id`), never the raw path: one series per
+ * route. The access log's reading of it, so a log line and a series name the same route.
+ */
 export function routeTemplate(req: Request): string {
-  const route = (req as Request & { route?: { path?: unknown } }).route;
-  return typeof route?.path === 'string' ? `${req.baseUrl}${route.path}` : NO_ROUTE;
+  return accessLogRoute(req) ?? NO_ROUTE;
 }
 
 /**
