@@ -94,5 +94,7 @@ export function paymentProviderFor(settings: Pick<Settings, 'paymentProvider' | 
       return settings.allowTestPayments ? new TestPaymentProvider() : new NoPaymentProvider();
     case 'none':
       return new NoPaymentProvider();
+    case 'stripe':
+      throw new Error('PAYMENT_PROVIDER=stripe: the Stripe provider is being built (issue #16)');
   }
 }

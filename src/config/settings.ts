@@ -83,9 +83,11 @@ export interface Settings extends TemporalAccess {
   otelExporterOtlpEndpoint: string | undefined;
   /** Headers sent with every export (a hosted collector's API key): secret. */
   otelExporterOtlpHeaders: Record<string, string>;
-  /** Who takes payments: `none` (no payments possible) or `test` (test cards; needs allowTestPayments). */
+  /** Who takes payments: `none` (no payments possible), `test` (test cards; needs allowTestPayments) or `stripe`. */
   paymentProvider: PaymentProviderName;
   allowTestPayments: boolean;
+  /** Stripe's settings; set (and complete) exactly when paymentProvider is `stripe`. */
+  stripe: StripeSettings | undefined;
   /** The scrapers' credential for GET /api/metrics and the worker's /metrics (admins' tokens also work on the API). */
   metricsToken: string | undefined;
   /** The worker's own HTTP server (health and metrics); undefined: none. */
@@ -93,11 +95,28 @@ export interface Settings extends TemporalAccess {
 }
 
 /**
- * The payment providers the service knows. A real one (`stripe`) joins this list with its own
- * settings; `test` hands out credits and tiers for test card tokens, so it needs ALLOW_TEST_PAYMENTS.
+ * The payment providers the service knows: `stripe` takes real payments with its own settings;
+ * `test` hands out credits and tiers for test card tokens, so it needs ALLOW_TEST_PAYMENTS.
  */
-export const PAYMENT_PROVIDERS = ['none', 'test'] as const;
+export const PAYMENT_PROVIDERS = ['none', 'test', 'stripe'] as const;
 export type PaymentProviderName = (typeof PAYMENT_PROVIDERS)[number];
+
+/** The paid tiers, each sold as one Stripe price (STRIPE_PRICE_PRO, …). */
+export const PAID_TIERS = ['pro', 'harness', 'team'] as const;
+export type PaidTier = (typeof PAID_TIERS)[number];
+
+export interface StripeSettings {
+  /** STRIPE_SECRET_KEY: `sk_live_…`, `sk_test_…` or a restricted `rk_…` key. Secret. */
+  secretKey: string;
+  /** STRIPE_WEBHOOK_SECRET: the endpoint's signing secret `whsec_…`. Secret. */
+  webhookSecret: string;
+  /** STRIPE_PUBLISHABLE_KEY (`pk_…`): lets the console load Stripe's card field; undefined: token entry only. */
+  publishableKey: string | undefined;
+  /** STRIPE_API_BASE: another API host (stripe-mock in tests); undefined: api.stripe.com. */
+  apiBase: string | undefined;
+  /** The recurring price of each paid tier (STRIPE_PRICE_PRO, STRIPE_PRICE_HARNESS, STRIPE_PRICE_TEAM). */
+  prices: Record<PaidTier, string>;
+}
 
 export type LogLevel = 'error' | 'warn' | 'log' | 'debug';
 
@@ -118,6 +137,8 @@ export const SECRET_SETTINGS = [
   'TEMPORAL_TLS_KEY',
   'OTEL_EXPORTER_OTLP_HEADERS',
   'METRICS_TOKEN',
+  'STRIPE_SECRET_KEY',
+  'STRIPE_WEBHOOK_SECRET',
 ] as const;
 
 export class SettingsError extends Error {
@@ -230,6 +251,7 @@ export function loadSettings(env: Env = process.env): Settings {
     otelExporterOtlpHeaders: parseOtlpHeaders(reader.str('OTEL_EXPORTER_OTLP_HEADERS'), problems),
     paymentProvider: reader.oneOf('PAYMENT_PROVIDER', PAYMENT_PROVIDERS, 'none'),
     allowTestPayments: reader.bool('ALLOW_TEST_PAYMENTS', false),
+    stripe: undefined,
     metricsToken: reader.str('METRICS_TOKEN'),
     workerHttpPort:
       reader.str('WORKER_HTTP_PORT') === undefined ? undefined : reader.int('WORKER_HTTP_PORT', 0, 1, 65535),
@@ -242,6 +264,10 @@ export function loadSettings(env: Env = process.env): Settings {
       'PAYMENT_PROVIDER=test accepts test card tokens and grants credits and tiers for free: it needs ' +
         'ALLOW_TEST_PAYMENTS=true (development and tests only); production leaves PAYMENT_PROVIDER unset (none)',
     );
+  }
+
+  if (settings.paymentProvider === 'stripe') {
+    settings.stripe = readStripeSettings(reader, problems);
   }
 
   if (settings.metricsToken !== undefined && settings.metricsToken.length < 32) {
@@ -302,4 +328,30 @@ export function effectiveDatabaseUrl(settings: Settings): string {
 /** The Temporal frontend the processes connect to: TEMPORAL_ADDRESS, or the dev server started by the scripts. */
 export function effectiveTemporalAddress(settings: Pick<Settings, 'temporalAddress' | 'temporalDevPort'>): string {
   return settings.temporalAddress ?? `127.0.0.1:${settings.temporalDevPort}`;
+}
+
+/** PAYMENT_PROVIDER=stripe: every Stripe setting it needs, each checked for the shape Stripe gives it. */
+function readStripeSettings(reader: EnvReader, problems: string[]): StripeSettings {
+  const shaped = (name: string, pattern: RegExp, example: string, required: boolean): string | undefined => {
+    const value = reader.str(name);
+    if (value === undefined) {
+      if (required) {
+        problems.push(`PAYMENT_PROVIDER=stripe needs ${name} (${example}, from the Stripe dashboard)`);
+      }
+      return undefined;
+    }
+    if (!pattern.test(value)) {
+      problems.push(`${name} must look like ${example}`);
+    }
+    return value;
+  };
+  const price = (tier: PaidTier): string =>
+    shaped(`STRIPE_PRICE_${tier.toUpperCase()}`, /^price_[A-Za-z0-9_]+$/, 'price_…', true) ?? '';
+  return {
+    secretKey: shaped('STRIPE_SECRET_KEY', /^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'sk_live_… or sk_test_…', true) ?? '',
+    webhookSecret: shaped('STRIPE_WEBHOOK_SECRET', /^whsec_[A-Za-z0-9_+/=]+$/, 'whsec_…', true) ?? '',
+    publishableKey: shaped('STRIPE_PUBLISHABLE_KEY', /^pk_(test|live)_[A-Za-z0-9_]+$/, 'pk_live_… or pk_test_…', false),
+    apiBase: reader.url('STRIPE_API_BASE', ['http:', 'https:']),
+    prices: { pro: price('pro'), harness: price('harness'), team: price('team') },
+  };
 }
