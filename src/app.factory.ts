@@ -9,6 +9,7 @@ import { AppError } from './common/app-error.js';
 import { accessLogMiddleware } from './common/access-log.js';
 import { apiCorsOptions, securityHeaders } from './common/browser-security.js';
 import { correlationMiddleware, resumeLogFieldsMiddleware } from './common/correlation.js';
+import { STRIPE_WEBHOOK_PATH } from './billing/stripe-webhook.controller.js';
 import { createJsonLogger, type JsonLogger } from './common/json-logger.js';
 import { bodyParserProblem, writeAppError } from './common/error-filter.js';
 import { type Settings } from './config/settings.js';
@@ -59,6 +60,9 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   };
   // The Temporal codec endpoint takes payloads as Temporal stores them (up to 2 MB each, base64 in
   // JSON): its own, larger limit. Express skips a body parser once one has read the body.
+  // Stripe signs the exact bytes it sends: its webhook route reads them raw (any type), so the
+  // signature is checked on what arrived.
+  app.use(STRIPE_WEBHOOK_PATH, express.raw({ type: () => true, limit: MAX_BODY_BYTES }));
   app.use(
     CODEC_PATH,
     express.json({

@@ -1,5 +1,6 @@
 import { AgentEntity } from './agents/agent.entity.js';
 import { RevokedTokenEntity } from './auth/revoked-token.entity.js';
+import { BillingCustomerEntity, BillingEventEntity, CreditPurchaseEntity } from './billing/billing.entities.js';
 import { ChatMessageEntity, ChatSessionEntity } from './chat/chat.entities.js';
 import type { EntityClass } from './database/data-source.js';
 import { OAuthStateEntity } from './oauth/oauth-state.entity.js';
@@ -29,4 +30,7 @@ export const ENTITIES: EntityClass[] = [
   ChatMessageEntity,
   WorkspaceEntity,
   WorkspaceMemberEntity,
+  BillingCustomerEntity,
+  CreditPurchaseEntity,
+  BillingEventEntity,
 ];

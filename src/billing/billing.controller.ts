@@ -5,14 +5,21 @@ import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser, TermsRequired } from '../auth/decorators.js';
 import { AUTH_ERRORS, ApiErrors } from '../common/api-errors.js';
 import { TIERS, type Tier } from '../users/user-fields.js';
-import { DEFAULT_PAGE_SIZE, ListQueryDto } from '../common/pagination.js';
-import { BillingResponseDto, CreditsBalanceDto, LedgerPageDto } from './dto/billing-responses.dto.js';
+import { DEFAULT_PAGE_SIZE, ListQueryDto, pageQuery } from '../common/pagination.js';
+import {
+  BillingResponseDto,
+  LedgerPageDto,
+  PurchasePageDto,
+  PurchaseResultDto,
+  SetupIntentDto,
+} from './dto/billing-responses.dto.js';
 import { BillingService } from './billing.service.js';
 
 export class PaymentMethodDto {
   @ApiProperty({
     example: 'tok_visa',
-    description: "A one-time token from the payment provider's client (test: tok_visa, tok_chargeDeclined)",
+    description:
+      "The card from the payment provider's client: with Stripe a PaymentMethod id (pm_…, from Stripe.js or a confirmed SetupIntent) or a card token (tok_…); with the test provider tok_visa or tok_chargeDeclined",
     maxLength: 200,
   })
   @IsString()
@@ -21,7 +28,12 @@ export class PaymentMethodDto {
 }
 
 export class PurchaseCreditsDto {
-  @ApiProperty({ type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Credits to buy (1 credit = 1 cent)' })
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    maximum: 1_000_000,
+    description: "Credits to buy (1 credit = 1 cent); with Stripe at least 50, Stripe's smallest charge",
+  })
   @IsInt()
   @Min(1)
   @Max(1_000_000)
@@ -59,6 +71,26 @@ export class BillingController {
     return this.billing.ledger(auth.user.id, query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
   }
 
+  @Get('purchases')
+  @ApiOperation({ summary: 'Your credit purchases, newest first, each pending, succeeded or failed' })
+  @ApiOkResponse({ type: PurchasePageDto })
+  @ApiErrors('VALIDATION_ERROR')
+  purchases(@CurrentUser() auth: AuthUser, @Query() query: ListQueryDto): Promise<PurchasePageDto> {
+    return this.billing.purchases(auth.user.id, pageQuery(query));
+  }
+
+  @Post('setup-intent')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    summary:
+      "A Stripe SetupIntent's client secret for the card field; confirm it with Stripe.js, then store its payment method (PAYMENT_FAILED unless the provider is Stripe)",
+  })
+  @ApiOkResponse({ type: SetupIntentDto })
+  @ApiErrors('PAYMENT_FAILED')
+  setupIntent(@CurrentUser() auth: AuthUser): Promise<SetupIntentDto> {
+    return this.billing.setupIntent(auth.user.id);
+  }
+
   @Post('payment-method')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Store a payment method (PAYMENT_FAILED when the server takes no payments)' })
@@ -70,10 +102,13 @@ export class BillingController {
 
   @Post('credits/purchase')
   @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'Buy credits (NO_PAYMENT_METHOD, PAYMENT_FAILED)' })
-  @ApiOkResponse({ type: CreditsBalanceDto })
+  @ApiOperation({
+    summary:
+      'Buy credits (NO_PAYMENT_METHOD, PAYMENT_FAILED): the purchase is succeeded (credits added) or pending (added when the provider confirms the payment)',
+  })
+  @ApiOkResponse({ type: PurchaseResultDto })
   @ApiErrors('VALIDATION_ERROR', 'NO_PAYMENT_METHOD', 'PAYMENT_FAILED')
-  purchase(@CurrentUser() auth: AuthUser, @Body() body: PurchaseCreditsDto): Promise<CreditsBalanceDto> {
+  purchase(@CurrentUser() auth: AuthUser, @Body() body: PurchaseCreditsDto): Promise<PurchaseResultDto> {
     return this.billing.purchaseCredits(auth.user.id, body.amount);
   }
 

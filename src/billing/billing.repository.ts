@@ -1,13 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager } from 'typeorm';
+import { keysetWhere, type PageQuery } from '../common/pagination.js';
 import { UserEntity } from '../users/user.entity.js';
-import type { Tier } from '../users/user-fields.js';
+import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import { lockUserRow } from '../users/user-lock.js';
+import { BillingCustomerEntity, CreditPurchaseEntity, type PurchaseStatus } from './billing.entities.js';
 
 /**
- * The SQL of a user's plan and payment method (`users` columns), through TypeORM. A payment runs in
- * a transaction that locks the user's row first, so the charge and what it pays for commit together.
+ * The SQL of billing: a user's plan and payment method (`users` columns), their customer and
+ * subscription at the provider (`billing_customers`), credit purchases (`credit_purchases`) and the
+ * provider events already applied (`billing_events`), through TypeORM. Writes that go together take
+ * the caller's transaction; a user's row is locked before their customer's row, in every path.
  */
 @Injectable()
 export class BillingRepository {
@@ -33,8 +37,105 @@ export class BillingRepository {
     });
   }
 
-  /** The new tier, its subscription active again, in `em`'s transaction. */
-  async setTier(em: EntityManager, userId: string, tier: Tier): Promise<void> {
-    await em.getRepository(UserEntity).update({ id: userId }, { tier, subscriptionStatus: 'active' });
+  /** Runs `work` in a new transaction. */
+  transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
+    return this.dataSource.transaction(work);
+  }
+
+  lockUser(em: EntityManager, userId: string): Promise<UserEntity> {
+    return lockUserRow(em, userId);
+  }
+
+  /** The tier and its subscription status, in `em`'s transaction. */
+  async setPlan(em: EntityManager, userId: string, tier: Tier, subscriptionStatus: SubscriptionStatus): Promise<void> {
+    await em.getRepository(UserEntity).update({ id: userId }, { tier, subscriptionStatus });
+  }
+
+  customer(userId: string, em?: EntityManager): Promise<BillingCustomerEntity | null> {
+    return (em ?? this.dataSource.manager).getRepository(BillingCustomerEntity).findOneBy({ userId });
+  }
+
+  /** The user's customer, found by the provider's id (a webhook event's customer). */
+  customerByProviderId(em: EntityManager, customerId: string): Promise<BillingCustomerEntity | null> {
+    return em.getRepository(BillingCustomerEntity).findOneBy({ customerId });
+  }
+
+  /** Keeps the provider's customer id of the user; the one already kept wins a race (and is returned). */
+  async saveCustomerId(userId: string, customerId: string): Promise<string> {
+    const rows: Array<{ customer_id: string }> = await this.dataSource.query(
+      `INSERT INTO billing_customers (user_id, customer_id) VALUES ($1, $2)
+       ON CONFLICT (user_id) DO UPDATE SET user_id = billing_customers.user_id
+       RETURNING customer_id`,
+      [userId, customerId],
+    );
+    return rows[0]!.customer_id;
+  }
+
+  /** The subscription selling the tier now, and the instant from which older provider events are stale. */
+  async setSubscription(
+    em: EntityManager,
+    userId: string,
+    subscriptionId: string | null,
+    statusEventAt: Date,
+  ): Promise<void> {
+    await em
+      .getRepository(BillingCustomerEntity)
+      .update({ userId }, { subscriptionId, statusEventAt, updatedAt: new Date() });
+  }
+
+  async createPurchase(purchase: { id: string; userId: string; credits: number; amountCents: number }): Promise<void> {
+    await this.dataSource.getRepository(CreditPurchaseEntity).insert({
+      ...purchase,
+      status: 'pending',
+      providerRef: null,
+      failure: null,
+      createdAt: new Date(),
+      settledAt: null,
+    });
+  }
+
+  /** The purchase under a row lock held until `em`'s transaction ends. */
+  lockPurchase(em: EntityManager, id: string): Promise<CreditPurchaseEntity | null> {
+    return em
+      .getRepository(CreditPurchaseEntity)
+      .createQueryBuilder('p')
+      .setLock('pessimistic_write')
+      .where('p.id = :id', { id })
+      .getOne();
+  }
+
+  async settlePurchase(
+    em: EntityManager,
+    id: string,
+    status: PurchaseStatus,
+    providerRef: string | null,
+    failure: string | null,
+  ): Promise<void> {
+    await em
+      .getRepository(CreditPurchaseEntity)
+      .update({ id }, { status, ...(providerRef === null ? {} : { providerRef }), failure, settledAt: new Date() });
+  }
+
+  /** The user's purchases, newest first (keyset on created_at, id). */
+  purchases(userId: string, query: PageQuery): Promise<CreditPurchaseEntity[]> {
+    const qb = this.dataSource
+      .getRepository(CreditPurchaseEntity)
+      .createQueryBuilder('p')
+      .where('p.user_id = :userId', { userId });
+    keysetWhere(qb, 'p', query.cursor, 'DESC');
+    return qb
+      .orderBy('p.created_at', 'DESC')
+      .addOrderBy('p.id', 'DESC')
+      .limit(query.limit + 1)
+      .getMany();
+  }
+
+  /** Records a provider event in `em`'s transaction; false when it was recorded before (a repeated delivery). */
+  async recordEvent(em: EntityManager, id: string, type: string): Promise<boolean> {
+    const rows: unknown[] = await em.query(
+      'INSERT INTO billing_events (id, type) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING id',
+      [id, type],
+    );
+    return rows.length === 1;
   }
 }

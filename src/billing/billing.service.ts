@@ -1,12 +1,23 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
-import { type Page } from '../common/pagination.js';
+import { type Page, pageOf, type PageQuery } from '../common/pagination.js';
+import type { PaymentProviderName } from '../config/settings.js';
 import { CreditsService } from '../credits/credits.service.js';
 import type { LedgerEntry } from '../credits/ledger-entry.js';
+import type { UserEntity } from '../users/user.entity.js';
 import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
+import type { CreditPurchaseEntity, PurchaseStatus } from './billing.entities.js';
 import { BillingRepository } from './billing.repository.js';
-import { PAYMENT_PROVIDER, type PaymentProvider, paymentsNotConfigured } from './payment-provider.js';
-import { CREDIT_PRICE_CENTS, limitsOf, TIER_LIMITS, type TierLimits } from './tiers.js';
+import {
+  type BillingCustomer,
+  PAYMENT_PROVIDER,
+  PaymentOutcomeUnknown,
+  type PaymentProvider,
+  paymentsNotConfigured,
+} from './payment-provider.js';
+import { CREDIT_PRICE_CENTS, limitsOf, type TierLimits } from './tiers.js';
 
 export interface BillingResponse {
   tier: Tier;
@@ -14,31 +25,76 @@ export interface BillingResponse {
   subscriptionStatus: SubscriptionStatus;
   paymentMethod: { brand: string; last4: string } | null;
   limits: TierLimits;
+  /** Who takes the payments here, so a client knows which card field to show. */
+  provider: PaymentProviderName;
+  /** Stripe's publishable key for its card field; null when the provider has none. */
+  publishableKey: string | null;
 }
 
-/** Payment method, credit purchases and subscriptions, through the payment provider. */
+export interface PurchaseSummary {
+  id: string;
+  credits: number;
+  amountCents: number;
+  status: PurchaseStatus;
+  createdAt: string;
+  settledAt: string | null;
+}
+
+export interface PurchaseResult {
+  /** The balance now: with the credits when the payment succeeded, without them while it is pending. */
+  credits: number;
+  purchase: PurchaseSummary;
+}
+
+const NO_PAYMENT_METHOD_MESSAGE = 'Add a payment method first: POST /api/billing/payment-method';
+
+export function purchaseSummary(row: CreditPurchaseEntity): PurchaseSummary {
+  return {
+    id: row.id,
+    credits: row.credits,
+    amountCents: row.amountCents,
+    status: row.status,
+    createdAt: row.createdAt.toISOString(),
+    settledAt: row.settledAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Payment method, credit purchases and subscriptions, through the payment provider. A purchase is
+ * recorded `pending` before the provider is asked to charge; its credits are granted once, by
+ * whichever settles it first: the provider's answer here or its event (BillingEventsService).
+ */
 @Injectable()
 export class BillingService {
+  private readonly logger = new Logger('BillingService');
+
   constructor(
-    private readonly users: BillingRepository,
+    private readonly billing: BillingRepository,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
     private readonly credits: CreditsService,
   ) {}
 
   async describe(userId: string): Promise<BillingResponse> {
-    const user = await this.users.findUserOrFail(userId);
+    const user = await this.billing.findUserOrFail(userId);
     return {
       tier: user.tier,
       credits: user.credits,
       subscriptionStatus: user.subscriptionStatus,
       paymentMethod: user.paymentMethod ? { brand: user.paymentMethod.brand, last4: user.paymentMethod.last4 } : null,
       limits: limitsOf(user),
+      provider: this.provider.name,
+      publishableKey: this.provider.publishableKey,
     };
   }
 
   /** The caller's credit ledger (credits are the user's own, whichever workspace is active). */
   ledger(userId: string, limit: number, cursor: string | undefined): Promise<Page<LedgerEntry>> {
     return this.credits.ledger(userId, limit, cursor);
+  }
+
+  /** The caller's credit purchases, newest first, with the state of each payment. */
+  async purchases(userId: string, query: PageQuery): Promise<Page<PurchaseSummary>> {
+    return pageOf(await this.billing.purchases(userId, query), query.limit, purchaseSummary);
   }
 
   /** Without a payment provider, every payment is refused before anything else is looked at. */
@@ -48,41 +104,160 @@ export class BillingService {
     }
   }
 
+  /** The user as the provider knows them; their customer is created there (and kept) the first time. */
+  private async customerOf(user: UserEntity): Promise<BillingCustomer> {
+    const known = (await this.billing.customer(user.id))?.customerId ?? null;
+    const customer: BillingCustomer = { userId: user.id, email: user.email, customerId: known };
+    if (known === null) {
+      const created = await this.provider.ensureCustomer(customer);
+      if (created !== null) {
+        customer.customerId = await this.billing.saveCustomerId(user.id, created);
+      }
+    }
+    return customer;
+  }
+
   async setPaymentMethod(userId: string, token: string): Promise<BillingResponse> {
     this.requirePayments();
-    const card = await this.provider.attach(token);
-    await this.users.setPaymentMethod(userId, card);
+    const customer = await this.customerOf(await this.billing.findUserOrFail(userId));
+    const card = await this.provider.attach(customer, token, randomUUID());
+    await this.billing.setPaymentMethod(userId, card);
     return this.describe(userId);
   }
 
-  /**
-   * Buys credits. The charge happens inside the transaction that adds them: a declined card rolls
-   * everything back, so a failed purchase leaves no credits and no rows.
-   */
-  async purchaseCredits(userId: string, amount: number): Promise<{ credits: number }> {
+  /** A client secret for the console's card field (Stripe's SetupIntent); the card it confirms is then attached. */
+  async setupIntent(userId: string): Promise<{ clientSecret: string }> {
     this.requirePayments();
-    return this.users.withLockedUser(userId, async (user, em) => {
-      if (user.paymentMethod === null) {
-        throw new AppError('NO_PAYMENT_METHOD', 'Add a payment method first: POST /api/billing/payment-method');
-      }
-      const balance = await this.credits.adjust(userId, amount, 'purchase', undefined, em);
-      await this.provider.charge(user.paymentMethod, amount * CREDIT_PRICE_CENTS, `${amount} credits`);
-      return { credits: balance };
-    });
+    const customer = await this.customerOf(await this.billing.findUserOrFail(userId));
+    return this.provider.setupIntent(customer, randomUUID());
   }
 
-  /** Changes the tier: paid tiers are charged now (and a past-due subscription becomes active again). */
-  async changeSubscription(userId: string, tier: Tier): Promise<BillingResponse> {
-    await this.users.withLockedUser(userId, async (user, em) => {
-      const price = TIER_LIMITS[tier].priceCents;
-      if (price > 0) {
-        this.requirePayments();
-        if (user.paymentMethod === null) {
-          throw new AppError('NO_PAYMENT_METHOD', 'Add a payment method first: POST /api/billing/payment-method');
-        }
-        await this.provider.charge(user.paymentMethod, price, `${tier} subscription`);
+  /**
+   * Buys credits. The purchase is written (pending) before the charge, so a payment that goes
+   * through is never lost: a declined card marks it failed and adds nothing; a charge whose outcome
+   * is unknown stays pending until the provider's event settles it.
+   */
+  async purchaseCredits(userId: string, amount: number): Promise<PurchaseResult> {
+    this.requirePayments();
+    const amountCents = amount * CREDIT_PRICE_CENTS;
+    if (amountCents < this.provider.minimumChargeCents) {
+      throw AppError.validation([
+        {
+          field: 'amount',
+          message: `must be at least ${Math.ceil(this.provider.minimumChargeCents / CREDIT_PRICE_CENTS)}: the payment provider's smallest charge`,
+        },
+      ]);
+    }
+    const user = await this.billing.findUserOrFail(userId);
+    const card = user.paymentMethod;
+    if (card === null) {
+      throw new AppError('NO_PAYMENT_METHOD', NO_PAYMENT_METHOD_MESSAGE);
+    }
+    const customer = await this.customerOf(user);
+    const purchase = { id: randomUUID(), userId, credits: amount, amountCents };
+    await this.billing.createPurchase(purchase);
+    let charged;
+    try {
+      charged = await this.provider.chargeCredits(customer, card, purchase);
+    } catch (err) {
+      if (err instanceof AppError && !(err instanceof PaymentOutcomeUnknown)) {
+        await this.billing.transaction((em) => this.failPurchase(em, purchase.id, null, err.message));
       }
-      await this.users.setTier(em, userId, tier);
+      throw err;
+    }
+    if (charged.outcome === 'succeeded') {
+      await this.billing.transaction((em) => this.settlePurchase(em, purchase.id, charged.ref));
+    } else {
+      await this.billing.transaction(async (em) => {
+        // Pending: the provider's event grants the credits. Keep its reference for the operator.
+        const row = await this.billing.lockPurchase(em, purchase.id);
+        if (row?.status === 'pending' && row.providerRef === null) {
+          await em.query('UPDATE credit_purchases SET provider_ref = $2 WHERE id = $1', [purchase.id, charged.ref]);
+        }
+      });
+    }
+    const [balance, row] = await Promise.all([this.credits.balance(userId), this.purchaseRow(purchase.id)]);
+    return { credits: balance, purchase: purchaseSummary(row) };
+  }
+
+  private async purchaseRow(id: string): Promise<CreditPurchaseEntity> {
+    const row = await this.billing.transaction((em) => this.billing.lockPurchase(em, id));
+    if (row === null) {
+      throw new Error(`purchase ${id} vanished`);
+    }
+    return row;
+  }
+
+  /**
+   * Grants a purchase's credits once: the row leaves `pending` (or `failed`: a payment the provider
+   * reports succeeded after all) for `succeeded`, and the ledger row is written in the same
+   * transaction. False when it had been granted already, or is not known.
+   */
+  async settlePurchase(
+    em: EntityManager,
+    purchaseId: string,
+    paymentRef: string,
+    expect?: { userId: string | null; amountCents: number },
+  ): Promise<boolean> {
+    const row = await this.billing.lockPurchase(em, purchaseId);
+    if (row === null || row.status === 'succeeded') {
+      return false;
+    }
+    if (
+      expect !== undefined &&
+      ((expect.userId !== null && expect.userId !== row.userId) || expect.amountCents !== row.amountCents)
+    ) {
+      // A signed event, but not the payment this purchase asked for: grant nothing, tell the operator.
+      this.logger.warn({ message: 'a payment event does not match its purchase; nothing granted', purchaseId });
+      return false;
+    }
+    await this.billing.settlePurchase(em, purchaseId, 'succeeded', paymentRef, null);
+    await this.credits.adjust(row.userId, row.credits, 'purchase', `purchase:${purchaseId}`, em);
+    return true;
+  }
+
+  /** Marks a pending purchase failed (a settled one stays as it is). */
+  async failPurchase(em: EntityManager, purchaseId: string, paymentRef: string | null, failure: string): Promise<void> {
+    const row = await this.billing.lockPurchase(em, purchaseId);
+    if (row?.status === 'pending') {
+      await this.billing.settlePurchase(em, purchaseId, 'failed', paymentRef, failure.slice(0, 500));
+    }
+  }
+
+  /**
+   * Changes the tier: a paid tier is charged now (a past-due subscription asked for again is paid
+   * now and becomes active), `free` ends the subscription. Serialised per user by the row lock.
+   */
+  async changeSubscription(userId: string, tier: Tier): Promise<BillingResponse> {
+    const requestId = randomUUID();
+    const user = await this.billing.findUserOrFail(userId);
+    const current = (await this.billing.customer(userId))?.subscriptionId ?? null;
+    if (tier !== 'free' || current !== null) {
+      this.requirePayments();
+      if (tier !== 'free' && user.paymentMethod === null) {
+        throw new AppError('NO_PAYMENT_METHOD', NO_PAYMENT_METHOD_MESSAGE);
+      }
+    }
+    // Outside the lock, committed at once: a provider event can find the customer however this ends.
+    const customer = tier === 'free' && current === null ? undefined : await this.customerOf(user);
+    await this.billing.withLockedUser(userId, async (locked, em) => {
+      const subscriptionId = (await this.billing.customer(userId, em))?.subscriptionId ?? null;
+      if (customer === undefined || (tier === 'free' && subscriptionId === null)) {
+        await this.billing.setPlan(em, userId, 'free', 'active');
+        return;
+      }
+      const result = await this.provider.changeSubscription(customer, {
+        tier,
+        current: subscriptionId,
+        pastDue: locked.subscriptionStatus === 'past_due',
+        card: locked.paymentMethod,
+        requestId,
+      });
+      if (customer.customerId !== null) {
+        // Provider events created before now describe an older state: they change nothing.
+        await this.billing.setSubscription(em, userId, result.subscriptionId, new Date());
+      }
+      await this.billing.setPlan(em, userId, tier, result.status);
     });
     return this.describe(userId);
   }

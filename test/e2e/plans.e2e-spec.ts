@@ -104,8 +104,25 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
     await http.post('/api/billing/payment-method', { paymentMethodToken: 'tok_visa' }, { token: user.token });
     const bought = await http.post('/api/billing/credits/purchase', { amount: 250 }, { token: user.token });
     expect(bought.status).toBe(200);
-    expect(bought.body).toEqual({ credits: credits + 250 });
+    expect(bought.body).toEqual({
+      credits: credits + 250,
+      purchase: {
+        id: expect.any(String),
+        credits: 250,
+        amountCents: 250,
+        status: 'succeeded',
+        createdAt: expect.any(String),
+        settledAt: expect.any(String),
+      },
+    });
     expect(await ledgerRows(user.id)).toBe(rows + 1);
+    // The declined purchase is kept, failed, beside the one that succeeded; newest first.
+    const purchases = (await http.get('/api/billing/purchases', { token: user.token })).body;
+    expect(purchases.items.map((p: { status: string; credits: number }) => [p.status, p.credits])).toEqual([
+      ['succeeded', 250],
+      ['failed', 250],
+    ]);
+    expect(purchases.nextCursor).toBeNull();
     const upgraded = await http.post('/api/billing/subscription', { tier: 'team' }, { token: user.token });
     expect(upgraded.body).toMatchObject({
       tier: 'team',

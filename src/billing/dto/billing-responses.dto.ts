@@ -1,7 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { SUBSCRIPTION_STATUSES, type SubscriptionStatus, TIERS, type Tier } from '../../users/user-fields.js';
 import { LEDGER_REASONS, type LedgerEntry, type LedgerReason } from '../../credits/ledger-entry.js';
-import type { BillingResponse } from '../billing.service.js';
+import type { BillingResponse, PurchaseResult, PurchaseSummary } from '../billing.service.js';
+import { PURCHASE_STATUSES, type PurchaseStatus } from '../billing.entities.js';
+import { PAYMENT_PROVIDERS, type PaymentProviderName } from '../../config/settings.js';
 import type { TierLimits } from '../tiers.js';
 
 /** The limits of the user's tier in force (TIER_LIMITS; a past-due subscription has the free tier's). */
@@ -61,11 +63,87 @@ export class BillingResponseDto implements BillingResponse {
 
   @ApiProperty({ type: TierLimitsDto })
   limits!: TierLimitsDto;
+
+  @ApiProperty({
+    enum: PAYMENT_PROVIDERS,
+    enumName: 'PaymentProviderName',
+    description: 'Who takes payments here: none (payments refused), test (test card tokens) or stripe',
+  })
+  provider!: PaymentProviderName;
+
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    example: 'pk_live_…',
+    description: "Stripe's publishable key, for Stripe.js's card field; null when the server has none",
+  })
+  publishableKey!: string | null;
 }
 
-export class CreditsBalanceDto {
-  @ApiProperty({ type: 'integer', description: 'The credit balance after the purchase' })
+/** One credit purchase. */
+export class PurchaseDto implements PurchaseSummary {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ type: 'integer', description: 'Credits bought' })
   credits!: number;
+
+  @ApiProperty({ type: 'integer', description: 'The charge, in cents' })
+  amountCents!: number;
+
+  @ApiProperty({
+    enum: PURCHASE_STATUSES,
+    enumName: 'PurchaseStatus',
+    description:
+      'pending: charged, waiting for the provider to confirm (the credits come then); succeeded: the credits were added; failed: declined, nothing added',
+  })
+  status!: PurchaseStatus;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt!: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When it succeeded or failed' })
+  settledAt!: string | null;
+}
+
+/** POST /api/billing/credits/purchase. */
+export class PurchaseResultDto implements PurchaseResult {
+  @ApiProperty({
+    type: 'integer',
+    description: 'The credit balance now (with the credits when the purchase succeeded; without them while pending)',
+  })
+  credits!: number;
+
+  @ApiProperty({ type: PurchaseDto })
+  purchase!: PurchaseDto;
+}
+
+/** A page of the caller's purchases, newest first. */
+export class PurchasePageDto {
+  @ApiProperty({ type: [PurchaseDto] })
+  items!: PurchaseDto[];
+
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'Pass as `cursor` for the next (older) page; null on the last',
+  })
+  nextCursor!: string | null;
+}
+
+/** POST /api/billing/setup-intent. */
+export class SetupIntentDto {
+  @ApiProperty({ description: "The SetupIntent's client secret, for Stripe.js's confirmCardSetup" })
+  clientSecret!: string;
+}
+
+/** POST /api/billing/webhooks/stripe. */
+export class EventReceiptDto {
+  @ApiProperty({ enum: [true] })
+  received!: true;
+
+  @ApiProperty({ description: 'True when the event had been applied before: nothing changed' })
+  duplicate!: boolean;
 }
 
 /** One movement of the balance (GET /api/billing/ledger). */

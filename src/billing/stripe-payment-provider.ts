@@ -1,0 +1,427 @@
+import { Logger } from '@nestjs/common';
+import Stripe from 'stripe';
+import { AppError } from '../common/app-error.js';
+import { PAID_TIERS, type PaidTier, type StripeSettings } from '../config/settings.js';
+import type {
+  BillingCustomer,
+  BillingEvent,
+  CardOnFile,
+  ChargeResult,
+  PaymentProvider,
+  SubscriptionChange,
+  SubscriptionResult,
+} from './payment-provider.js';
+import { PaymentOutcomeUnknown } from './payment-provider.js';
+
+/** How old a signed webhook delivery may be (seconds): Stripe's own default, against replays. */
+const SIGNATURE_TOLERANCE_SECONDS = 300;
+/** Stripe's smallest charge in USD: $0.50. */
+const STRIPE_MINIMUM_CHARGE_CENTS = 50;
+/** A payment method the client may hand over: a PaymentMethod (Stripe.js, a SetupIntent) or a legacy card token. */
+const CLIENT_TOKEN = /^(pm|tok)_[A-Za-z0-9_]{1,190}$/;
+
+/** The metadata keys the service writes on Stripe objects, so events lead back to the purchase and the user. */
+export const STRIPE_METADATA = {
+  userId: 'agentsite_user_id',
+  purchaseId: 'agentsite_purchase_id',
+  tier: 'agentsite_tier',
+} as const;
+
+/** The Stripe client for these settings: retried writes reuse their idempotency key, as Stripe asks. */
+export function stripeClient(settings: Pick<StripeSettings, 'secretKey' | 'apiBase'>): Stripe {
+  const base = settings.apiBase === undefined ? undefined : new URL(settings.apiBase);
+  return new Stripe(settings.secretKey, {
+    maxNetworkRetries: 2,
+    timeout: 20_000,
+    telemetry: false,
+    appInfo: { name: 'agentsite' },
+    ...(base === undefined
+      ? {}
+      : {
+          host: base.hostname,
+          port: base.port === '' ? (base.protocol === 'https:' ? 443 : 80) : Number(base.port),
+          protocol: base.protocol === 'https:' ? 'https' : 'http',
+        }),
+  });
+}
+
+/**
+ * PAYMENT_PROVIDER=stripe. Customers, their default card (from a client token or a SetupIntent), a
+ * PaymentIntent per credit purchase, one subscription per paid tier, and the webhook events, with the
+ * official SDK. Every write carries an idempotency key derived from what it is for (the purchase,
+ * the user and the request), so a retry, the SDK's or ours, never charges twice.
+ */
+export class StripePaymentProvider implements PaymentProvider {
+  readonly name = 'stripe' as const;
+  readonly configured = true;
+  readonly minimumChargeCents = STRIPE_MINIMUM_CHARGE_CENTS;
+  readonly publishableKey: string | null;
+  private readonly logger = new Logger('StripePaymentProvider');
+
+  constructor(
+    private readonly settings: StripeSettings,
+    private readonly stripe: Stripe = stripeClient(settings),
+  ) {
+    this.publishableKey = settings.publishableKey ?? null;
+  }
+
+  async ensureCustomer(customer: BillingCustomer): Promise<string> {
+    if (customer.customerId !== null) {
+      return customer.customerId;
+    }
+    const created = await this.call('create the customer', () =>
+      this.stripe.customers.create(
+        { email: customer.email, metadata: { [STRIPE_METADATA.userId]: customer.userId } },
+        // One customer per user, even when two first attaches race (Stripe keeps keys for 24 hours;
+        // the service stores the id at once).
+        { idempotencyKey: `agentsite-customer-${customer.userId}` },
+      ),
+    );
+    return created.id;
+  }
+
+  async attach(customer: BillingCustomer, token: string, requestId: string): Promise<CardOnFile> {
+    if (!CLIENT_TOKEN.test(token)) {
+      throw AppError.validation([
+        { field: 'paymentMethodToken', message: 'must be a Stripe PaymentMethod id (pm_…) or card token (tok_…)' },
+      ]);
+    }
+    const customerId = this.customerIdOf(customer);
+    const unknownToken = (err: unknown): AppError | undefined =>
+      err instanceof Stripe.errors.StripeInvalidRequestError
+        ? AppError.validation([{ field: 'paymentMethodToken', message: `Stripe refused it: ${err.message}` }])
+        : undefined;
+    let paymentMethodId = token;
+    if (token.startsWith('tok_')) {
+      const created = await this.call(
+        'turn the card token into a payment method',
+        () =>
+          this.stripe.paymentMethods.create(
+            { type: 'card', card: { token } },
+            { idempotencyKey: `agentsite-pm-${customer.userId}-${token}` },
+          ),
+        unknownToken,
+      );
+      paymentMethodId = created.id;
+    }
+    const attached = await this.call(
+      'attach the payment method',
+      () =>
+        this.stripe.paymentMethods.attach(
+          paymentMethodId,
+          { customer: customerId },
+          { idempotencyKey: `agentsite-attach-${customerId}-${paymentMethodId}` },
+        ),
+      unknownToken,
+    );
+    await this.call('make it the default payment method', () =>
+      this.stripe.customers.update(
+        customerId,
+        { invoice_settings: { default_payment_method: attached.id } },
+        { idempotencyKey: `agentsite-default-pm-${requestId}` },
+      ),
+    );
+    return { brand: attached.card?.brand ?? 'card', last4: attached.card?.last4 ?? '????', ref: attached.id };
+  }
+
+  async setupIntent(customer: BillingCustomer, requestId: string): Promise<{ clientSecret: string }> {
+    const intent = await this.call('create the SetupIntent', () =>
+      this.stripe.setupIntents.create(
+        {
+          customer: this.customerIdOf(customer),
+          usage: 'off_session',
+          metadata: { [STRIPE_METADATA.userId]: customer.userId },
+        },
+        { idempotencyKey: `agentsite-setup-${requestId}` },
+      ),
+    );
+    if (intent.client_secret === null) {
+      throw new AppError('PAYMENT_FAILED', 'Stripe created the SetupIntent without a client secret');
+    }
+    return { clientSecret: intent.client_secret };
+  }
+
+  async chargeCredits(
+    customer: BillingCustomer,
+    card: CardOnFile,
+    purchase: { id: string; amountCents: number; credits: number },
+  ): Promise<ChargeResult> {
+    const intent = await this.call(
+      'charge the card',
+      () =>
+        this.stripe.paymentIntents.create(
+          {
+            amount: purchase.amountCents,
+            currency: 'usd',
+            customer: this.customerIdOf(customer),
+            payment_method: card.ref,
+            confirm: true,
+            off_session: true,
+            description: `${purchase.credits} agentsite credits`,
+            metadata: {
+              [STRIPE_METADATA.userId]: customer.userId,
+              [STRIPE_METADATA.purchaseId]: purchase.id,
+            },
+          },
+          { idempotencyKey: `agentsite-purchase-${purchase.id}` },
+        ),
+      undefined,
+      // Whether a charge that got no answer went through is unknown: its credits come with the
+      // payment_intent.succeeded event, so the message says so.
+      'if the charge went through, the credits are added when Stripe confirms it',
+    );
+    switch (intent.status) {
+      case 'succeeded':
+        return { ref: intent.id, outcome: 'succeeded' };
+      case 'processing':
+        return { ref: intent.id, outcome: 'pending' };
+      case 'requires_action':
+        throw new AppError(
+          'PAYMENT_FAILED',
+          `The card ending ${card.last4} needs the cardholder's authentication, which a saved card cannot do: add the card again`,
+        );
+      default:
+        // requires_payment_method (declined without an error), canceled, …: nothing was taken.
+        throw new AppError('PAYMENT_FAILED', `The card ending ${card.last4} was declined (${intent.status})`);
+    }
+  }
+
+  async changeSubscription(customer: BillingCustomer, change: SubscriptionChange): Promise<SubscriptionResult> {
+    const customerId = this.customerIdOf(customer);
+    if (change.tier === 'free') {
+      if (change.current !== null) {
+        await this.cancel(change.current);
+      }
+      return { subscriptionId: null, status: 'active' };
+    }
+    if (change.card === null) {
+      throw new AppError('NO_PAYMENT_METHOD', 'Add a payment method first: POST /api/billing/payment-method');
+    }
+    const price = this.settings.prices[change.tier];
+    const metadata = { [STRIPE_METADATA.userId]: customer.userId, [STRIPE_METADATA.tier]: change.tier };
+    const existing =
+      change.current === null
+        ? undefined
+        : await this.call('read the subscription', () => this.stripe.subscriptions.retrieve(change.current!));
+    let subscription: Stripe.Subscription;
+    if (existing === undefined || ['canceled', 'incomplete_expired'].includes(existing.status)) {
+      subscription = await this.call('start the subscription', () =>
+        this.stripe.subscriptions.create(
+          {
+            customer: customerId,
+            items: [{ price }],
+            default_payment_method: change.card!.ref,
+            off_session: true,
+            // A first invoice that cannot be paid fails the request (a card error) instead of
+            // leaving an incomplete subscription behind.
+            payment_behavior: 'error_if_incomplete',
+            metadata,
+          },
+          { idempotencyKey: `agentsite-subscribe-${customer.userId}-${change.requestId}` },
+        ),
+      );
+    } else if (existing.items.data[0]?.price.id === price && change.pastDue) {
+      // The same tier asked for again while past due: pay the open invoice now.
+      const invoiceId =
+        typeof existing.latest_invoice === 'string' ? existing.latest_invoice : existing.latest_invoice?.id;
+      if (invoiceId !== undefined) {
+        await this.call('pay the open invoice', () =>
+          this.stripe.invoices.pay(
+            invoiceId,
+            { payment_method: change.card!.ref, off_session: true },
+            { idempotencyKey: `agentsite-pay-${invoiceId}-${change.requestId}` },
+          ),
+        );
+      }
+      return { subscriptionId: existing.id, status: 'active' };
+    } else {
+      const item = existing.items.data[0];
+      subscription = await this.call('change the subscription', () =>
+        this.stripe.subscriptions.update(
+          existing.id,
+          {
+            items: item === undefined ? [{ price }] : [{ id: item.id, price }],
+            default_payment_method: change.card!.ref,
+            off_session: true,
+            // The difference is invoiced and charged now; a card that fails it fails the change.
+            proration_behavior: 'always_invoice',
+            payment_behavior: 'error_if_incomplete',
+            metadata,
+          },
+          { idempotencyKey: `agentsite-subscription-${existing.id}-${change.requestId}` },
+        ),
+      );
+    }
+    const status = subscriptionStatus(subscription.status);
+    if (status === 'ended') {
+      throw new AppError('PAYMENT_FAILED', `Stripe left the subscription ${subscription.status}: it could not be paid`);
+    }
+    return { subscriptionId: subscription.id, status };
+  }
+
+  async readEvent(rawBody: Buffer, signature: string | undefined): Promise<BillingEvent> {
+    if (signature === undefined || signature.length === 0) {
+      throw new AppError('WEBHOOK_SECRET_INVALID', 'The Stripe-Signature header is missing');
+    }
+    let event: Stripe.Event;
+    try {
+      event = await this.stripe.webhooks.constructEventAsync(
+        rawBody,
+        signature,
+        this.settings.webhookSecret,
+        SIGNATURE_TOLERANCE_SECONDS,
+      );
+    } catch (err) {
+      if (err instanceof Stripe.errors.StripeSignatureVerificationError) {
+        throw new AppError(
+          'WEBHOOK_SECRET_INVALID',
+          'The Stripe-Signature does not match this endpoint, or is too old',
+        );
+      }
+      throw new AppError('WEBHOOK_PAYLOAD_INVALID', 'The event is not a JSON object');
+    }
+    return readStripeEvent(event, this.settings.prices);
+  }
+
+  private async cancel(subscriptionId: string): Promise<void> {
+    try {
+      await this.stripe.subscriptions.cancel(
+        subscriptionId,
+        {},
+        { idempotencyKey: `agentsite-cancel-${subscriptionId}` },
+      );
+    } catch (err) {
+      // Already ended at Stripe (the dashboard, an unpaid invoice): the user is on free either way.
+      if (err instanceof Stripe.errors.StripeInvalidRequestError) {
+        this.logger.warn({ message: 'the subscription to cancel was already gone at Stripe', code: err.code });
+        return;
+      }
+      throw this.failure('cancel the subscription', err);
+    }
+  }
+
+  private customerIdOf(customer: BillingCustomer): string {
+    if (customer.customerId === null) {
+      // The service ensures the customer before any call that needs it.
+      throw new Error('a Stripe call needs the customer id first (ensureCustomer)');
+    }
+    return customer.customerId;
+  }
+
+  /** Calls Stripe; a declined card is PAYMENT_FAILED with Stripe's reason, anything else is logged (by type only). */
+  private async call<T>(
+    what: string,
+    work: () => Promise<T>,
+    refine?: (err: unknown) => AppError | undefined,
+    unknownOutcome?: string,
+  ): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      throw refine?.(err) ?? this.failure(what, err, unknownOutcome);
+    }
+  }
+
+  private failure(what: string, err: unknown, unknownOutcome?: string): AppError {
+    if (err instanceof Stripe.errors.StripeCardError) {
+      const reason = err.decline_code ?? err.code ?? 'declined';
+      return new AppError('PAYMENT_FAILED', `The card was declined (${reason}): ${err.message}`);
+    }
+    const type = err instanceof Stripe.errors.StripeError ? err.type : err instanceof Error ? err.name : 'unknown';
+    const code = err instanceof Stripe.errors.StripeError ? err.code : undefined;
+    this.logger.error({ message: `Stripe: could not ${what}`, errorType: type, code });
+    const message = `The payment provider could not ${what} (${type}); ${unknownOutcome ?? 'nothing was charged'}. Try again later.`;
+    return unknownOutcome === undefined ? new AppError('PAYMENT_FAILED', message) : new PaymentOutcomeUnknown(message);
+  }
+}
+
+/** Stripe's subscription states in the service's three. */
+export function subscriptionStatus(status: Stripe.Subscription.Status): 'active' | 'past_due' | 'ended' {
+  switch (status) {
+    case 'active':
+    case 'trialing':
+      return 'active';
+    case 'past_due':
+    case 'unpaid':
+      return 'past_due';
+    default:
+      return 'ended';
+  }
+}
+
+function idOf(value: string | { id: string } | null | undefined): string | null {
+  return value === null || value === undefined ? null : typeof value === 'string' ? value : value.id;
+}
+
+function invalid(event: Stripe.Event, what: string): AppError {
+  return new AppError('WEBHOOK_PAYLOAD_INVALID', `The ${event.type} event ${event.id} has no ${what}`);
+}
+
+/**
+ * Reads a verified event. Webhook payloads come in the endpoint's API version, not the SDK's: fields
+ * that moved between versions are read from both places (an invoice's subscription).
+ */
+export function readStripeEvent(event: Stripe.Event, prices: Record<PaidTier, string>): BillingEvent {
+  const head = { id: event.id, type: event.type, created: new Date(event.created * 1000) };
+  switch (event.type) {
+    case 'payment_intent.succeeded': {
+      const intent = event.data.object;
+      return {
+        ...head,
+        kind: 'payment_succeeded',
+        purchaseId: intent.metadata?.[STRIPE_METADATA.purchaseId] ?? null,
+        userId: intent.metadata?.[STRIPE_METADATA.userId] ?? null,
+        paymentRef: intent.id,
+        amountCents: intent.amount_received || intent.amount,
+      };
+    }
+    case 'payment_intent.payment_failed': {
+      const intent = event.data.object;
+      const error = intent.last_payment_error;
+      return {
+        ...head,
+        kind: 'payment_failed',
+        purchaseId: intent.metadata?.[STRIPE_METADATA.purchaseId] ?? null,
+        paymentRef: intent.id,
+        failure: error?.decline_code ?? error?.code ?? 'payment_failed',
+      };
+    }
+    case 'invoice.paid':
+    case 'invoice.payment_failed': {
+      const invoice = event.data.object as Stripe.Invoice & { subscription?: string | { id: string } | null };
+      const customerId = idOf(invoice.customer);
+      if (customerId === null) {
+        throw invalid(event, 'customer');
+      }
+      const subscriptionId =
+        idOf(invoice.parent?.subscription_details?.subscription) ?? idOf(invoice.subscription ?? null);
+      return {
+        ...head,
+        kind: event.type === 'invoice.paid' ? 'invoice_paid' : 'invoice_failed',
+        customerId,
+        subscriptionId,
+      };
+    }
+    case 'customer.subscription.created':
+    case 'customer.subscription.updated':
+    case 'customer.subscription.deleted': {
+      const subscription = event.data.object;
+      const customerId = idOf(subscription.customer);
+      if (customerId === null) {
+        throw invalid(event, 'customer');
+      }
+      const priceId = subscription.items?.data?.[0]?.price?.id;
+      const tier = PAID_TIERS.find((t) => prices[t] === priceId) ?? null;
+      return {
+        ...head,
+        kind: 'subscription_changed',
+        customerId,
+        subscriptionId: subscription.id,
+        status: event.type === 'customer.subscription.deleted' ? 'ended' : subscriptionStatus(subscription.status),
+        tier,
+      };
+    }
+    default:
+      return { ...head, kind: 'ignored' };
+  }
+}
