@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import {
   STRIPE_MOCK_VERSION,
   cachedStripeMockPath,
@@ -20,9 +20,13 @@ import {
   startStripeMock,
 } from './stripe-mock.js';
 
+const roots: string[] = [];
+afterAll(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
+
 /** A scratch machine: its own tool cache, a PATH of one directory, and a place for other files. */
 function machine(): { env: NodeJS.ProcessEnv; cache: string; bin: string; other: string } {
   const root = mkdtempSync(path.join(tmpdir(), 'stripe-mock-spec-'));
+  roots.push(root);
   const dirs = { cache: path.join(root, 'cache'), bin: path.join(root, 'bin'), other: path.join(root, 'other') };
   Object.values(dirs).forEach((dir) => mkdirSync(dir));
   return { ...dirs, env: { AGENTSITE_CACHE_DIR: dirs.cache, PATH: dirs.bin } };
