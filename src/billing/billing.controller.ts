@@ -57,7 +57,8 @@ export class BillingController {
   @Get()
   @ApiOperation({ summary: 'Tier, credits, subscription status, payment method and the limits in force' })
   @ApiOkResponse({ type: BillingResponseDto })
-  describe(@CurrentUser() auth: AuthUser): Promise<BillingResponseDto> {
+  async describe(@CurrentUser() auth: AuthUser): Promise<BillingResponseDto> {
+    await this.billing.reconcile(auth.user.id);
     return this.billing.describe(auth.user.id);
   }
 
@@ -72,11 +73,16 @@ export class BillingController {
   }
 
   @Get('purchases')
-  @ApiOperation({ summary: 'Your credit purchases, newest first, each pending, succeeded or failed' })
+  @ApiOperation({
+    summary:
+      'Your credit purchases, newest first, each pending, succeeded or failed (one pending for over two minutes is looked up at the provider first)',
+  })
   @ApiOkResponse({ type: PurchasePageDto })
   @ApiErrors('VALIDATION_ERROR')
-  purchases(@CurrentUser() auth: AuthUser, @Query() query: ListQueryDto): Promise<PurchasePageDto> {
-    return this.billing.purchases(auth.user.id, pageQuery(query));
+  async purchases(@CurrentUser() auth: AuthUser, @Query() query: ListQueryDto): Promise<PurchasePageDto> {
+    const page = pageQuery(query);
+    await this.billing.reconcile(auth.user.id);
+    return this.billing.purchases(auth.user.id, page);
   }
 
   @Post('setup-intent')

@@ -122,6 +122,19 @@ export class BillingRepository {
       .update({ id }, { status, ...(providerRef === null ? {} : { providerRef }), failure, settledAt: new Date() });
   }
 
+  /** The user's purchases still pending that were made before `before`, oldest first. */
+  pendingPurchases(userId: string, before: Date, limit: number): Promise<CreditPurchaseEntity[]> {
+    return this.dataSource
+      .getRepository(CreditPurchaseEntity)
+      .createQueryBuilder('p')
+      .where('p.user_id = :userId', { userId })
+      .andWhere("p.status = 'pending'")
+      .andWhere('p.created_at < :before', { before })
+      .orderBy('p.created_at', 'ASC')
+      .limit(limit)
+      .getMany();
+  }
+
   /** The user's purchases, newest first (keyset on created_at, id). */
   purchases(userId: string, query: PageQuery): Promise<CreditPurchaseEntity[]> {
     const qb = this.dataSource

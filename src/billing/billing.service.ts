@@ -46,6 +46,13 @@ export interface PurchaseResult {
   purchase: PurchaseSummary;
 }
 
+/** A pending purchase is looked up at the provider once it is this old (its event should have come). */
+export const RECONCILE_AFTER_MS = 2 * 60_000;
+/** A purchase the provider has no charge for after this long was never charged: it is marked failed. */
+export const MISSING_CHARGE_FAILS_AFTER_MS = 60 * 60_000;
+/** Purchases one read looks up at most (each is a call to the provider). */
+const RECONCILE_BATCH = 5;
+
 const NO_PAYMENT_METHOD_MESSAGE = 'Add a payment method first: POST /api/billing/payment-method';
 
 export function purchaseSummary(row: CreditPurchaseEntity): PurchaseSummary {
@@ -95,6 +102,45 @@ export class BillingService {
   /** The caller's credit purchases, newest first, with the state of each payment. */
   async purchases(userId: string, query: PageQuery): Promise<Page<PurchaseSummary>> {
     return pageOf(await this.billing.purchases(userId, query), query.limit, purchaseSummary);
+  }
+
+  /**
+   * Settles the user's purchases still pending well after their charge (the provider's answer and
+   * its event both went missing: a crash, a webhook endpoint not configured) by asking the provider.
+   * Called when the user reads their billing; a provider that cannot be asked leaves them as they are.
+   */
+  async reconcile(userId: string, now = new Date()): Promise<void> {
+    if (!this.provider.configured) {
+      return;
+    }
+    const stale = await this.billing.pendingPurchases(
+      userId,
+      new Date(now.getTime() - RECONCILE_AFTER_MS),
+      RECONCILE_BATCH,
+    );
+    for (const purchase of stale) {
+      try {
+        const found = await this.provider.lookupCharge(purchase);
+        await this.billing.transaction(async (em) => {
+          if (found.status === 'succeeded') {
+            await this.settlePurchase(em, purchase.id, found.ref);
+          } else if (found.status === 'failed') {
+            await this.failPurchase(em, purchase.id, found.ref, found.failure);
+          } else if (
+            found.status === 'missing' &&
+            now.getTime() - purchase.createdAt.getTime() > MISSING_CHARGE_FAILS_AFTER_MS
+          ) {
+            await this.failPurchase(em, purchase.id, null, 'never charged: the payment provider has no such payment');
+          }
+        });
+      } catch (err) {
+        this.logger.warn({
+          message: 'a pending purchase could not be looked up; it stays pending',
+          purchaseId: purchase.id,
+          errorType: err instanceof Error ? err.name : 'unknown',
+        });
+      }
+    }
   }
 
   /** Without a payment provider, every payment is refused before anything else is looked at. */

@@ -23,6 +23,14 @@ export interface ChargeResult {
   outcome: 'succeeded' | 'pending';
 }
 
+/** What the provider knows of a purchase's charge when asked later (its answer or its event went missing). */
+export type ChargeLookup =
+  | { status: 'succeeded'; ref: string }
+  | { status: 'failed'; ref: string | null; failure: string }
+  | { status: 'pending' }
+  /** The provider has no charge for it: the request never reached it. */
+  | { status: 'missing' };
+
 /** The subscription after a change: its id at the provider (null when there is none, e.g. on `free`) and its state. */
 export interface SubscriptionResult {
   subscriptionId: string | null;
@@ -108,6 +116,8 @@ export interface PaymentProvider {
     card: CardOnFile,
     purchase: { id: string; amountCents: number; credits: number },
   ): Promise<ChargeResult>;
+  /** Looks up a purchase's charge: by its reference when known, else by the purchase id it carries. */
+  lookupCharge(purchase: { id: string; providerRef: string | null }): Promise<ChargeLookup>;
   /** Creates, changes, pays again or ends the tier's subscription; PAYMENT_FAILED when declined. */
   changeSubscription(customer: BillingCustomer, change: SubscriptionChange): Promise<SubscriptionResult>;
   /** Verifies a webhook delivery's signature and reads it (WEBHOOK_SECRET_INVALID when forged). */
@@ -164,6 +174,10 @@ export class NoPaymentProvider implements PaymentProvider {
 
   async changeSubscription(): Promise<SubscriptionResult> {
     throw paymentsNotConfigured();
+  }
+
+  async lookupCharge(): Promise<ChargeLookup> {
+    return { status: 'missing' };
   }
 
   async readEvent(): Promise<BillingEvent> {
@@ -232,6 +246,11 @@ export class TestPaymentProvider implements PaymentProvider {
       this.charge(change.card, this.tierPriceCents(change.tier), `${change.tier} subscription`);
     }
     return { subscriptionId: null, status: 'active' };
+  }
+
+  /** The test provider answers every charge at once and keeps nothing: a purchase left pending was never charged. */
+  async lookupCharge(): Promise<ChargeLookup> {
+    return { status: 'missing' };
   }
 
   async readEvent(): Promise<BillingEvent> {

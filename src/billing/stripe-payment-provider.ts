@@ -6,6 +6,7 @@ import type {
   BillingCustomer,
   BillingEvent,
   CardOnFile,
+  ChargeLookup,
   ChargeResult,
   PaymentProvider,
   SubscriptionChange,
@@ -183,6 +184,38 @@ export class StripePaymentProvider implements PaymentProvider {
       default:
         // requires_payment_method (declined without an error), canceled, …: nothing was taken.
         throw new AppError('PAYMENT_FAILED', `The card ending ${card.last4} was declined (${intent.status})`);
+    }
+  }
+
+  async lookupCharge(purchase: { id: string; providerRef: string | null }): Promise<ChargeLookup> {
+    let intent: Stripe.PaymentIntent | undefined;
+    if (purchase.providerRef !== null) {
+      intent = await this.call('read the payment', () => this.stripe.paymentIntents.retrieve(purchase.providerRef!));
+    } else {
+      // The charge's answer never came back: find it by the purchase id it carries (Stripe's search
+      // lags writes by about a minute, so only purchases older than that are looked up).
+      const found = await this.call('search the payments', () =>
+        this.stripe.paymentIntents.search({
+          query: `metadata['${STRIPE_METADATA.purchaseId}']:'${purchase.id}'`,
+          limit: 10,
+        }),
+      );
+      intent = found.data.find((pi) => pi.metadata?.[STRIPE_METADATA.purchaseId] === purchase.id);
+    }
+    if (intent === undefined) {
+      return { status: 'missing' };
+    }
+    switch (intent.status) {
+      case 'succeeded':
+        return { status: 'succeeded', ref: intent.id };
+      case 'processing':
+        return { status: 'pending' };
+      default:
+        return {
+          status: 'failed',
+          ref: intent.id,
+          failure: `declined (${intent.last_payment_error?.decline_code ?? intent.last_payment_error?.code ?? intent.status})`,
+        };
     }
   }
 

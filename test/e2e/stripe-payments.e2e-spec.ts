@@ -233,6 +233,61 @@ describe('payments with Stripe, against stripe-mock and signed events (e2e)', ()
     expect(await ledgerRows(user.id)).toBe(rows + 1);
   });
 
+  it('a charge whose answer and event both went missing is settled by asking Stripe when the user reads billing', async () => {
+    const user = await withCard();
+    const before = (await billing(user)).credits as number;
+    // Stripe unreachable for the charge (the SDK's retries included): outcome unknown, purchase pending.
+    proxy.fail({ method: 'POST', path: /^\/v1\/payment_intents$/ }, 500, {
+      error: { type: 'api_error', message: 'An unknown error occurred' },
+    });
+    const lost = await http.post('/api/billing/credits/purchase', { amount: 400 }, { token: user.token });
+    expectError(lost, 'PAYMENT_FAILED', 402);
+    expect(lost.body.error).toContain('the credits are added when Stripe confirms it');
+    const never = await http.post('/api/billing/credits/purchase', { amount: 600 }, { token: user.token });
+    expectError(never, 'PAYMENT_FAILED', 402);
+    proxy.clear();
+    const pending = (await http.get('/api/billing/purchases', { token: user.token })).body.items;
+    expect(pending.map((p: { status: string; credits: number }) => [p.status, p.credits])).toEqual([
+      ['pending', 600],
+      ['pending', 400],
+    ]);
+    const [second, first] = pending as Array<{ id: string }>;
+    // Read too soon, nothing is asked; later, the one Stripe charged after all is found by its
+    // purchase id and granted; the one Stripe never saw fails once it is an hour old.
+    expect((await billing(user)).credits).toBe(before);
+    expect(proxy.requests({ path: /^\/v1\/payment_intents\/search$/ })).toHaveLength(0);
+    await sql("UPDATE credit_purchases SET created_at = now() - interval '3 minutes' WHERE id = $1", [first!.id]);
+    await sql("UPDATE credit_purchases SET created_at = now() - interval '2 hours' WHERE id = $1", [second!.id]);
+    proxy.rewrite({ method: 'GET', path: /^\/v1\/payment_intents\/search$/ }, (found, request) => {
+      const charged = request.query.query?.includes(first!.id) === true;
+      const fixture = (found.data as Array<Record<string, unknown>>)[0]!;
+      return {
+        ...found,
+        data: charged
+          ? [{ ...fixture, id: 'pi_found_1', status: 'succeeded', metadata: { agentsite_purchase_id: first!.id } }]
+          : [],
+      };
+    });
+    expect((await billing(user)).credits).toBe(before + 400);
+    const searched = proxy.requests({ path: /^\/v1\/payment_intents\/search$/ });
+    expect(searched.map((r) => r.query.query)).toEqual(
+      expect.arrayContaining([
+        `metadata['agentsite_purchase_id']:'${first!.id}'`,
+        `metadata['agentsite_purchase_id']:'${second!.id}'`,
+      ]),
+    );
+    // Newest first by when they were made (the second now reads as two hours old).
+    const settled = (await http.get('/api/billing/purchases', { token: user.token })).body.items;
+    expect(settled.map((p: { id: string; status: string }) => [p.id, p.status])).toEqual([
+      [first!.id, 'succeeded'],
+      [second!.id, 'failed'],
+    ]);
+    // Settled ones are not asked again, and the credits stay granted once.
+    proxy.clear();
+    expect((await billing(user)).credits).toBe(before + 400);
+    expect(proxy.requests()).toHaveLength(0);
+  });
+
   it('a declined card is PAYMENT_FAILED: the purchase is failed and nothing is granted, even by its failure event', async () => {
     const user = await withCard();
     const before = (await billing(user)).credits as number;
