@@ -1,5 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { AppError } from '../common/app-error.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import { BillingRepository } from './billing.repository.js';
 import { BillingService } from './billing.service.js';
 import {
@@ -29,10 +31,18 @@ export class BillingEventsService {
     private readonly billing: BillingRepository,
     private readonly service: BillingService,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
+    private readonly metrics: MetricsService,
   ) {}
 
   async receive(rawBody: Buffer, signature: string | undefined): Promise<EventReceipt> {
-    const event = await this.provider.readEvent(rawBody, signature);
+    let event: BillingEvent;
+    try {
+      event = await this.provider.readEvent(rawBody, signature);
+    } catch (err) {
+      const code = err instanceof AppError ? err.code : 'INTERNAL_ERROR';
+      this.metrics.paymentEvents.inc({ type: 'unread', outcome: 'refused', code });
+      throw err;
+    }
     const applied = await this.billing.transaction(async (em) => {
       if (!(await this.billing.recordEvent(em, event.id, event.type))) {
         return false;
@@ -45,6 +55,12 @@ export class BillingEventsService {
       eventId: event.id,
       eventType: event.type,
       duplicate: !applied,
+    });
+    // The type label is bounded: the kinds the service reads, every other type counted as `other`.
+    this.metrics.paymentEvents.inc({
+      type: event.kind === 'ignored' ? 'other' : event.type,
+      outcome: applied ? 'applied' : 'duplicate',
+      code: 'none',
     });
     return { received: true, duplicate: !applied };
   }

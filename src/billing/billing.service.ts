@@ -5,6 +5,7 @@ import { AppError } from '../common/app-error.js';
 import { type Page, pageOf, type PageQuery } from '../common/pagination.js';
 import type { PaymentProviderName } from '../config/settings.js';
 import { CreditsService } from '../credits/credits.service.js';
+import { MetricsService } from '../metrics/metrics.service.js';
 import type { LedgerEntry } from '../credits/ledger-entry.js';
 import type { UserEntity } from '../users/user.entity.js';
 import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
@@ -79,6 +80,7 @@ export class BillingService {
     private readonly billing: BillingRepository,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
     private readonly credits: CreditsService,
+    private readonly metrics: MetricsService,
   ) {}
 
   async describe(userId: string): Promise<BillingResponse> {
@@ -208,12 +210,15 @@ export class BillingService {
     } catch (err) {
       if (err instanceof AppError && !(err instanceof PaymentOutcomeUnknown)) {
         await this.billing.transaction((em) => this.failPurchase(em, purchase.id, null, err.message));
+      } else {
+        this.metrics.creditPurchases.inc({ outcome: 'pending' });
       }
       throw err;
     }
     if (charged.outcome === 'succeeded') {
       await this.billing.transaction((em) => this.settlePurchase(em, purchase.id, charged.ref));
     } else {
+      this.metrics.creditPurchases.inc({ outcome: 'pending' });
       await this.billing.transaction(async (em) => {
         // Pending: the provider's event grants the credits. Keep its reference for the operator.
         const row = await this.billing.lockPurchase(em, purchase.id);
@@ -259,6 +264,7 @@ export class BillingService {
     }
     await this.billing.settlePurchase(em, purchaseId, 'succeeded', paymentRef, null);
     await this.credits.adjust(row.userId, row.credits, 'purchase', `purchase:${purchaseId}`, em);
+    this.metrics.creditPurchases.inc({ outcome: 'succeeded' });
     return true;
   }
 
@@ -267,6 +273,7 @@ export class BillingService {
     const row = await this.billing.lockPurchase(em, purchaseId);
     if (row?.status === 'pending') {
       await this.billing.settlePurchase(em, purchaseId, 'failed', paymentRef, failure.slice(0, 500));
+      this.metrics.creditPurchases.inc({ outcome: 'failed' });
     }
   }
 

@@ -34,6 +34,20 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly paymentEvents = new Counter({
+    name: 'agentsite_payment_events_total',
+    help: "The payment provider's webhook events: applied, duplicate (applied before) or refused (with the answer's error code)",
+    labelNames: ['type', 'outcome', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly creditPurchases = new Counter({
+    name: 'agentsite_credit_purchases_total',
+    help: 'Credit purchases as they settle: succeeded or failed (by the API answer, an event or a look-up), or left pending',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly runsQueued = new Counter({
     name: 'agentsite_runs_queued_total',
     help: 'Runs queued, by trigger (manual, webhook: the API; schedule: the worker)',

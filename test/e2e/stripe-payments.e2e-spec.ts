@@ -35,6 +35,8 @@ const customerRow = async (userId: string) =>
     )
   )[0];
 
+const METRICS_TOKEN = 'stripe-e2e-metrics-token-0123456789abcdef';
+
 /** Seconds since the epoch, `offset` from now: Stripe's `created`. */
 const at = (offset: number): number => Math.floor(Date.now() / 1000) + offset;
 
@@ -48,7 +50,7 @@ describe('payments with Stripe, against stripe-mock and signed events (e2e)', ()
     // The API talks to stripe-mock through a proxy that records each request and can hold, alter or
     // fail an answer (stripe-mock is stateless: its PaymentIntents never succeed on their own).
     proxy = await StripeProxy.start(stripeMockApiBase());
-    const stripe = stripeEnv({ apiBase: proxy.url });
+    const stripe = stripeEnv({ apiBase: proxy.url, env: { METRICS_TOKEN } });
     webhookSecret = stripe.webhookSecret;
     stack = await Stack.start({ worker: false, env: stripe.env });
     http = new Http(stack.baseUrl);
@@ -514,5 +516,40 @@ describe('payments with Stripe, against stripe-mock and signed events (e2e)', ()
       forged.id,
     ]);
     expect(recorded[0]!.n).toBe(0);
+  });
+
+  it('counts events applied, repeated and refused, and purchases as they settle, in the metrics', async () => {
+    const series = async (): Promise<string> =>
+      (await http.get('/api/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text;
+    const value = (text: string, line: string): number =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(`${line} `))
+          ?.split(' ')[1] ?? 0,
+      );
+    const applied = 'agentsite_payment_events_total{type="payment_intent.succeeded",outcome="applied",code="none"}';
+    const duplicate = 'agentsite_payment_events_total{type="payment_intent.succeeded",outcome="duplicate",code="none"}';
+    const refused = 'agentsite_payment_events_total{type="unread",outcome="refused",code="WEBHOOK_SECRET_INVALID"}';
+    const granted = 'agentsite_credit_purchases_total{outcome="succeeded"}';
+    const before = await series();
+
+    const user = await withCard();
+    proxy.rewrite({ method: 'POST', path: /^\/v1\/payment_intents$/, once: true }, (intent) => ({
+      ...intent,
+      status: 'processing',
+    }));
+    const purchase = (await http.post('/api/billing/credits/purchase', { amount: 100 }, { token: user.token })).body
+      .purchase;
+    const event = succeeded(purchase, user, 'pi_metrics_1');
+    await deliver(event);
+    await deliver(event);
+    await deliver(event, 'whsec_forged_for_the_metrics');
+
+    const after = await series();
+    expect(value(after, applied) - value(before, applied)).toBe(1);
+    expect(value(after, duplicate) - value(before, duplicate)).toBe(1);
+    expect(value(after, refused) - value(before, refused)).toBe(1);
+    expect(value(after, granted) - value(before, granted)).toBe(1);
   });
 });
