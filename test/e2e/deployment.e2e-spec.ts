@@ -5,27 +5,38 @@ import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Connection } from '@temporalio/client';
 import YAML from 'yaml';
-import { loadSettings } from '../../src/config/settings.js';
+import { loadSettings, PAYMENT_PROVIDERS } from '../../src/config/settings.js';
 import { testEnv } from '../setup/shared-runtime.js';
 
 const root = process.cwd();
 const read = (file: string): string => readFileSync(path.join(root, file), 'utf8');
 
-/** Every variable loadSettings reads, found by watching it read an empty environment. */
+/**
+ * Every variable loadSettings reads, found by watching it read an empty environment, and one that
+ * names each payment provider (whose own settings are read only then; the missing ones refused).
+ */
 function settingNames(): string[] {
   const names = new Set<string>();
-  const env = new Proxy(
-    { DATA_DIR: mkdtempSync(path.join(tmpdir(), 'names-')) } as Record<string, string | undefined>,
-    {
-      get(target, name) {
-        if (typeof name === 'string') {
-          names.add(name);
-        }
-        return target[name as string];
+  const watched = (start: Record<string, string>): Record<string, string | undefined> =>
+    new Proxy(
+      { DATA_DIR: mkdtempSync(path.join(tmpdir(), 'names-')), ...start } as Record<string, string | undefined>,
+      {
+        get(target, name) {
+          if (typeof name === 'string') {
+            names.add(name);
+          }
+          return target[name as string];
+        },
       },
-    },
-  );
-  loadSettings(env);
+    );
+  loadSettings(watched({}));
+  for (const provider of PAYMENT_PROVIDERS) {
+    try {
+      loadSettings(watched({ PAYMENT_PROVIDER: provider }));
+    } catch {
+      // Refused for the settings this provider needs and the empty environment lacks: read all the same.
+    }
+  }
   return [...names].sort();
 }
 
