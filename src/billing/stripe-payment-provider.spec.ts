@@ -164,6 +164,32 @@ describe('Stripe charges', () => {
     expect(error.message).toContain('when Stripe confirms it');
   });
 
+  it('a request Stripe refused charged nothing: PAYMENT_FAILED, the purchase known to be failed', async () => {
+    const staleCard = providerCharging(() =>
+      Promise.reject(
+        new Stripe.errors.StripeInvalidRequestError({
+          type: 'invalid_request_error',
+          code: 'resource_missing',
+          param: 'payment_method',
+          message: "No such PaymentMethod: 'pm_test_tok_visa_1'",
+        }),
+      ),
+    );
+    const error = await failure(staleCard.chargeCredits(CUSTOMER, CARD, PURCHASE));
+    expect(error).not.toBeInstanceOf(PaymentOutcomeUnknown);
+    expect(error.message).toContain('add the card again');
+    const limited = providerCharging(() =>
+      Promise.reject(
+        new Stripe.errors.StripeRateLimitError({ type: 'rate_limit_error', message: 'Too many requests' }),
+      ),
+    );
+    expect(await failure(limited.chargeCredits(CUSTOMER, CARD, PURCHASE))).not.toBeInstanceOf(PaymentOutcomeUnknown);
+    const stripeDown = providerCharging(() =>
+      Promise.reject(new Stripe.errors.StripeAPIError({ type: 'api_error', message: 'An unknown error occurred' })),
+    );
+    expect(await failure(stripeDown.chargeCredits(CUSTOMER, CARD, PURCHASE))).toBeInstanceOf(PaymentOutcomeUnknown);
+  });
+
   it("maps the PaymentIntent's status: succeeded, processing is pending, anything else declined", async () => {
     const answering = (status: string) => providerCharging(() => Promise.resolve({ id: 'pi_9', status }));
     await expect(answering('succeeded').chargeCredits(CUSTOMER, CARD, PURCHASE)).resolves.toEqual({

@@ -363,8 +363,22 @@ export class StripePaymentProvider implements PaymentProvider {
     const type = err instanceof Stripe.errors.StripeError ? err.type : err instanceof Error ? err.name : 'unknown';
     const code = err instanceof Stripe.errors.StripeError ? err.code : undefined;
     this.logger.error({ message: `Stripe: could not ${what}`, errorType: type, code });
-    const message = `The payment provider could not ${what} (${type}); ${unknownOutcome ?? 'nothing was charged'}. Try again later.`;
-    return unknownOutcome === undefined ? new AppError('PAYMENT_FAILED', message) : new PaymentOutcomeUnknown(message);
+    // Stripe refused the request itself (a 4xx: invalid, unauthenticated, rate limited, an
+    // idempotency conflict): nothing was done. Only no answer, or Stripe's own 5xx, leaves the
+    // outcome unknown.
+    const refused =
+      err instanceof Stripe.errors.StripeError &&
+      !(err instanceof Stripe.errors.StripeConnectionError) &&
+      !(err instanceof Stripe.errors.StripeAPIError);
+    if (refused && err instanceof Stripe.errors.StripeInvalidRequestError && err.param === 'payment_method') {
+      return new AppError(
+        'PAYMENT_FAILED',
+        `Stripe does not accept the stored card (${code ?? type}): add the card again`,
+      );
+    }
+    const outcome = refused ? undefined : unknownOutcome;
+    const message = `The payment provider could not ${what} (${type}); ${outcome ?? 'nothing was charged'}. Try again later.`;
+    return outcome === undefined ? new AppError('PAYMENT_FAILED', message) : new PaymentOutcomeUnknown(message);
   }
 }
 
