@@ -16,6 +16,7 @@ import {
   inviteMember,
   openBilling,
   openWorkspace,
+  purchaseRows,
   setTierByApi,
   shownBalance,
 } from './steps/billing.js';
@@ -63,11 +64,29 @@ describe('console: plan & credits, workspaces, admin', () => {
     // The page a reload shows agrees with the API.
     const billing = await w.http.get('/api/billing', { token: await tokenOf(page) });
     expect(billing.body.credits).toBe(400);
+    // The test provider settles at once: the purchase is listed as succeeded; the declined one as failed.
+    await expect(purchaseRows(page)).resolves.toEqual([
+      { credits: '300', amount: '$3.00', status: 'succeeded' },
+      { credits: '300', amount: '$3.00', status: 'failed' },
+    ]);
+    await expect(page.getByLabel('Credits to buy').getAttribute('min')).resolves.toBe('1');
 
     await page.getByLabel('Tier').selectOption('pro');
     await page.getByRole('button', { name: 'Change subscription' }).click();
     await page.getByRole('status').filter({ hasText: 'You are now on pro.' }).waitFor();
     await expect(page.getByTestId('tier').textContent()).resolves.toBe('pro');
+
+    // A failed renewal: past due, with the free tier's limits, until "Pay now" charges the card again.
+    const me = await w.http.get('/api/me', { token: await tokenOf(page) });
+    await w.http.patch(`/api/admin/users/${me.body.id}`, { subscriptionStatus: 'past_due' }, { token: w.admin.token });
+    await openBilling(page);
+    await page.getByText('The last payment of your pro subscription failed').waitFor();
+    await page.getByRole('button', { name: 'Pay now' }).click();
+    await page.getByRole('status').filter({ hasText: 'Paid: the subscription is active.' }).waitFor();
+    await expect(page.getByRole('button', { name: 'Pay now' }).count()).resolves.toBe(0);
+    await expect(
+      w.http.get('/api/billing', { token: await tokenOf(page) }).then((r) => r.body.subscriptionStatus),
+    ).resolves.toBe('active');
     await expectAccessible(page, 'plan & credits');
     await screenshot(page, 'billing');
     await page.close();
