@@ -171,8 +171,8 @@ function StripeForm({ billing, onStored }: { billing: Billing; onStored: () => P
     case 'failed':
       return fallback(
         <>
-          Stripe’s card field could not be loaded ({stripeJs.why}): this browser cannot reach js.stripe.com. Enter a
-          payment method instead.
+          Stripe’s card field is not available: {stripeJs.why}. This browser cannot reach js.stripe.com (offline, or
+          blocked by a network filter or an extension). Enter a payment method instead.
         </>,
       );
     case 'ready':
