@@ -200,3 +200,33 @@ describe('console: plan & credits, workspaces, admin', () => {
     expect(w.pageErrors).toEqual([]);
   });
 });
+
+describe('console: plan & credits on a server without payments (PAYMENT_PROVIDER=none)', () => {
+  let w: ConsoleWorld;
+
+  beforeAll(async () => {
+    w = await startConsoleWorld({ env: { PAYMENT_PROVIDER: 'none' } });
+  });
+
+  afterAll(async () => {
+    await w?.stop();
+  });
+
+  it('says payments are off instead of offering forms that can only fail', async () => {
+    const page = await w.newPage();
+    await signUp(page);
+    await openBilling(page);
+    const card = page.getByRole('region', { name: 'Payment method' });
+    await expect(card.textContent()).resolves.toContain('Payments are off on this server');
+    await expect(page.getByLabel(/payment method token/i).count()).resolves.toBe(0);
+    await expect(page.getByRole('region', { name: 'Buy credits' }).textContent()).resolves.toContain(
+      'Payments are off on this server',
+    );
+    await expect(page.getByLabel('Credits to buy').count()).resolves.toBe(0);
+    await expect(page.getByRole('region', { name: 'Purchases' }).count()).resolves.toBe(0);
+    expect(await shownBalance(page)).toBe(100);
+    await expectAccessible(page, 'plan & credits (payments off)');
+    await page.close();
+    expect(w.pageErrors).toEqual([]);
+  });
+});
