@@ -71,16 +71,22 @@ export class BillingRepository {
     return rows[0]!.customer_id;
   }
 
-  /** The subscription selling the tier now, and the instant from which older provider events are stale. */
+  /**
+   * The subscription selling the tier now, and the instant from which older provider events are
+   * stale (it never moves back: a change made now does not revive events older than one applied).
+   */
   async setSubscription(
     em: EntityManager,
     userId: string,
     subscriptionId: string | null,
     statusEventAt: Date,
   ): Promise<void> {
-    await em
-      .getRepository(BillingCustomerEntity)
-      .update({ userId }, { subscriptionId, statusEventAt, updatedAt: new Date() });
+    await em.query(
+      `UPDATE billing_customers
+          SET subscription_id = $2, status_event_at = GREATEST(status_event_at, $3), updated_at = now()
+        WHERE user_id = $1`,
+      [userId, subscriptionId, statusEventAt],
+    );
   }
 
   async createPurchase(purchase: { id: string; userId: string; credits: number; amountCents: number }): Promise<void> {

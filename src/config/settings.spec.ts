@@ -324,3 +324,66 @@ describe('operations settings', () => {
     }
   });
 });
+
+describe('Stripe settings', () => {
+  const secrets = { JWT_SECRET: 'x'.repeat(40), VAULT_KEY: KEY };
+  const stripe = {
+    PAYMENT_PROVIDER: 'stripe',
+    STRIPE_SECRET_KEY: 'sk_test_abc123',
+    STRIPE_WEBHOOK_SECRET: 'whsec_abc123',
+    STRIPE_PRICE_PRO: 'price_pro1',
+    STRIPE_PRICE_HARNESS: 'price_harness1',
+    STRIPE_PRICE_TEAM: 'price_team1',
+  };
+
+  it('are read only with PAYMENT_PROVIDER=stripe, each price by its tier', () => {
+    expect(loadSettings({ DATA_DIR: tempDir(), ...secrets }).stripe).toBeUndefined();
+    const settings = loadSettings({
+      DATA_DIR: tempDir(),
+      ...secrets,
+      ...stripe,
+      STRIPE_PUBLISHABLE_KEY: 'pk_test_xyz',
+      STRIPE_API_BASE: 'http://127.0.0.1:12111',
+    });
+    expect(settings.paymentProvider).toBe('stripe');
+    expect(settings.stripe).toEqual({
+      secretKey: 'sk_test_abc123',
+      webhookSecret: 'whsec_abc123',
+      publishableKey: 'pk_test_xyz',
+      apiBase: 'http://127.0.0.1:12111',
+      prices: { pro: 'price_pro1', harness: 'price_harness1', team: 'price_team1' },
+    });
+  });
+
+  it('refuse a missing or misshapen key, secret or price, naming each and never printing the secrets', () => {
+    let error: unknown;
+    try {
+      loadSettings({
+        DATA_DIR: tempDir(),
+        ...secrets,
+        PAYMENT_PROVIDER: 'stripe',
+        STRIPE_SECRET_KEY: 'pk_live_secret-value',
+        STRIPE_PRICE_PRO: 'prod_1',
+        STRIPE_PUBLISHABLE_KEY: 'sk_live_oops',
+        STRIPE_API_BASE: 'ftp://x',
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(SettingsError);
+    const message = (error as SettingsError).message;
+    for (const name of [
+      'STRIPE_SECRET_KEY must look like',
+      'PAYMENT_PROVIDER=stripe needs STRIPE_WEBHOOK_SECRET',
+      'STRIPE_PRICE_PRO must look like price_',
+      'PAYMENT_PROVIDER=stripe needs STRIPE_PRICE_HARNESS',
+      'PAYMENT_PROVIDER=stripe needs STRIPE_PRICE_TEAM',
+      'STRIPE_PUBLISHABLE_KEY must look like',
+      'STRIPE_API_BASE',
+    ]) {
+      expect(message).toContain(name);
+    }
+    expect(message).not.toContain('secret-value');
+    expect(message).not.toContain('sk_live_oops');
+  });
+});

@@ -84,6 +84,18 @@ describe('payments: the provider is a setting, and none by default (e2e)', () =>
     expect(ledgerAfter).toEqual(ledgerBefore);
     // Going down to free costs nothing and needs no provider.
     expect((await http.post('/api/billing/subscription', { tier: 'free' }, { token: user.token })).status).toBe(200);
+    expect(after).toMatchObject({ provider: 'none', publishableKey: null });
+    expectError(await http.post('/api/billing/setup-intent', {}, { token: user.token }), 'PAYMENT_FAILED', 402);
+    // No provider, no provider events: the Stripe route is not there, whatever is sent to it.
+    const event = await http.request('POST', '/api/webhooks/stripe', {
+      rawBody: JSON.stringify({ id: 'evt_1', type: 'payment_intent.succeeded' }),
+      headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
+    });
+    expectError(event, 'NOT_FOUND', 404);
+    expect((await http.get('/api/billing/purchases', { token: user.token })).body).toEqual({
+      items: [],
+      nextCursor: null,
+    });
   });
 
   it('PAYMENT_PROVIDER=test without ALLOW_TEST_PAYMENTS: the API refuses to start, naming both settings', async () => {

@@ -5,16 +5,37 @@ import { startEmbeddedPostgres } from '../../scripts/runtime/postgres.js';
 import { freePort } from '../../scripts/runtime/processes.js';
 import { ensureTemporalCli, startTemporalDevServer } from '../../scripts/runtime/temporal.js';
 import { ensureChromium } from '../../scripts/runtime/chromium.js';
+import { ensureStripeMock, startStripeMock, type RunningStripeMock } from '../../scripts/runtime/stripe-mock.js';
 import { TEST_ENV } from './shared-runtime.js';
 
-/** Starts one real PostgreSQL and one real Temporal dev server for the whole test run. */
+/** Starts one real PostgreSQL, one real Temporal dev server and one stripe-mock for the whole test run. */
 export default async function globalSetup(): Promise<void> {
   const started = Date.now();
   const workDir = mkdtempSync(path.join(tmpdir(), 'agentsite-test-'));
   chmodSync(workDir, 0o755);
   const log = (line: string): void => console.log(`[test-setup] ${line}`);
 
-  const cliPath = await ensureTemporalCli(log);
+  // Beside the others, not after them; a failure fails the Stripe suites with its message, not the others.
+  const stripeMock: Promise<RunningStripeMock | undefined> = ensureStripeMock(log)
+    .then((file) => startStripeMock({ path: file, logFile: path.join(workDir, 'stripe-mock.log') }))
+    .then(
+      (running) => {
+        process.env[TEST_ENV.stripeApiBase] = running.apiBase;
+        return running;
+      },
+      (err: unknown) => {
+        process.env[TEST_ENV.stripeProblem] =
+          `stripe-mock is not available: ${err instanceof Error ? err.message : String(err)}`;
+        return undefined;
+      },
+    );
+  let cliPath: string;
+  try {
+    cliPath = await ensureTemporalCli(log);
+  } catch (err) {
+    await (await stripeMock)?.stop();
+    throw err;
+  }
   // Obtained once here (an apt-get must not run twice at once); a failure fails the browser suites
   // with its message, not the others.
   const chromium = ensureChromium(log).then(
@@ -30,14 +51,20 @@ export default async function globalSetup(): Promise<void> {
     freePort().then((port) =>
       startTemporalDevServer({ cliPath, port, namespace: 'default', logFile: path.join(workDir, 'temporal.log') }),
     ),
-  ]);
+  ]).catch(async (err: unknown) => {
+    // Jest runs no teardown after a failed setup: the stripe-mock would outlive the run.
+    await (await stripeMock)?.stop();
+    throw err;
+  });
   await chromium;
+  const stripe = await stripeMock;
   process.env[TEST_ENV.databaseUrl] = postgres.url;
   process.env[TEST_ENV.temporalAddress] = temporal.address;
   process.env[TEST_ENV.temporalCli] = cliPath;
   process.env[TEST_ENV.workDir] = workDir;
-  (globalThis as Record<string, unknown>).__agentsiteRuntime = { postgres, temporal, workDir };
+  (globalThis as Record<string, unknown>).__agentsiteRuntime = { postgres, temporal, stripeMock: stripe, workDir };
   log(
-    `PostgreSQL ${postgres.url.replace(/:[^:@]+@/, ':***@')}, Temporal ${temporal.address}, in ${Date.now() - started} ms`,
+    `PostgreSQL ${postgres.url.replace(/:[^:@]+@/, ':***@')}, Temporal ${temporal.address}, ` +
+      `stripe-mock ${stripe?.apiBase ?? `unavailable (${process.env[TEST_ENV.stripeProblem]})`}, in ${Date.now() - started} ms`,
   );
 }

@@ -7,6 +7,9 @@ export const TEST_ENV = {
   /** The Chromium of the browser suites, or CHROMIUM_UNAVAILABLE when none could be obtained. */
   chromium: 'AGENTSITE_TEST_CHROMIUM',
   chromiumProblem: 'AGENTSITE_TEST_CHROMIUM_PROBLEM',
+  /** The one stripe-mock of the run (http://127.0.0.1:<port>), or, when it could not be had, stripeProblem says why. */
+  stripeApiBase: 'AGENTSITE_TEST_STRIPE_API_BASE',
+  stripeProblem: 'AGENTSITE_TEST_STRIPE_PROBLEM',
 } as const;
 
 export function testEnv(name: keyof typeof TEST_ENV): string {

@@ -1,0 +1,10 @@
+/** `npm run stripe-mock:install`: obtains the stripe-mock of the Stripe tests now (once per machine). */
+import { ensureStripeMock } from './runtime/stripe-mock.js';
+
+ensureStripeMock((line) => console.log(`[stripe-mock] ${line}`)).then(
+  (file) => console.log(`[stripe-mock] using ${file}`),
+  (err: unknown) => {
+    console.error(`[stripe-mock] ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);
