@@ -64,7 +64,7 @@ describe('payments with Stripe, against stripe-mock and signed events (e2e)', ()
   });
 
   /** Delivers an event as Stripe does: the exact bytes, signed with the endpoint's secret. */
-  const deliver = (event: Record<string, unknown>, secret = webhookSecret): Promise<HttpAnswer> => {
+  const deliver = (event: object, secret = webhookSecret): Promise<HttpAnswer> => {
     const signed = signStripeEvent(event, secret);
     return http.request('POST', '/api/webhooks/stripe', {
       rawBody: signed.payload,
@@ -126,7 +126,11 @@ describe('payments with Stripe, against stripe-mock and signed events (e2e)', ()
 
     // A legacy card token becomes a PaymentMethod of the same customer; no second customer.
     proxy.clear();
-    const again = await http.post('/api/billing/payment-method', { paymentMethodToken: 'tok_visa' }, { token: user.token });
+    const again = await http.post(
+      '/api/billing/payment-method',
+      { paymentMethodToken: 'tok_visa' },
+      { token: user.token },
+    );
     expect(again.status).toBe(200);
     expect(proxy.requests().find((r) => r.path === '/v1/payment_methods')).toMatchObject({
       form: { type: 'card', 'card[token]': 'tok_visa' },
@@ -135,11 +139,19 @@ describe('payments with Stripe, against stripe-mock and signed events (e2e)', ()
     expect((await customerRow(user.id))!.customer_id).toBe(customerId);
 
     // Not a Stripe id at all, or one Stripe does not know: VALIDATION_ERROR on the field.
-    const bogus = await http.post('/api/billing/payment-method', { paymentMethodToken: 'card 4242' }, { token: user.token });
+    const bogus = await http.post(
+      '/api/billing/payment-method',
+      { paymentMethodToken: 'card 4242' },
+      { token: user.token },
+    );
     expectError(bogus, 'VALIDATION_ERROR', 400);
     expect(bogus.body.details[0].field).toBe('paymentMethodToken');
     proxy.fail({ method: 'POST', path: /^\/v1\/payment_methods\/pm_unknown\/attach$/ }, 400, {
-      error: { type: 'invalid_request_error', code: 'resource_missing', message: "No such PaymentMethod: 'pm_unknown'" },
+      error: {
+        type: 'invalid_request_error',
+        code: 'resource_missing',
+        message: "No such PaymentMethod: 'pm_unknown'",
+      },
     });
     expectError(
       await http.post('/api/billing/payment-method', { paymentMethodToken: 'pm_unknown' }, { token: user.token }),
@@ -165,7 +177,10 @@ describe('payments with Stripe, against stripe-mock and signed events (e2e)', ()
     }));
     const bought = await http.post('/api/billing/credits/purchase', { amount: 500 }, { token: user.token });
     expect(bought.status).toBe(200);
-    expect(bought.body).toMatchObject({ credits: before, purchase: { credits: 500, amountCents: 500, status: 'pending' } });
+    expect(bought.body).toMatchObject({
+      credits: before,
+      purchase: { credits: 500, amountCents: 500, status: 'pending' },
+    });
     const purchase = bought.body.purchase;
     const charge = proxy.requests().find((r) => r.path === '/v1/payment_intents')!;
     expect(charge).toMatchObject({
@@ -361,7 +376,9 @@ describe('payments with Stripe, against stripe-mock and signed events (e2e)', ()
     const second = (await customerRow(user.id))!.subscription_id;
     const free = await http.post('/api/billing/subscription', { tier: 'free' }, { token: user.token });
     expect(free.body).toMatchObject({ tier: 'free', subscriptionStatus: 'active' });
-    expect(proxy.requests().find((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${second}`)).toBeDefined();
+    expect(
+      proxy.requests().find((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${second}`),
+    ).toBeDefined();
     expect((await customerRow(user.id))!.subscription_id).toBeNull();
   });
 
@@ -388,7 +405,12 @@ describe('payments with Stripe, against stripe-mock and signed events (e2e)', ()
   it('a declined subscription payment is PAYMENT_FAILED and leaves the tier as it was', async () => {
     const user = await withCard();
     proxy.fail({ method: 'POST', path: /^\/v1\/subscriptions$/, once: true }, 402, {
-      error: { type: 'card_error', code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' },
+      error: {
+        type: 'card_error',
+        code: 'card_declined',
+        decline_code: 'generic_decline',
+        message: 'Your card was declined.',
+      },
     });
     expectError(
       await http.post('/api/billing/subscription', { tier: 'team' }, { token: user.token }),

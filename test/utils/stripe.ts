@@ -198,7 +198,12 @@ type JsonObject = Record<string, unknown>;
 
 type Rule = StripeRequestMatch &
   (
-    | { kind: 'hold'; released: Promise<void>; onReached: (request: RecordedStripeRequest) => void }
+    | {
+        kind: 'hold';
+        released: Promise<void>;
+        onReached: (request: RecordedStripeRequest) => void;
+        fn?: (body: JsonObject, request: RecordedStripeRequest) => JsonObject | void;
+      }
     | { kind: 'rewrite'; fn: (body: JsonObject, request: RecordedStripeRequest) => JsonObject | void }
     | { kind: 'fail'; status: number; body: unknown }
   );
@@ -257,13 +262,16 @@ export class StripeProxy {
     return this.recorded.filter((request) => match === undefined || matches(match, request));
   }
 
-  /** Forwards matching requests but keeps their answers until `release()`. */
-  hold(match: StripeRequestMatch): HeldStripeRequest {
+  /** Forwards matching requests but keeps their answers until `release()`; `fn` may alter them as `rewrite` does. */
+  hold(
+    match: StripeRequestMatch,
+    fn?: (body: JsonObject, request: RecordedStripeRequest) => JsonObject | void,
+  ): HeldStripeRequest {
     let release!: () => void;
     let onReached!: (request: RecordedStripeRequest) => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     const reached = new Promise<RecordedStripeRequest>((resolve) => (onReached = resolve));
-    this.rules.push({ ...match, kind: 'hold', released, onReached });
+    this.rules.push({ ...match, kind: 'hold', released, onReached, fn });
     this.releases.push(release);
     return { reached, release };
   }
@@ -348,7 +356,7 @@ export class StripeProxy {
     }
     const answer = await this.forward(req, body);
     let answerBody = answer.body;
-    if (rule?.kind === 'rewrite') {
+    if ((rule?.kind === 'rewrite' || rule?.kind === 'hold') && rule.fn !== undefined) {
       const parsed = JSON.parse(answerBody.toString('utf8')) as JsonObject;
       answerBody = Buffer.from(JSON.stringify(rule.fn(parsed, request) ?? parsed));
     }
