@@ -92,6 +92,33 @@ describe('console: plan & credits, workspaces, admin', () => {
     await page.close();
   });
 
+  it('pages through the purchases ten at a time, newest first', async () => {
+    const page = await w.newPage();
+    await signUp(page);
+    const token = await tokenOf(page);
+    expect(
+      (await w.http.post('/api/billing/payment-method', { paymentMethodToken: 'tok_visa' }, { token })).status,
+    ).toBe(200);
+    // Eleven purchases of 1..11 credits: the newest (11) first, the oldest (1) alone on the second page.
+    for (let amount = 1; amount <= 11; amount += 1) {
+      expect((await w.http.post('/api/billing/credits/purchase', { amount }, { token })).status).toBe(200);
+    }
+    await openBilling(page);
+    const credits = async () => (await purchaseRows(page)).map((row) => row.credits);
+    await expect(credits()).resolves.toEqual(['11', '10', '9', '8', '7', '6', '5', '4', '3', '2']);
+    await expect(page.getByRole('button', { name: 'Newer purchases' }).isDisabled()).resolves.toBe(true);
+    // The shown page stays until the next one has loaded: wait for its size (a header row and the purchases).
+    const rows = page.getByRole('table', { name: 'Purchases' }).getByRole('row');
+    await page.getByRole('button', { name: 'Older purchases' }).click();
+    await rows.nth(2).waitFor({ state: 'detached' });
+    await expect(credits()).resolves.toEqual(['1']);
+    await expect(page.getByRole('button', { name: 'Older purchases' }).isDisabled()).resolves.toBe(true);
+    await page.getByRole('button', { name: 'Newer purchases' }).click();
+    await rows.nth(10).waitFor();
+    await expect(credits()).resolves.toEqual(['11', '10', '9', '8', '7', '6', '5', '4', '3', '2']);
+    await page.close();
+  });
+
   it('creates a workspace (TIER_REQUIRED below team), invites, changes roles, refuses in place, acts in it', async () => {
     const page = await w.newPage();
     const owner = await signUp(page);
