@@ -97,7 +97,8 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   });
   // Nest answers unknown routes under /api itself; everything else gets the same NOT_FOUND body.
   await app.init();
-  for (const handler of serveConsole()) {
+  const stripeJs = settings.paymentProvider === 'stripe' && settings.stripe?.publishableKey !== undefined;
+  for (const handler of serveConsole({ stripeJs })) {
     app.use(handler);
   }
   app.use((req: Request, res: Response) => {

@@ -9,19 +9,51 @@ export const CONSOLE_DIR = fileURLToPath(new URL('../../console', import.meta.ur
 /** The console's page for the end of an OAuth connection (OAUTH_COMPLETE_URL's default). */
 export const CONSOLE_OAUTH_COMPLETE_PATH = '/oauth/complete';
 
+/** Where Stripe.js comes from, and what it needs: its script and frames, its API, its 3-D Secure frames. */
+const STRIPE_JS_ORIGIN = 'https://js.stripe.com';
+const STRIPE_API_ORIGIN = 'https://api.stripe.com';
+const STRIPE_HOOKS_ORIGIN = 'https://hooks.stripe.com';
+
+export interface ConsoleOptions {
+  /**
+   * The console may load Stripe.js for its card field (PAYMENT_PROVIDER=stripe with a publishable
+   * key): its policy then allows Stripe's origins, and nothing else is added.
+   */
+  stripeJs: boolean;
+}
+
 /**
- * The console runs only its own bundled code: no inline script or style, no other origin, no
- * framing. The OAuth completion page carries a code in its address: no Referer ever leaves.
+ * The console's Content-Security-Policy. It runs only its own bundled code: no inline script or
+ * style, no other origin, no framing; with Stripe.js exactly the origins Stripe documents for it
+ * (script and frames from js.stripe.com, frames from hooks.stripe.com, calls to api.stripe.com).
  */
-const CONSOLE_HEADERS: Record<string, string> = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-    "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'cross-origin-opener-policy': 'same-origin',
-};
+export function consolePolicy(options: ConsoleOptions): string {
+  const stripe = (...origins: string[]): string => (options.stripeJs ? ` ${origins.join(' ')}` : '');
+  return [
+    "default-src 'self'",
+    `script-src 'self'${stripe(STRIPE_JS_ORIGIN)}`,
+    "style-src 'self'",
+    "img-src 'self' data:",
+    `connect-src 'self'${stripe(STRIPE_API_ORIGIN)}`,
+    ...(options.stripeJs ? [`frame-src 'self' ${STRIPE_JS_ORIGIN} ${STRIPE_HOOKS_ORIGIN}`] : []),
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** The console's page headers. The OAuth completion page carries a code in its address: no Referer ever leaves. */
+function consoleHeaders(options: ConsoleOptions): Record<string, string> {
+  return {
+    'content-security-policy': consolePolicy(options),
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'cross-origin-opener-policy': 'same-origin',
+  };
+}
 
 export function consoleIsBuilt(dir = CONSOLE_DIR): boolean {
   return existsSync(path.join(dir, 'index.html'));
@@ -32,7 +64,7 @@ export function consoleIsBuilt(dir = CONSOLE_DIR): boolean {
  * GET that a browser makes outside /api (the console routes in the browser). Anything else, and
  * an asset that does not exist, falls through to the API's NOT_FOUND.
  */
-export function serveConsole(dir = CONSOLE_DIR): RequestHandler[] {
+export function serveConsole(options: ConsoleOptions, dir = CONSOLE_DIR): RequestHandler[] {
   if (!consoleIsBuilt(dir)) {
     return [];
   }
@@ -44,8 +76,9 @@ export function serveConsole(dir = CONSOLE_DIR): RequestHandler[] {
     fallthrough: true,
     setHeaders: (res) => res.setHeader('x-content-type-options', 'nosniff'),
   });
+  const headers = consoleHeaders(options);
   const withHeaders = (res: Response): void => {
-    for (const [name, value] of Object.entries(CONSOLE_HEADERS)) {
+    for (const [name, value] of Object.entries(headers)) {
       res.setHeader(name, value);
     }
   };

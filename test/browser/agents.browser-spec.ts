@@ -251,6 +251,8 @@ describe('console: agents', () => {
     await page.getByRole('heading', { name: 'Weekly reporter', level: 1 }).waitFor();
     const settings = page.getByRole('region', { name: 'Settings' });
     await expect(settings.textContent()).resolves.toContain('claude-test-model');
+    // The link is named once the vault's list has loaded (until then it shows the site's id).
+    await settings.getByRole('link', { name: site.body.name }).waitFor();
     await expect(settings.getByRole('link', { name: site.body.name }).count()).resolves.toBe(1);
     await expect(page.getByRole('region', { name: 'Schedule' }).textContent()).resolves.toContain('0 8 * * 1');
 

@@ -16,6 +16,7 @@ import {
   inviteMember,
   openBilling,
   openWorkspace,
+  purchaseRows,
   setTierByApi,
   shownBalance,
 } from './steps/billing.js';
@@ -63,13 +64,58 @@ describe('console: plan & credits, workspaces, admin', () => {
     // The page a reload shows agrees with the API.
     const billing = await w.http.get('/api/billing', { token: await tokenOf(page) });
     expect(billing.body.credits).toBe(400);
+    // The test provider settles at once: the purchase is listed as succeeded; the declined one as failed.
+    await expect(purchaseRows(page)).resolves.toEqual([
+      { credits: '300', amount: '$3.00', status: 'succeeded' },
+      { credits: '300', amount: '$3.00', status: 'failed' },
+    ]);
+    await expect(page.getByLabel('Credits to buy').getAttribute('min')).resolves.toBe('1');
 
     await page.getByLabel('Tier').selectOption('pro');
     await page.getByRole('button', { name: 'Change subscription' }).click();
     await page.getByRole('status').filter({ hasText: 'You are now on pro.' }).waitFor();
     await expect(page.getByTestId('tier').textContent()).resolves.toBe('pro');
+
+    // A failed renewal: past due, with the free tier's limits, until "Pay now" charges the card again.
+    const me = await w.http.get('/api/me', { token: await tokenOf(page) });
+    await w.http.patch(`/api/admin/users/${me.body.id}`, { subscriptionStatus: 'past_due' }, { token: w.admin.token });
+    await openBilling(page);
+    await page.getByText('The last payment of your pro subscription failed').waitFor();
+    await page.getByRole('button', { name: 'Pay now' }).click();
+    await page.getByRole('status').filter({ hasText: 'Paid: the subscription is active.' }).waitFor();
+    await expect(page.getByRole('button', { name: 'Pay now' }).count()).resolves.toBe(0);
+    await expect(
+      w.http.get('/api/billing', { token: await tokenOf(page) }).then((r) => r.body.subscriptionStatus),
+    ).resolves.toBe('active');
     await expectAccessible(page, 'plan & credits');
     await screenshot(page, 'billing');
+    await page.close();
+  });
+
+  it('pages through the purchases ten at a time, newest first', async () => {
+    const page = await w.newPage();
+    await signUp(page);
+    const token = await tokenOf(page);
+    expect(
+      (await w.http.post('/api/billing/payment-method', { paymentMethodToken: 'tok_visa' }, { token })).status,
+    ).toBe(200);
+    // Eleven purchases of 1..11 credits: the newest (11) first, the oldest (1) alone on the second page.
+    for (let amount = 1; amount <= 11; amount += 1) {
+      expect((await w.http.post('/api/billing/credits/purchase', { amount }, { token })).status).toBe(200);
+    }
+    await openBilling(page);
+    const credits = async () => (await purchaseRows(page)).map((row) => row.credits);
+    await expect(credits()).resolves.toEqual(['11', '10', '9', '8', '7', '6', '5', '4', '3', '2']);
+    await expect(page.getByRole('button', { name: 'Newer purchases' }).isDisabled()).resolves.toBe(true);
+    // The shown page stays until the next one has loaded: wait for its size (a header row and the purchases).
+    const rows = page.getByRole('table', { name: 'Purchases' }).getByRole('row');
+    await page.getByRole('button', { name: 'Older purchases' }).click();
+    await rows.nth(2).waitFor({ state: 'detached' });
+    await expect(credits()).resolves.toEqual(['1']);
+    await expect(page.getByRole('button', { name: 'Older purchases' }).isDisabled()).resolves.toBe(true);
+    await page.getByRole('button', { name: 'Newer purchases' }).click();
+    await rows.nth(10).waitFor();
+    await expect(credits()).resolves.toEqual(['11', '10', '9', '8', '7', '6', '5', '4', '3', '2']);
     await page.close();
   });
 
@@ -177,6 +223,36 @@ describe('console: plan & credits, workspaces, admin', () => {
     await expect(rows.count()).resolves.toBe(23);
     await expect(page.getByRole('button', { name: 'Show older entries' }).count()).resolves.toBe(0);
     await admin.close();
+    await page.close();
+    expect(w.pageErrors).toEqual([]);
+  });
+});
+
+describe('console: plan & credits on a server without payments (PAYMENT_PROVIDER=none)', () => {
+  let w: ConsoleWorld;
+
+  beforeAll(async () => {
+    w = await startConsoleWorld({ env: { PAYMENT_PROVIDER: 'none' } });
+  });
+
+  afterAll(async () => {
+    await w?.stop();
+  });
+
+  it('says payments are off instead of offering forms that can only fail', async () => {
+    const page = await w.newPage();
+    await signUp(page);
+    await openBilling(page);
+    const card = page.getByRole('region', { name: 'Payment method' });
+    await expect(card.textContent()).resolves.toContain('Payments are off on this server');
+    await expect(page.getByLabel(/payment method token/i).count()).resolves.toBe(0);
+    await expect(page.getByRole('region', { name: 'Buy credits' }).textContent()).resolves.toContain(
+      'Payments are off on this server',
+    );
+    await expect(page.getByLabel('Credits to buy').count()).resolves.toBe(0);
+    await expect(page.getByRole('region', { name: 'Purchases' }).count()).resolves.toBe(0);
+    expect(await shownBalance(page)).toBe(100);
+    await expectAccessible(page, 'plan & credits (payments off)');
     await page.close();
     expect(w.pageErrors).toEqual([]);
   });

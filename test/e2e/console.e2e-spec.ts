@@ -22,6 +22,27 @@ function browserGet(baseUrl: string, path: string, accept = 'text/html,applicati
   );
 }
 
+/** The console's policy on a server that does not load Stripe.js: its own code only. */
+const OWN_CODE_ONLY =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/** The Stripe settings a stack needs to boot with PAYMENT_PROVIDER=stripe (nothing calls Stripe here). */
+const STRIPE_ENV = {
+  PAYMENT_PROVIDER: 'stripe',
+  STRIPE_SECRET_KEY: 'sk_test_console',
+  STRIPE_WEBHOOK_SECRET: 'whsec_console',
+  STRIPE_PRICE_PRO: 'price_pro',
+  STRIPE_PRICE_HARNESS: 'price_harness',
+  STRIPE_PRICE_TEAM: 'price_team',
+};
+
+async function consolePolicyOf(baseUrl: string): Promise<string> {
+  const page = await browserGet(baseUrl, '/billing');
+  expect(page.status).toBe(200);
+  return String(page.headers['content-security-policy']);
+}
+
 describe('the console, served by the API (e2e)', () => {
   let stack: Stack;
   let http: Http;
@@ -42,9 +63,7 @@ describe('the console, served by the API (e2e)', () => {
       expect(page.headers['content-type']).toMatch(/^text\/html/);
       expect(page.text).toContain('<div id="root"></div>');
       const policy = String(page.headers['content-security-policy']);
-      expect(policy).toContain("script-src 'self'");
-      expect(policy).toContain("frame-ancestors 'none'");
-      expect(policy).not.toContain('unsafe-inline');
+      expect(policy).toBe(OWN_CODE_ONLY);
       expect(page.headers['referrer-policy']).toBe('no-referrer');
       expect(page.headers['x-frame-options']).toBe('DENY');
     }
@@ -75,5 +94,32 @@ describe('the console, served by the API (e2e)', () => {
     // The API itself is unchanged.
     const doc = await http.get('/api/docs/openapi.json');
     expect(doc.status).toBe(200);
+  });
+});
+
+describe('the console under PAYMENT_PROVIDER=stripe (e2e)', () => {
+  it('allows exactly the origins of Stripe.js when a publishable key is set, and nothing more without one', async () => {
+    const withKey = await Stack.start({
+      worker: false,
+      env: { ...STRIPE_ENV, STRIPE_PUBLISHABLE_KEY: 'pk_test_console' },
+    });
+    try {
+      expect(await consolePolicyOf(withKey.baseUrl)).toBe(
+        "default-src 'self'; script-src 'self' https://js.stripe.com; style-src 'self'; img-src 'self' data:; " +
+          "connect-src 'self' https://api.stripe.com; frame-src 'self' https://js.stripe.com https://hooks.stripe.com; " +
+          "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+      );
+      // The API's own answers keep their policy: Stripe's origins are for the console's page only.
+      const api = await new Http(withKey.baseUrl).get('/api/health');
+      expect(String(api.headers.get('content-security-policy'))).not.toContain('stripe');
+    } finally {
+      await withKey.stop();
+    }
+    const withoutKey = await Stack.start({ worker: false, env: STRIPE_ENV });
+    try {
+      expect(await consolePolicyOf(withoutKey.baseUrl)).toBe(OWN_CODE_ONLY);
+    } finally {
+      await withoutKey.stop();
+    }
   });
 });

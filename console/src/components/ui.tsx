@@ -1,5 +1,5 @@
 /** The console's building blocks: every page uses these, so errors, labels and progress look and read the same. */
-import { type ReactNode, useEffect, useId, useRef } from 'react';
+import { type ReactNode, useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { type ApiError } from '../api/client';
 
 /** An API error, where it happened: announced to screen readers, with the fields at fault listed. */
@@ -93,4 +93,77 @@ export function formatDate(value: string | null | undefined): string {
 /** Credits are cents. */
 export function formatCredits(credits: number): string {
   return `${credits.toLocaleString()} credits ($${(credits / 100).toFixed(2)})`;
+}
+
+/** Cursor paging (newest first): the cursor of the shown page, and the cursors of the pages before it. */
+export interface PagerState {
+  /** The shown page's cursor; undefined: the first page. */
+  cursor: string | undefined;
+  hasPrevious: boolean;
+  previous: () => void;
+  /** Shows the page that starts at `nextCursor` (the shown page's answer). */
+  next: (nextCursor: string) => void;
+  /** Back to the first page (after something new was added at the top). */
+  first: () => void;
+}
+
+export function usePager(): PagerState {
+  // Cursors of the pages before the shown one: "previous" pops, "next" pushes.
+  const [before, setBefore] = useState<Array<string | undefined>>([]);
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const previous = useCallback(() => {
+    setCursor(before[before.length - 1]);
+    setBefore(before.slice(0, -1));
+  }, [before]);
+  const next = useCallback(
+    (nextCursor: string) => {
+      setBefore([...before, cursor]);
+      setCursor(nextCursor);
+    },
+    [before, cursor],
+  );
+  const first = useCallback(() => {
+    setBefore([]);
+    setCursor(undefined);
+  }, []);
+  return useMemo(
+    () => ({ cursor, hasPrevious: before.length > 0, previous, next, first }),
+    [cursor, before.length, previous, next, first],
+  );
+}
+
+/** The Previous/Next buttons of a paged list; `nextCursor` is the shown page's (null: it is the last). */
+export function Pager({
+  pager,
+  nextCursor,
+  label,
+  previousLabel = 'Previous page',
+  nextLabel = 'Next page',
+}: {
+  pager: PagerState;
+  nextCursor: string | null;
+  /** The navigation's name ("Agent pages"). */
+  label: string;
+  previousLabel?: string;
+  nextLabel?: string;
+}) {
+  return (
+    <nav className="actions" aria-label={label}>
+      <button type="button" className="secondary" disabled={!pager.hasPrevious} onClick={pager.previous}>
+        {previousLabel}
+      </button>
+      <button
+        type="button"
+        className="secondary"
+        disabled={nextCursor === null}
+        onClick={() => {
+          if (nextCursor !== null) {
+            pager.next(nextCursor);
+          }
+        }}
+      >
+        {nextLabel}
+      </button>
+    </nav>
+  );
 }

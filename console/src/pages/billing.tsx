@@ -5,18 +5,20 @@ import { useSession } from '../session/session';
 import { BuyCredits, PaymentMethod } from './billing/payments';
 import { Ledger, useLedger } from './billing/ledger';
 import { LimitsTable, Subscription } from './billing/plan';
+import { Purchases, usePurchases } from './billing/purchases';
 
 /**
  * Plan & credits: the tier and its limits, the balance and its ledger, the payment method, buying
- * credits and changing the subscription. Credits belong to the user, whichever workspace is active.
+ * credits (and the purchases, some pending until the provider confirms them) and changing the subscription. Credits belong to the user, whichever workspace is active.
  */
 export function BillingPage() {
   const { refreshMe } = useSession();
   const billing = useLoad(() => unwrap(api.GET('/api/billing')), []);
   const ledger = useLedger();
-  /** After a payment: the balance, the ledger and the header's account all change. */
+  const purchases = usePurchases();
+  /** After a payment (or a pending one confirmed): the balance, the ledger, the purchases and the header's account change. */
   const changed = async () => {
-    await Promise.all([billing.reload(), ledger.reloadFirst(), refreshMe()]);
+    await Promise.all([billing.reload(), ledger.reloadFirst(), purchases.showNewest(), refreshMe()]);
   };
   const data = billing.data;
   return (
@@ -46,7 +48,8 @@ export function BillingPage() {
             <LimitsTable limits={data.limits} />
           </section>
           <PaymentMethod billing={data} onChange={() => billing.reload()} />
-          <BuyCredits onBought={changed} />
+          <BuyCredits billing={data} onBought={changed} />
+          {data.provider === 'none' ? null : <Purchases purchases={purchases} onRefresh={changed} />}
           <Subscription billing={data} onChange={changed} />
         </>
       )}

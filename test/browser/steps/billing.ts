@@ -62,6 +62,19 @@ export async function buyCredits(page: Page, amount: number): Promise<number> {
   return before + amount;
 }
 
+/** The rows of the Purchases table, newest first (its first page), once it has loaded. */
+export async function purchaseRows(page: Page): Promise<Array<{ credits: string; amount: string; status: string }>> {
+  const table = page.getByRole('table', { name: 'Purchases' });
+  await table.waitFor();
+  const rows = table.getByRole('row');
+  const shown: Array<{ credits: string; amount: string; status: string }> = [];
+  for (let i = 1; i < (await rows.count()); i += 1) {
+    const cells = await rows.nth(i).getByRole('cell').allTextContents();
+    shown.push({ credits: cells[1]!, amount: cells[2]!, status: cells[3]! });
+  }
+  return shown;
+}
+
 /** Sets the signed-in user's tier through the API, as the world's admin (the console's own admin page is adminSetsUser). */
 export async function setTierByApi(w: Pick<World, 'http' | 'admin'>, page: Page, tier: string): Promise<void> {
   const me = await w.http.get('/api/me', { token: await tokenOf(page) });

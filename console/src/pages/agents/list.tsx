@@ -1,9 +1,8 @@
 /** /agents: the agents of the active account or workspace, with trigger, next firing and last run. */
-import { useState } from 'react';
 import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { useLoad } from '../../api/hooks';
-import { Busy, ErrorNote, formatDate, PageTitle } from '../../components/ui';
+import { Busy, ErrorNote, formatDate, PageTitle, Pager, usePager } from '../../components/ui';
 import { type Agent, nextFiring, RunStatus, triggerLabel } from './parts';
 
 const PAGE_SIZE = 20;
@@ -33,8 +32,8 @@ function LastRun({ agentId }: { agentId: string }) {
 }
 
 export function AgentsPage() {
-  const [cursors, setCursors] = useState<Array<string | undefined>>([]);
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const pager = usePager();
+  const { cursor } = pager;
   const agents = useLoad(
     () =>
       unwrap(
@@ -88,30 +87,7 @@ export function AgentsPage() {
               ))}
             </tbody>
           </table>
-          <nav className="actions" aria-label="Agent pages">
-            <button
-              type="button"
-              className="secondary"
-              disabled={cursors.length === 0}
-              onClick={() => {
-                setCursor(cursors[cursors.length - 1]);
-                setCursors(cursors.slice(0, -1));
-              }}
-            >
-              Previous page
-            </button>
-            <button
-              type="button"
-              className="secondary"
-              disabled={agents.data.nextCursor === null}
-              onClick={() => {
-                setCursors([...cursors, cursor]);
-                setCursor(agents.data?.nextCursor ?? undefined);
-              }}
-            >
-              Next page
-            </button>
-          </nav>
+          <Pager pager={pager} nextCursor={agents.data.nextCursor} label="Agent pages" />
         </>
       )}
     </section>

@@ -3,7 +3,7 @@ import { type FormEvent, useEffect, useState } from 'react';
 import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { useAction, useLoad } from '../../api/hooks';
-import { Busy, ErrorNote, Field, formatDate } from '../../components/ui';
+import { Busy, ErrorNote, Field, formatDate, Pager, usePager } from '../../components/ui';
 import { type AgentDetail, isLive, type Run, RunStatus } from './parts';
 
 const PAGE_SIZE = 20;
@@ -13,9 +13,8 @@ const POLL_MS = 2000;
 const IDLE_POLL_MS = 15_000;
 
 export function RunsPanel({ agent }: { agent: AgentDetail }) {
-  // Cursors of the pages before the shown one: "Newer" pops, "Older" pushes.
-  const [cursors, setCursors] = useState<Array<string | undefined>>([]);
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const pager = usePager();
+  const { cursor, first: firstPage } = pager;
   const runs = useLoad(
     () =>
       unwrap(
@@ -55,8 +54,7 @@ export function RunsPanel({ agent }: { agent: AgentDetail }) {
     );
     setStarted(run);
     setInput('');
-    setCursors([]);
-    setCursor(undefined);
+    firstPage();
     await reload();
   });
   const cancel = useAction(async (runId: string) => {
@@ -179,30 +177,13 @@ export function RunsPanel({ agent }: { agent: AgentDetail }) {
                 </tbody>
               </table>
             )}
-            <nav className="actions" aria-label="Run pages">
-              <button
-                type="button"
-                className="secondary"
-                disabled={cursors.length === 0}
-                onClick={() => {
-                  setCursor(cursors[cursors.length - 1]);
-                  setCursors(cursors.slice(0, -1));
-                }}
-              >
-                Newer runs
-              </button>
-              <button
-                type="button"
-                className="secondary"
-                disabled={runs.data.nextCursor === null}
-                onClick={() => {
-                  setCursors([...cursors, cursor]);
-                  setCursor(runs.data?.nextCursor ?? undefined);
-                }}
-              >
-                Older runs
-              </button>
-            </nav>
+            <Pager
+              pager={pager}
+              nextCursor={runs.data.nextCursor}
+              label="Run pages"
+              previousLabel="Newer runs"
+              nextLabel="Older runs"
+            />
           </>
         )}
       </section>

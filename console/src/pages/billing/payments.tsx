@@ -1,26 +1,61 @@
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, type ReactNode, useEffect, useRef, useState } from 'react';
 import { api, type Schemas, unwrap } from '../../api/client';
 import { useAction } from '../../api/hooks';
-import { ErrorNote, Field, formatCredits } from '../../components/ui';
+import { Busy, ErrorNote, Field, formatCredits } from '../../components/ui';
+import { loadStripe, setupPaymentMethodId, type StripeCardElement, type StripeClient } from './stripe-js';
 
 type Billing = Schemas['BillingResponseDto'];
+type Purchase = Schemas['PurchaseDto'];
 
-/** The card on file, and the form that stores or replaces it with a token from the payment provider. */
+/** Stripe's smallest charge is 50 cents: the API refuses fewer credits under Stripe. */
+export const STRIPE_MINIMUM_CREDITS = 50;
+
+export function minimumCredits(billing: Billing): number {
+  return billing.provider === 'stripe' ? STRIPE_MINIMUM_CREDITS : 1;
+}
+
+const TEST_PROVIDER_HINT = (
+  <>
+    A one-time token from the payment provider. With the local test provider (<code>npm start</code>):{' '}
+    <code>tok_visa</code>, <code>tok_mastercard</code>, <code>tok_amex</code>, or <code>tok_chargeDeclined</code>{' '}
+    (stored, then declined on every charge).
+  </>
+);
+
+/** Stripe without its card field: the ids Stripe's test mode knows, or what a live account needs. */
+function stripeTokenHint(publishableKey: string | null): ReactNode {
+  if (publishableKey === null || publishableKey.startsWith('pk_test_')) {
+    return (
+      <>
+        A Stripe PaymentMethod id (<code>pm_…</code>) or card token (<code>tok_…</code>). In Stripe’s test mode:{' '}
+        <code>pm_card_visa</code> or <code>tok_visa</code> (a Visa ending in 4242), or{' '}
+        <code>pm_card_chargeDeclined</code> (stored, then declined on every charge).
+      </>
+    );
+  }
+  return (
+    <>
+      A Stripe PaymentMethod id (<code>pm_…</code>) or card token (<code>tok_…</code>) made with Stripe.js for this
+      account.
+    </>
+  );
+}
+
+/** The card on file, and how to store or replace it: this depends on who takes payments on this server. */
 export function PaymentMethod({ billing, onChange }: { billing: Billing; onChange: () => Promise<void> }) {
-  const [token, setToken] = useState('');
-  const [saved, setSaved] = useState(false);
-  const store = useAction(async () => {
-    await unwrap(api.POST('/api/billing/payment-method', { body: { paymentMethodToken: token.trim() } }));
-    setToken('');
-    await onChange();
-    setSaved(true);
-  });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    setSaved(false);
-    void store.run();
-  };
   const card = billing.paymentMethod;
+  let form: ReactNode;
+  switch (billing.provider) {
+    case 'none':
+      form = <p>Payments are off on this server: no card can be stored and nothing can be bought.</p>;
+      break;
+    case 'test':
+      form = <TokenForm hasCard={card !== null} hint={TEST_PROVIDER_HINT} onStored={onChange} />;
+      break;
+    case 'stripe':
+      form = <StripeForm billing={billing} onStored={onChange} />;
+      break;
+  }
   return (
     <section aria-labelledby="card-heading" className="panel">
       <h2 id="card-heading">Payment method</h2>
@@ -33,91 +68,287 @@ export function PaymentMethod({ billing, onChange }: { billing: Billing; onChang
           </>
         )}
       </p>
-      <form onSubmit={submit}>
-        <Field
-          label={card === null ? 'Payment method token' : 'New payment method token'}
-          error={store.error?.fieldMessage('paymentMethodToken')}
-          hint={
-            <>
-              A one-time token from the payment provider. With the local test provider (<code>npm start</code>):{' '}
-              <code>tok_visa</code>, <code>tok_mastercard</code>, <code>tok_amex</code>, or{' '}
-              <code>tok_chargeDeclined</code> (stored, then declined on every charge).
-            </>
-          }
-        >
-          {(p) => (
-            <input
-              {...p}
-              required
-              maxLength={200}
-              autoComplete="off"
-              spellCheck={false}
-              value={token}
-              onChange={(e) => setToken(e.target.value)}
-            />
-          )}
-        </Field>
-        <ErrorNote error={store.error} title="Could not store the payment method" />
-        {saved && store.error === undefined ? (
-          <p className="notice" role="status">
-            Payment method stored.
-          </p>
-        ) : null}
-        <button type="submit" disabled={store.busy}>
-          {store.busy ? 'Storing…' : card === null ? 'Add payment method' : 'Replace payment method'}
-        </button>
-      </form>
+      {form}
     </section>
   );
 }
 
-/** Buying credits: charged to the card on file; NO_PAYMENT_METHOD and PAYMENT_FAILED shown here. */
-export function BuyCredits({ onBought }: { onBought: () => Promise<void> }) {
+/** Stores a payment method given as a token or id, typed in. */
+function TokenForm({ hasCard, hint, onStored }: { hasCard: boolean; hint: ReactNode; onStored: () => Promise<void> }) {
+  const [token, setToken] = useState('');
+  const [saved, setSaved] = useState(false);
+  const store = useAction(async () => {
+    await unwrap(api.POST('/api/billing/payment-method', { body: { paymentMethodToken: token.trim() } }));
+    setToken('');
+    await onStored();
+    setSaved(true);
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setSaved(false);
+    void store.run();
+  };
+  return (
+    <form onSubmit={submit}>
+      <Field
+        label={hasCard ? 'New payment method token' : 'Payment method token'}
+        error={store.error?.fieldMessage('paymentMethodToken')}
+        hint={hint}
+      >
+        {(p) => (
+          <input
+            {...p}
+            required
+            maxLength={200}
+            autoComplete="off"
+            spellCheck={false}
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+          />
+        )}
+      </Field>
+      <ErrorNote error={store.error} title="Could not store the payment method" />
+      <StoredNote saved={saved && store.error === undefined} />
+      <button type="submit" disabled={store.busy}>
+        {store.busy ? 'Storing…' : hasCard ? 'Replace payment method' : 'Add payment method'}
+      </button>
+    </form>
+  );
+}
+
+function StoredNote({ saved }: { saved: boolean }) {
+  return saved ? (
+    <p className="notice" role="status">
+      Payment method stored.
+    </p>
+  ) : null;
+}
+
+type StripeJsState = { state: 'loading' } | { state: 'ready'; client: StripeClient } | { state: 'failed'; why: string };
+
+/**
+ * Stripe: its own card field (Stripe.js, loaded from js.stripe.com when the server has a publishable
+ * key), or, where Stripe.js cannot load, a PaymentMethod id or token typed in.
+ */
+function StripeForm({ billing, onStored }: { billing: Billing; onStored: () => Promise<void> }) {
+  const key = billing.publishableKey;
+  const [stripeJs, setStripeJs] = useState<StripeJsState>({ state: 'loading' });
+  useEffect(() => {
+    if (key === null) {
+      return undefined;
+    }
+    let current = true;
+    setStripeJs({ state: 'loading' });
+    loadStripe(key).then(
+      (client) => current && setStripeJs({ state: 'ready', client }),
+      (err: unknown) =>
+        current && setStripeJs({ state: 'failed', why: err instanceof Error ? err.message : String(err) }),
+    );
+    return () => {
+      current = false;
+    };
+  }, [key]);
+  const hasCard = billing.paymentMethod !== null;
+  const fallback = (note: ReactNode) => (
+    <>
+      <p className="hint" data-testid="stripe-card-unavailable">
+        {note}
+      </p>
+      <TokenForm hasCard={hasCard} hint={stripeTokenHint(key)} onStored={onStored} />
+    </>
+  );
+  if (key === null) {
+    return fallback(
+      <>
+        Stripe’s card field is not available: this server has no publishable key (<code>STRIPE_PUBLISHABLE_KEY</code>).
+        Enter a payment method instead.
+      </>,
+    );
+  }
+  switch (stripeJs.state) {
+    case 'loading':
+      return <Busy label="Loading Stripe’s card field…" />;
+    case 'failed':
+      return fallback(
+        <>
+          Stripe’s card field is not available: {stripeJs.why}. This browser cannot reach js.stripe.com (offline, or
+          blocked by a network filter or an extension). Enter a payment method instead.
+        </>,
+      );
+    case 'ready':
+      return <CardForm client={stripeJs.client} hasCard={hasCard} onStored={onStored} />;
+  }
+}
+
+/** Stripe's card field: a SetupIntent confirmed by Stripe.js saves the card, whose id is then stored. */
+function CardForm({
+  client,
+  hasCard,
+  onStored,
+}: {
+  client: StripeClient;
+  hasCard: boolean;
+  onStored: () => Promise<void>;
+}) {
+  const target = useRef<HTMLDivElement>(null);
+  const card = useRef<StripeCardElement>(undefined);
+  const [cardError, setCardError] = useState<string>();
+  const [saved, setSaved] = useState(false);
+  useEffect(() => {
+    if (target.current === null) {
+      return undefined;
+    }
+    const element = client.elements().create('card', { hidePostalCode: true });
+    element.mount(target.current);
+    element.on('change', (change) => setCardError(change.error?.message));
+    card.current = element;
+    return () => {
+      card.current = undefined;
+      element.destroy();
+    };
+  }, [client]);
+  // What Stripe said when it refused the card (its own words and code: card_declined, incorrect_cvc, …).
+  const [refused, setRefused] = useState<{ message: string; code: string }>();
+  const store = useAction(async () => {
+    const element = card.current;
+    if (element === undefined) {
+      return;
+    }
+    const { clientSecret } = await unwrap(api.POST('/api/billing/setup-intent'));
+    const result = await client.confirmCardSetup(clientSecret, { payment_method: { card: element } });
+    const paymentMethodId = setupPaymentMethodId(result);
+    if (result.error !== undefined || paymentMethodId === undefined) {
+      setRefused({
+        message: result.error?.message ?? 'Stripe did not save the card.',
+        code: result.error?.code ?? 'setup_failed',
+      });
+      return;
+    }
+    await unwrap(api.POST('/api/billing/payment-method', { body: { paymentMethodToken: paymentMethodId } }));
+    await onStored();
+    setSaved(true);
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    setSaved(false);
+    setRefused(undefined);
+    void store.run();
+  };
+  return (
+    <form onSubmit={submit}>
+      <fieldset>
+        <legend>{hasCard ? 'New card' : 'Card'}</legend>
+        <div ref={target} className="card-field" data-testid="stripe-card" />
+        {cardError === undefined ? null : (
+          <small className="field-error" role="alert">
+            {cardError}
+          </small>
+        )}
+        <small className="hint">Card details go to Stripe directly; this server never sees the number.</small>
+      </fieldset>
+      <ErrorNote error={store.error} title="Could not store the payment method" />
+      {refused === undefined ? null : (
+        <div className="error-note" role="alert">
+          <strong>Stripe refused the card:</strong> {refused.message} <code>{refused.code}</code>
+        </div>
+      )}
+      <StoredNote saved={saved && store.error === undefined} />
+      <button type="submit" disabled={store.busy}>
+        {store.busy ? 'Storing…' : hasCard ? 'Replace payment method' : 'Add payment method'}
+      </button>
+    </form>
+  );
+}
+
+/** What became of a purchase just made. */
+function PurchaseNote({ answer }: { answer: { credits: number; purchase: Purchase } }) {
+  switch (answer.purchase.status) {
+    case 'succeeded':
+      return (
+        <p className="notice" role="status">
+          Bought. Your balance is now {formatCredits(answer.credits)}.
+        </p>
+      );
+    case 'pending':
+      return (
+        <p className="notice" role="status">
+          Payment processing: the {answer.purchase.credits.toLocaleString()} credits are added when the payment is
+          confirmed. Refresh the purchases below to see it.
+        </p>
+      );
+    case 'failed':
+      return (
+        <p className="error-note" role="status">
+          The payment failed: nothing was added.
+        </p>
+      );
+  }
+}
+
+/**
+ * Buying credits: charged to the card on file; NO_PAYMENT_METHOD and PAYMENT_FAILED shown here. The
+ * purchase succeeds at once or stays pending until the provider confirms the payment.
+ */
+export function BuyCredits({ billing, onBought }: { billing: Billing; onBought: () => Promise<void> }) {
   const [amount, setAmount] = useState('500');
-  const [bought, setBought] = useState<number>();
+  const [bought, setBought] = useState<{ credits: number; purchase: Purchase }>();
   const buy = useAction(async () => {
-    const answer = await unwrap(api.POST('/api/billing/credits/purchase', { body: { amount: Number(amount) } }));
-    await onBought();
-    setBought(answer.credits);
+    let answer;
+    try {
+      answer = await unwrap(api.POST('/api/billing/credits/purchase', { body: { amount: Number(amount) } }));
+    } finally {
+      // A declined charge is listed too (failed): the purchases and the balance are fetched again either way.
+      await onBought();
+    }
+    setBought(answer);
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setBought(undefined);
     void buy.run();
   };
+  const minimum = minimumCredits(billing);
   return (
     <section aria-labelledby="buy-heading" className="panel">
       <h2 id="buy-heading">Buy credits</h2>
-      <form onSubmit={submit}>
-        <Field
-          label="Credits to buy"
-          error={buy.error?.fieldMessage('amount')}
-          hint="1 credit = 1 cent; charged to your payment method. A model turn costs one credit per started 1,000 tokens."
-        >
-          {(p) => (
-            <input
-              {...p}
-              type="number"
-              inputMode="numeric"
-              min={1}
-              max={1000000}
-              step={1}
-              required
-              value={amount}
-              onChange={(e) => setAmount(e.target.value)}
-            />
-          )}
-        </Field>
-        <ErrorNote error={buy.error} title="Could not buy credits" />
-        {bought === undefined ? null : (
-          <p className="notice" role="status">
-            Bought. Your balance is now {formatCredits(bought)}.
-          </p>
-        )}
-        <button type="submit" disabled={buy.busy}>
-          {buy.busy ? 'Buying…' : 'Buy credits'}
-        </button>
-      </form>
+      {billing.provider === 'none' ? (
+        <p>Payments are off on this server: credits come only from an administrator.</p>
+      ) : (
+        <form onSubmit={submit}>
+          <Field
+            label="Credits to buy"
+            error={buy.error?.fieldMessage('amount')}
+            hint={
+              <>
+                1 credit = 1 cent; charged to your payment method.
+                {minimum > 1
+                  ? ` At least ${minimum} credits ($${(minimum / 100).toFixed(2)}), Stripe’s smallest charge.`
+                  : null}{' '}
+                A model turn costs one credit per started 1,000 tokens.
+              </>
+            }
+          >
+            {(p) => (
+              <input
+                {...p}
+                type="number"
+                inputMode="numeric"
+                min={minimum}
+                max={1000000}
+                step={1}
+                required
+                value={amount}
+                onChange={(e) => setAmount(e.target.value)}
+              />
+            )}
+          </Field>
+          <ErrorNote error={buy.error} title="Could not buy credits" />
+          {bought === undefined ? null : <PurchaseNote answer={bought} />}
+          <button type="submit" disabled={buy.busy}>
+            {buy.busy ? 'Buying…' : 'Buy credits'}
+          </button>
+        </form>
+      )}
     </section>
   );
 }

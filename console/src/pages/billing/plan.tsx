@@ -69,16 +69,38 @@ export function Subscription({ billing, onChange }: { billing: Billing; onChange
     setChangedTo(undefined);
     void change.run();
   };
+  // Past due: the open invoice is paid by asking for the same tier again.
+  const [paid, setPaid] = useState<Billing['subscriptionStatus']>();
+  const pay = useAction(async () => {
+    setPaid(undefined);
+    const answer = await unwrap(api.POST('/api/billing/subscription', { body: { tier: billing.tier } }));
+    await onChange();
+    setPaid(answer.subscriptionStatus);
+  });
   return (
     <section aria-labelledby="plan-heading" className="panel">
       <h2 id="plan-heading">Subscription</h2>
       <p>
         You are on <strong>{billing.tier}</strong>; the subscription is{' '}
         <strong>{billing.subscriptionStatus.replace('_', ' ')}</strong>.
-        {billing.subscriptionStatus === 'past_due'
-          ? ' The free tier’s limits apply until it is paid: choose your tier again to pay it.'
-          : null}
       </p>
+      {billing.subscriptionStatus === 'past_due' ? (
+        <div className="past-due">
+          <p>
+            The last payment of your {billing.tier} subscription failed: the free tier’s limits apply until it is paid.
+            Paying charges your payment method now.
+          </p>
+          <ErrorNote error={pay.error} title="Could not pay the subscription" />
+          <button type="button" disabled={pay.busy} onClick={() => void pay.run()}>
+            {pay.busy ? 'Paying…' : 'Pay now'}
+          </button>
+        </div>
+      ) : null}
+      {paid === undefined ? null : (
+        <p className="notice" role="status">
+          Paid: the subscription is {paid.replace('_', ' ')}.
+        </p>
+      )}
       <form onSubmit={submit}>
         <Field
           label="Tier"
