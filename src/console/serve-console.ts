@@ -11,6 +11,8 @@ export const CONSOLE_OAUTH_COMPLETE_PATH = '/oauth/complete';
 
 /** Where Stripe.js comes from, and what it needs: its script and frames, its API, its 3-D Secure frames. */
 const STRIPE_JS_ORIGIN = 'https://js.stripe.com';
+/** Stripe.js's own subdomains (its Elements), as Stripe's CSP guide lists them. */
+const STRIPE_JS_SUBDOMAINS = 'https://*.js.stripe.com';
 const STRIPE_API_ORIGIN = 'https://api.stripe.com';
 const STRIPE_HOOKS_ORIGIN = 'https://hooks.stripe.com';
 
@@ -31,11 +33,13 @@ export function consolePolicy(options: ConsoleOptions): string {
   const stripe = (...origins: string[]): string => (options.stripeJs ? ` ${origins.join(' ')}` : '');
   return [
     "default-src 'self'",
-    `script-src 'self'${stripe(STRIPE_JS_ORIGIN)}`,
+    `script-src 'self'${stripe(STRIPE_JS_ORIGIN, STRIPE_JS_SUBDOMAINS)}`,
     "style-src 'self'",
     "img-src 'self' data:",
     `connect-src 'self'${stripe(STRIPE_API_ORIGIN)}`,
-    ...(options.stripeJs ? [`frame-src 'self' ${STRIPE_JS_ORIGIN} ${STRIPE_HOOKS_ORIGIN}`] : []),
+    ...(options.stripeJs
+      ? [`frame-src 'self' ${STRIPE_JS_ORIGIN} ${STRIPE_JS_SUBDOMAINS} ${STRIPE_HOOKS_ORIGIN}`]
+      : []),
     "font-src 'self'",
     "object-src 'none'",
     "base-uri 'none'",

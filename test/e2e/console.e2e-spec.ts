@@ -105,8 +105,8 @@ describe('the console under PAYMENT_PROVIDER=stripe (e2e)', () => {
     });
     try {
       expect(await consolePolicyOf(withKey.baseUrl)).toBe(
-        "default-src 'self'; script-src 'self' https://js.stripe.com; style-src 'self'; img-src 'self' data:; " +
-          "connect-src 'self' https://api.stripe.com; frame-src 'self' https://js.stripe.com https://hooks.stripe.com; " +
+        "default-src 'self'; script-src 'self' https://js.stripe.com https://*.js.stripe.com; style-src 'self'; img-src 'self' data:; " +
+          "connect-src 'self' https://api.stripe.com; frame-src 'self' https://js.stripe.com https://*.js.stripe.com https://hooks.stripe.com; " +
           "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
       );
       // The API's own answers keep their policy: Stripe's origins are for the console's page only.
