@@ -106,15 +106,18 @@ async function main(): Promise<void> {
   const workDir = mkdtempSync(path.join(tmpdir(), 'agentsite-bench-'));
   chmodSync(workDir, 0o755);
   const cliPath = await ensureTemporalCli((l) => console.log(`[bench] ${l}`));
+  // The durability `npm start` runs with (issue #17, decision 1): PostgreSQL with fsync, synchronous
+  // commits and full-page writes (the tests turn them off, the bench does not), and Temporal's state
+  // in a SQLite file rather than in memory.
   const postgres = await startEmbeddedPostgres({
     dir: path.join(workDir, 'postgres'),
     port: await freePort(),
-    fast: true,
   });
   const temporal = await startTemporalDevServer({
     cliPath,
     port: await freePort(),
     namespace: 'default',
+    dbFile: path.join(workDir, 'temporal.sqlite'),
     logFile: path.join(workDir, 'temporal.log'),
   });
   process.env[TEST_ENV.databaseUrl] = postgres.url;
