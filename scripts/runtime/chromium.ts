@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { executable, onPath } from './executables.js';
-import { toolCacheDir } from './temporal.js';
+import { toolCacheDir } from './tool-cache.js';
 
 const execFileAsync = promisify(execFile);
 const DOWNLOAD_TIMEOUT_MS = 10 * 60_000;

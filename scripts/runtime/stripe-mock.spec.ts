@@ -93,7 +93,7 @@ describe('ensureStripeMock', () => {
     script(target);
     rmSync(lock, { recursive: true });
     await expect(waiting).resolves.toBe(target);
-    expect(lines).toContain('another process is building stripe-mock; waiting for it');
+    expect(lines).toContain('another process is obtaining stripe-mock; waiting for it');
   });
 
   it('removes a stale lock instead of waiting for it', async () => {
@@ -104,7 +104,7 @@ describe('ensureStripeMock', () => {
     utimesSync(lock, hourAgo, hourAgo);
     const lines: string[] = [];
     await expect(ensureStripeMock((line) => lines.push(line), env)).rejects.toThrow(/no Go toolchain/);
-    expect(lines).toContain('removing a stale stripe-mock build lock');
+    expect(lines).toContain('removing a stale build lock of stripe-mock');
   });
 
   it('builds with go install into GOBIN beside the cache, then moves the binary into the cache', async () => {

@@ -1,12 +1,12 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { executable, onPath } from './executables.js';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/contracts.js';
 import { StopWaiting, stopChild, waitFor } from './processes.js';
+import { goInstall, type Log, obtainOnce, toolCacheDir } from './tool-cache.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -16,20 +16,13 @@ const GO_MODULE = `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSIO
 const DOWNLOAD_TIMEOUT_MS = 60_000;
 const STALE_LOCK_MS = 45 * 60_000;
 
-type Log = (line: string) => void;
-
-/** Where the project caches the CLI: outside the clone, so fresh clones on this machine reuse it. */
-export function toolCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.AGENTSITE_CACHE_DIR ?? path.join(env.XDG_CACHE_HOME ?? path.join(homedir(), '.cache'), 'agentsite');
-}
-
 export function cachedCliPath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(toolCacheDir(env), `temporal-v${TEMPORAL_CLI_VERSION}`, 'temporal');
 }
 
 /**
  * Finds the Temporal CLI: TEMPORAL_CLI_PATH, the project's tool cache, then PATH. Returns undefined
- * when none is there (call `obtainTemporalCli` to get one).
+ * when none is there (`ensureTemporalCli` obtains one).
  */
 export function findTemporalCli(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const configured = env.TEMPORAL_CLI_PATH?.trim();
@@ -46,53 +39,18 @@ export function findTemporalCli(env: NodeJS.ProcessEnv = process.env): string | 
   return onPath('temporal', env);
 }
 
-/** Finds the CLI, or obtains it once (download, else `go install`) into the tool cache. */
+/** Finds the CLI, or obtains it once per machine (download, else `go install`) into the tool cache. */
 export async function ensureTemporalCli(log: Log, env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const found = findTemporalCli(env);
-  if (found !== undefined) {
-    return found;
-  }
-  return obtainTemporalCli(log, env);
-}
-
-async function obtainTemporalCli(log: Log, env: NodeJS.ProcessEnv): Promise<string> {
-  const target = cachedCliPath(env);
-  const dir = path.dirname(target);
-  mkdirSync(dir, { recursive: true });
-  const lock = `${dir}.lock`;
-  // One build per machine: a second process waits for the first one's result.
-  while (true) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw err;
-      }
-      if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) {
-        log('removing a stale Temporal CLI build lock');
-        rmSync(lock, { recursive: true, force: true });
-        continue;
-      }
-      log('another process is obtaining the Temporal CLI; waiting for it');
-      await waitFor('Temporal CLI from another process', async () => !existsSync(lock), STALE_LOCK_MS, 2_000);
-      if (executable(target)) {
-        return target;
-      }
-    }
-  }
-  try {
-    const staging = path.join(dir, `staging-${process.pid}`);
-    rmSync(staging, { recursive: true, force: true });
-    mkdirSync(staging, { recursive: true });
-    const built = (await tryDownload(staging, log)) ?? (await goInstall(staging, log, env));
-    renameSync(built, target);
-    rmSync(staging, { recursive: true, force: true });
-    log(`Temporal CLI ready at ${target}`);
-    return target;
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
+  return (
+    findTemporalCli(env) ??
+    obtainOnce({
+      target: cachedCliPath(env),
+      name: 'the Temporal CLI',
+      staleLockMs: STALE_LOCK_MS,
+      log,
+      obtain: async (staging) => (await tryDownload(staging, log)) ?? (await buildWithGo(staging, log, env)),
+    })
+  );
 }
 
 /** Temporal's own release archive, where the network allows it. */
@@ -121,7 +79,7 @@ async function tryDownload(staging: string, log: Log): Promise<string | undefine
 }
 
 /** Builds the CLI (with the dev server and its Web UI) from the Go module proxy. */
-async function goInstall(staging: string, log: Log, env: NodeJS.ProcessEnv): Promise<string> {
+async function buildWithGo(staging: string, log: Log, env: NodeJS.ProcessEnv): Promise<string> {
   const go = onPath('go', env);
   if (go === undefined) {
     throw new Error(
@@ -129,33 +87,7 @@ async function goInstall(staging: string, log: Log, env: NodeJS.ProcessEnv): Pro
         'Install it (https://docs.temporal.io/cli), set TEMPORAL_CLI_PATH, or set TEMPORAL_ADDRESS to use an existing server.',
     );
   }
-  log(`building Temporal CLI with: go install ${GO_MODULE} (one time per machine; takes several minutes)`);
-  const started = Date.now();
-  const child = spawn(go, ['install', GO_MODULE], {
-    env: { ...env, GOBIN: staging, CGO_ENABLED: env.CGO_ENABLED ?? '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let tail = '';
-  const onOutput = (chunk: Buffer): void => {
-    const text = chunk.toString();
-    tail = (tail + text).slice(-4000);
-    for (const line of text.split('\n').filter(Boolean)) {
-      log(`  ${line}`);
-    }
-  };
-  child.stdout.on('data', onOutput);
-  child.stderr.on('data', onOutput);
-  const ticker = setInterval(
-    () => log(`  still building the Temporal CLI (${Math.round((Date.now() - started) / 1000)} s)`),
-    30_000,
-  );
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  clearInterval(ticker);
-  if (code !== 0) {
-    throw new Error(`go install ${GO_MODULE} failed (exit ${code}):\n${tail}`);
-  }
-  log(`Temporal CLI built in ${Math.round((Date.now() - started) / 1000)} s`);
-  return path.join(staging, 'temporal');
+  return goInstall({ go, module: GO_MODULE, binary: 'temporal', gobin: staging, name: 'the Temporal CLI', log, env });
 }
 
 export interface TemporalDevServerOptions {
