@@ -1,22 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
-import { testEnv } from '../setup/shared-runtime.js';
 import { expectError, Http } from '../utils/http.js';
+import { sql } from '../utils/db.js';
 import { Stack } from '../utils/stack.js';
 import { registerUser } from '../utils/users.js';
 
 /** PAYMENT_PROVIDER unset, as in docker compose and the image: `''` removes the test suites' default. */
 const NO_PAYMENTS = { PAYMENT_PROVIDER: '', ALLOW_TEST_PAYMENTS: '' };
-
-async function sql<T>(text: string, params: unknown[]): Promise<T[]> {
-  const db = new pg.Client({ connectionString: testEnv('databaseUrl') });
-  await db.connect();
-  try {
-    return (await db.query(text, params)).rows as T[];
-  } finally {
-    await db.end();
-  }
-}
 
 describe('payments: the provider is a setting, and none by default (e2e)', () => {
   let stack: Stack;

@@ -1,8 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import pg from 'pg';
 import Stripe from 'stripe';
-import { testEnv } from '../setup/shared-runtime.js';
 import { expectError, Http, type HttpAnswer } from '../utils/http.js';
+import { sql } from '../utils/db.js';
 import { Stack } from '../utils/stack.js';
 import {
   signStripeEvent,
@@ -13,16 +12,6 @@ import {
   TEST_STRIPE_PRICES,
 } from '../utils/stripe.js';
 import { registerUser, type TestUser } from '../utils/users.js';
-
-async function sql<T>(text: string, params: unknown[]): Promise<T[]> {
-  const db = new pg.Client({ connectionString: testEnv('databaseUrl') });
-  await db.connect();
-  try {
-    return (await db.query(text, params)).rows as T[];
-  } finally {
-    await db.end();
-  }
-}
 
 const ledgerRows = async (userId: string): Promise<number> =>
   (await sql<{ n: number }>('SELECT count(*)::int AS n FROM credit_ledger WHERE user_id = $1', [userId]))[0]!.n;
@@ -212,6 +201,46 @@ describe('payments with Stripe, against stripe-mock and signed events (e2e)', ()
     expect(await ledgerRows(user.id)).toBe(rows + 1);
     const listed = (await http.get('/api/billing/purchases', { token: user.token })).body.items[0];
     expect(listed).toMatchObject({ id: purchase.id, status: 'succeeded', settledAt: expect.any(String) });
+  });
+
+  it("purchases and setup intents are the caller's own: another user sees none of them, no token gets nothing", async () => {
+    const alice = await withCard();
+    const bob = await withCard('pm_card_mastercard');
+    proxy.rewrite({ method: 'POST', path: /^\/v1\/payment_intents$/, once: true }, (intent) => ({
+      ...intent,
+      status: 'processing',
+    }));
+    const bought = await http.post('/api/billing/credits/purchase', { amount: 700 }, { token: alice.token });
+    expect(bought.status).toBe(200);
+    const alicesPurchase = bought.body.purchase.id as string;
+    const listed = async (user: TestUser): Promise<string[]> =>
+      ((await http.get('/api/billing/purchases', { token: user.token })).body.items as Array<{ id: string }>).map(
+        (p) => p.id,
+      );
+    expect(await listed(alice)).toEqual([alicesPurchase]);
+    expect(await listed(bob)).toEqual([]);
+
+    // Each caller's SetupIntent is made for that caller's own Stripe customer.
+    proxy.clear();
+    for (const user of [alice, bob]) {
+      const intent = await http.post('/api/billing/setup-intent', {}, { token: user.token });
+      expect(intent.status).toBe(200);
+      expect(intent.body.clientSecret).toEqual(expect.any(String));
+    }
+    const customers = proxy
+      .requests()
+      .filter((r) => r.method === 'POST' && r.path === '/v1/setup_intents')
+      .map((r) => r.form.customer);
+    expect(customers).toEqual([(await customerRow(alice.id))!.customer_id, (await customerRow(bob.id))!.customer_id]);
+    expect(customers[0]).not.toBe(customers[1]);
+
+    proxy.clear();
+    expectError(await http.get('/api/billing/purchases'), 'UNAUTHORIZED', 401);
+    expectError(await http.post('/api/billing/setup-intent', {}), 'UNAUTHORIZED', 401);
+    expectError(await http.get('/api/billing/purchases', { token: 'not-a-jwt' }), 'INVALID_TOKEN', 401);
+    expectError(await http.post('/api/billing/setup-intent', {}, { token: 'not-a-jwt' }), 'INVALID_TOKEN', 401);
+    // Refused before the provider: Stripe was not asked anything.
+    expect(proxy.requests()).toEqual([]);
   });
 
   it('an event that arrives before the API call returns grants the credits once, whichever comes first', async () => {
