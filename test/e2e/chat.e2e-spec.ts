@@ -282,6 +282,16 @@ describe('chat sessions (e2e)', () => {
       await db.query(`UPDATE chat_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [
         expired.body.id,
       ]);
+      // The list is read through the owner's index, not by scanning every user's sessions (the planner
+      // told not to scan: with a handful of rows it would, index or not).
+      await db.query('SET enable_seqscan = off');
+      const plan = await db.query(
+        'EXPLAIN SELECT id FROM chat_sessions WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT 3',
+        [user.id],
+      );
+      expect(plan.rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n')).toMatch(
+        /Index Scan (using|on) chat_sessions_user/,
+      );
     } finally {
       await db.end();
     }
