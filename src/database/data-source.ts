@@ -11,6 +11,7 @@ import { credentialSiteAadMigration } from './migrations/1764320100000-credentia
 import { RunArchives1764400000000 } from './migrations/1764400000000-run-archives.js';
 import { Billing1764500000000 } from './migrations/1764500000000-billing.js';
 import { ChatSessionsByUser1764600000000 } from './migrations/1764600000000-chat-sessions-by-user.js';
+import { RateLimitsUnlogged1764600000100 } from './migrations/1764600000100-rate-limits-unlogged.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 
 /** Every migration, oldest first. */
@@ -32,6 +33,7 @@ export function migrationsFor(settings: Settings): Array<new () => unknown> {
     RunArchives1764400000000,
     Billing1764500000000,
     ChatSessionsByUser1764600000000,
+    RateLimitsUnlogged1764600000100,
   ];
 }
 

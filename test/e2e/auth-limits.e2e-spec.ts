@@ -190,6 +190,20 @@ describe('login and registration limits; client addresses behind proxies (e2e)',
     expect(statuses).toEqual([401, 401, 401, 429]);
   });
 
+  it('the counters live in an unlogged table: shared by every process, no WAL flush per request', async () => {
+    const db = new pg.Client({ connectionString: direct.env.DATABASE_URL });
+    await db.connect();
+    try {
+      const table = await db.query(`SELECT relpersistence FROM pg_class WHERE relname = 'rate_limits'`);
+      expect(table.rows).toEqual([{ relpersistence: 'u' }]);
+      // The requests of the tests above were counted there.
+      const counted = await db.query(`SELECT count(*)::int AS n FROM rate_limits WHERE key LIKE 'api-ip-%'`);
+      expect(counted.rows[0].n).toBeGreaterThan(0);
+    } finally {
+      await db.end();
+    }
+  });
+
   it('hashes at the OWASP cost by default and re-hashes a weaker stored hash at the next successful login', async () => {
     const http = new Http(owasp.baseUrl);
     const email = uniqueEmail('rehash');
