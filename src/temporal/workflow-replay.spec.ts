@@ -56,4 +56,19 @@ describe('workflow replay of histories recorded under earlier code', () => {
       ).resolves.toBeUndefined();
     }, 60_000);
   }
+
+  // An agent's queue (`agent-<agentId>`) as it runs each run as a child workflow (issue #17, decision
+  // 5), recorded by the plain bundle: a change of the run path must replay these, or give the queue a
+  // new workflow type. (The traced bundle does not replay them: its update interceptor completes
+  // `enqueueRun` a few yields later, after the child's start; see /work/notes/c17-runpath.md.)
+  for (const [name, recorded] of [
+    ['agent-queue-run-active-and-queued.b64', 'a run active as a child, a webhook queued behind it'],
+    ['agent-queue-idle-after-runs.b64', 'idle after four runs queued by webhook signals and manual updates'],
+  ] as const) {
+    it(`replays ${name} (${recorded})`, async () => {
+      await expect(
+        Worker.runReplayHistory({ ...workflowSource(), replayName: name }, history(name)),
+      ).resolves.toBeUndefined();
+    }, 60_000);
+  }
 });
