@@ -60,7 +60,7 @@ describe('workflow replay of histories recorded under earlier code', () => {
   // An agent's queue (`agent-<agentId>`) runs each run as a child workflow. Executions that began
   // before the patch `handlers-before-run` keep the order of commands their bundle wrote: the traced
   // bundle's Update interceptor completes `enqueueRun` a few yields after the plain one, after the
-  // child's start, so each bundle replays only its own histories (see /work/notes/c17-runpath.md).
+  // child's start, so each bundle replays only its own histories (see agentWorkflow's patch).
   const bundles = {
     plain: (name: string) => ({ ...workflowSource(), replayName: name }),
     traced: (name: string) => ({
