@@ -1,5 +1,14 @@
 /** The baseline of benchmark 2: a bare Temporal workflow making the same calls as a run, nothing else. */
-import { proxyActivities } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineSignal,
+  executeChild,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { BareActivities } from './bare.activities.js';
 
 const acts = proxyActivities<BareActivities>({ startToCloseTimeout: '30 seconds' });
@@ -12,4 +21,32 @@ export async function bareRunWorkflow(): Promise<string> {
     { role: 'assistant', content: first },
     { role: 'user', content: result },
   ]);
+}
+
+/**
+ * BENCH_DESIGNS: bare models of the two run paths, to price the queue's hop without the service's
+ * own work. Each takes requests by signal (signal-with-start, as webhooks do).
+ */
+export const bareRequest = defineSignal<[string]>('bareRequest');
+
+/** Today's path: the queue workflow starts each request as a child workflow (`<id>-<request>`). */
+export async function bareQueueHopWorkflow(): Promise<void> {
+  const queue: string[] = [];
+  setHandler(bareRequest, (id) => void queue.push(id));
+  for (;;) {
+    await condition(() => queue.length > 0);
+    const id = queue.shift()!;
+    await executeChild(bareRunWorkflow, { workflowId: `${workflowInfo().workflowId}-${id}` });
+  }
+}
+
+/** The proposed path: the queue workflow makes the calls itself, then continues as new with the rest. */
+export async function bareQueueInlineWorkflow(pending: string[] = []): Promise<string> {
+  const queue = [...pending];
+  setHandler(bareRequest, (id) => void queue.push(id));
+  await condition(() => queue.length > 0);
+  queue.shift();
+  await bareRunWorkflow();
+  await condition(allHandlersFinished);
+  return continueAsNew<typeof bareQueueInlineWorkflow>(queue);
 }

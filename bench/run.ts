@@ -9,7 +9,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, WorkflowContinuedAsNewError, WorkflowNotFoundError } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createBareActivities } from './bare.activities.js';
@@ -26,6 +26,55 @@ import { temporalClient, testDataConverter } from '../test/utils/temporal.js';
 import { registerAdmin } from '../test/utils/admin.js';
 import { registerUser } from '../test/utils/users.js';
 import { fmt, interleaved, line, load, percentile } from './stats.js';
+
+/**
+ * BENCH_TRACE: the medians over every measured pair of benchmark 2 of where the time went, in ms:
+ * until the run's workflow (or the bare one) schedules its first activity, its activities (first
+ * scheduled to last completed), from the last activity to the workflow's close, and from the close
+ * until the bench saw the result.
+ */
+async function tracePhases(
+  client: Client,
+  pairs: Array<{ runId: string; postAt: number; bareId: string; bareAt: number; s: number; b: number }>,
+): Promise<void> {
+  const EventType = proto.temporal.api.enums.v1.EventType;
+  const phases = async (id: string, from: number, total: number): Promise<number[]> => {
+    const events = (await client.workflow.getHandle(id).fetchHistory()).events ?? [];
+    const at = (e: (typeof events)[number]): number =>
+      Number(e.eventTime!.seconds) * 1000 + (e.eventTime!.nanos ?? 0) / 1e6;
+    const scheduled = events.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+    const completed = events.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+    const closed = at(events.at(-1)!);
+    return [
+      at(scheduled[0]!) - from,
+      at(completed.at(-1)!) - at(scheduled[0]!),
+      closed - at(completed.at(-1)!),
+      from + total - closed,
+    ];
+  };
+  const median = (rows: number[][], k: number): string =>
+    fmt(
+      percentile(
+        rows.map((r) => r[k]!),
+        50,
+      ),
+    );
+  const service: number[][] = [];
+  const bare: number[][] = [];
+  for (const pair of pairs) {
+    service.push(await phases(`run-${pair.runId}`, pair.postAt, pair.s));
+    bare.push(await phases(pair.bareId, pair.bareAt, pair.b));
+  }
+  for (const [name, rows] of [
+    ['service', service],
+    ['bare', bare],
+  ] as const) {
+    console.log(
+      `trace phases (${name}, medians of ${rows.length}): to first activity ${median(rows, 0)}, ` +
+        `activities ${median(rows, 1)}, last activity to close ${median(rows, 2)}, close to seen ${median(rows, 3)}`,
+    );
+  }
+}
 
 const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
@@ -378,6 +427,12 @@ async function main(): Promise<void> {
       let lastPostAt = 0;
       const service2: number[] = [];
       const base2: number[] = [];
+      // BENCH_TRACE: each measured pair's ids and wall-clock start, for the phase breakdown below.
+      const hop2: number[] = [];
+      const inline2: number[] = [];
+      const hopQueueId = `bench-hop-${Date.now()}`;
+      const inlineQueueId = `bench-inline-${Date.now()}`;
+      const pairs: Array<{ runId: string; postAt: number; bareId: string; bareAt: number; s: number; b: number }> = [];
       for (let i = 0; i < N2 + 3; i += 1) {
         const t = performance.now();
         const res = await post(
@@ -403,6 +458,7 @@ async function main(): Promise<void> {
         }
         const s = performance.now() - t;
         const b0 = performance.now();
+        const bareAt = Date.now();
         lastBareId = `bench-bare-${Date.now()}-${i}`;
         await client.workflow.execute('bareRunWorkflow', {
           taskQueue: 'bench-bare',
@@ -412,6 +468,51 @@ async function main(): Promise<void> {
         if (i >= 3) {
           service2.push(s);
           base2.push(b);
+          pairs.push({ runId, postAt: lastPostAt, bareId: lastBareId, bareAt, s, b });
+        }
+        if (process.env.BENCH_DESIGNS) {
+          // The queue's hop priced bare: a signal to a queue workflow that starts the calls as a child
+          // (today's path) vs one that makes them itself and continues as new (the proposed one).
+          const h0 = performance.now();
+          await client.workflow.signalWithStart('bareQueueHopWorkflow', {
+            taskQueue: 'bench-bare',
+            workflowId: hopQueueId,
+            signal: 'bareRequest',
+            signalArgs: [String(i)],
+          });
+          for (;;) {
+            try {
+              await client.workflow.getHandle(`${hopQueueId}-${i}`).result();
+              break;
+            } catch (err) {
+              if (!(err instanceof WorkflowNotFoundError)) {
+                throw err;
+              }
+              await new Promise((resolve) => setTimeout(resolve, 5));
+            }
+          }
+          const h = performance.now() - h0;
+          const n0 = performance.now();
+          const signaled = await client.workflow.signalWithStart('bareQueueInlineWorkflow', {
+            taskQueue: 'bench-bare',
+            workflowId: inlineQueueId,
+            args: [[]],
+            signal: 'bareRequest',
+            signalArgs: [String(i)],
+          });
+          await client.workflow
+            .getHandle(inlineQueueId, signaled.signaledRunId, { followRuns: false })
+            .result()
+            .catch((err: unknown) => {
+              if (!(err instanceof WorkflowContinuedAsNewError)) {
+                throw err;
+              }
+            });
+          const n = performance.now() - n0;
+          if (i >= 3) {
+            hop2.push(h);
+            inline2.push(n);
+          }
         }
       }
       if (process.env.BENCH_TRACE) {
@@ -432,6 +533,14 @@ async function main(): Promise<void> {
         await show(`agent-${runAgent.id}`, 14);
         await show(`run-${lastRunId}`);
         await show(lastBareId);
+        await tracePhases(client, pairs);
+      }
+      if (hop2.length > 0) {
+        console.log(
+          `designs (bare, ${hop2.length} each): bare workflow p50 ${fmt(percentile(base2, 50))} p99 ${fmt(percentile(base2, 99))}; ` +
+            `signal → queue → child p50 ${fmt(percentile(hop2, 50))} p99 ${fmt(percentile(hop2, 99))}; ` +
+            `signal → queue runs it, continues as new p50 ${fmt(percentile(inline2, 50))} p99 ${fmt(percentile(inline2, 99))}`,
+        );
       }
       bareWorker.shutdown();
       await bareRunning;

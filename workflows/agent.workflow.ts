@@ -10,6 +10,7 @@ import {
   getExternalWorkflowHandle,
   allHandlersFinished,
   ParentClosePolicy,
+  patched,
   setHandler,
   workflowInfo,
   WorkflowIdReusePolicy,
@@ -47,6 +48,9 @@ export interface AgentWorkflowInput {
  * Runs execute one at a time, in arrival order, each as a child workflow `run-<runId>`.
  */
 export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
+  // Asked once, in the first workflow task: executions that began under this code let every handler
+  // finish before a run starts (below); those that began before keep the order their history has.
+  const handlersBeforeRun = patched('handlers-before-run');
   const queue: RunRequest[] = input.queue ?? [];
   const deliveries = new Map<string, string>(input.deliveries ?? []);
   let active: RunRequest | undefined;
@@ -123,6 +127,16 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
       // Keep the history short: hand the queue to a fresh run of this workflow once handlers are done.
       await condition(allHandlersFinished);
       await continueAsNew<typeof agentWorkflow>({ agentId: input.agentId, queue, deliveries: [...deliveries] });
+    }
+    if (handlersBeforeRun) {
+      // The enqueue Update's completion is written before the run's start, whatever the interceptors:
+      // the traced bundle's Update interceptor answers a few yields later than the plain one, and
+      // without this wait the two bundles order these commands differently and cannot replay each
+      // other's histories (turning tracing on or off, or a mix of workers).
+      await condition(allHandlersFinished);
+      if (queue.length === 0) {
+        continue;
+      }
     }
     active = queue.shift()!;
     try {

@@ -56,4 +56,36 @@ describe('workflow replay of histories recorded under earlier code', () => {
       ).resolves.toBeUndefined();
     }, 60_000);
   }
+
+  // An agent's queue (`agent-<agentId>`) runs each run as a child workflow. Executions that began
+  // before the patch `handlers-before-run` keep the order of commands their bundle wrote: the traced
+  // bundle's Update interceptor completes `enqueueRun` a few yields after the plain one, after the
+  // child's start, so each bundle replays only its own histories (see agentWorkflow's patch).
+  const bundles = {
+    plain: (name: string) => ({ ...workflowSource(), replayName: name }),
+    traced: (name: string) => ({
+      ...workflowSource(false, true),
+      sinks: { exporter: { export: { fn: () => undefined } } },
+      replayName: name,
+    }),
+  };
+  for (const [name, recorded, replayedBy] of [
+    ['agent-queue-run-active-and-queued.b64', 'plain, before the patch: a run active, a webhook queued', ['plain']],
+    ['agent-queue-idle-after-runs.b64', 'plain, before the patch: idle after webhook and manual runs', ['plain']],
+    ['agent-queue-traced-idle-after-runs.b64', 'traced, before the patch: the same runs', ['traced']],
+    // Recorded under the patch: either bundle replays what either wrote.
+    [
+      'agent-queue-handlers-first-run-active-and-queued.b64',
+      'plain, under the patch: a run active, a webhook queued',
+      ['plain', 'traced'],
+    ],
+    ['agent-queue-handlers-first-idle-after-runs.b64', 'plain, under the patch: idle', ['plain', 'traced']],
+    ['agent-queue-handlers-first-traced-idle-after-runs.b64', 'traced, under the patch: idle', ['plain', 'traced']],
+  ] as const) {
+    for (const bundle of replayedBy) {
+      it(`replays ${name} (${recorded}) with the ${bundle} bundle`, async () => {
+        await expect(Worker.runReplayHistory(bundles[bundle](name), history(name))).resolves.toBeUndefined();
+      }, 60_000);
+    }
+  }
 });

@@ -166,12 +166,14 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
         /\.searchAttributes\.indexedFields\.|\.markerRecordedEventAttributes\.details\.(data|patch-data|patch_data|id|deprecated)\b/,
       );
     }
-    // Temporal's own TemporalChangeVersion attribute lists the patch ids the run took (code markers,
-    // no run data); every other attribute is one of ours and holds an id.
+    // Temporal's own TemporalChangeVersion attribute lists the patch ids the workflows took (code
+    // markers, no run data: the run's archive step, the queue's handlers-before-run); every other
+    // attribute is one of ours and holds an id.
     const changeVersions = clear.filter((p) => p.at.includes('.searchAttributes.indexedFields.TemporalChangeVersion'));
-    for (const { payload } of changeVersions) {
-      expect(JSON.parse(Buffer.from(payload.data!).toString())).toEqual(['archive-run']);
-    }
+    const patches = changeVersions.flatMap(
+      ({ payload }) => JSON.parse(Buffer.from(payload.data!).toString()) as string[],
+    );
+    expect(new Set(patches)).toEqual(new Set(['archive-run', 'handlers-before-run']));
     const attributes = clear.filter(
       (p) => p.at.includes('.searchAttributes.') && !p.at.includes('.TemporalChangeVersion'),
     );
