@@ -10,6 +10,7 @@ import { CredentialRefreshLease1764320000000 } from './migrations/1764320000000-
 import { credentialSiteAadMigration } from './migrations/1764320100000-credential-site-aad.js';
 import { RunArchives1764400000000 } from './migrations/1764400000000-run-archives.js';
 import { Billing1764500000000 } from './migrations/1764500000000-billing.js';
+import { CacheInvalidation1764600000000 } from './migrations/1764600000000-cache-invalidation.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 
 /** Every migration, oldest first. */
@@ -25,7 +26,13 @@ export const MIGRATIONS = [
 
 /** Every migration for these settings: MIGRATIONS plus those that need the settings (the vault keys). */
 export function migrationsFor(settings: Settings): Array<new () => unknown> {
-  return [...MIGRATIONS, credentialSiteAadMigration(settings), RunArchives1764400000000, Billing1764500000000];
+  return [
+    ...MIGRATIONS,
+    credentialSiteAadMigration(settings),
+    RunArchives1764400000000,
+    Billing1764500000000,
+    CacheInvalidation1764600000000,
+  ];
 }
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */
