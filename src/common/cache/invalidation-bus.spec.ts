@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Settings } from '../../config/settings.js';
 import { CACHE_CHANNEL, CacheInvalidationBus, type ListenerClient } from './invalidation-bus.js';
 import { LocalCache } from './local-cache.js';
@@ -7,6 +7,8 @@ import { LocalCache } from './local-cache.js';
 class FakeClient extends EventEmitter implements ListenerClient {
   queries: string[] = [];
   ended = false;
+  /** Heartbeats get no answer (a connection that died without a word). */
+  silent = false;
   constructor(private readonly failConnect = false) {
     super();
   }
@@ -15,7 +17,7 @@ class FakeClient extends EventEmitter implements ListenerClient {
   }
   query(sql: string): Promise<unknown> {
     this.queries.push(sql);
-    return Promise.resolve();
+    return this.silent ? new Promise(() => undefined) : Promise.resolve();
   }
   end(): Promise<void> {
     this.ended = true;
@@ -161,5 +163,37 @@ describe('CacheInvalidationBus', () => {
     bus.dropLocal('nothing', 'u1');
     expect(users.get('u1')).toBeUndefined();
     await bus.onApplicationShutdown();
+  });
+
+  describe('heartbeat', () => {
+    afterEach(() => {
+      jest.useRealTimers();
+    });
+
+    it('treats a connection that stops answering as lost: caches bypassed, then a new connection', async () => {
+      jest.useFakeTimers();
+      const bus = new TestBus(settings);
+      const users = bus.cache<string>('user', 10);
+      bus.onApplicationBootstrap();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(bus.live).toBe(true);
+      users.set('u1', 'one', users.ticket());
+
+      await jest.advanceTimersByTimeAsync(5_000);
+      expect(bus.clients[0]!.queries).toContain('SELECT 1');
+      expect(bus.live).toBe(true);
+      expect(users.get('u1')).toBe('one');
+
+      bus.clients[0]!.silent = true;
+      await jest.advanceTimersByTimeAsync(5_000 + 3_000);
+      expect(bus.live).toBe(false);
+      expect(bus.clients[0]!.ended).toBe(true);
+      expect(users.get('u1')).toBeUndefined();
+
+      await jest.advanceTimersByTimeAsync(100);
+      expect(bus.clients).toHaveLength(2);
+      expect(bus.live).toBe(true);
+      await bus.onApplicationShutdown();
+    });
   });
 });

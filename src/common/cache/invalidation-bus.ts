@@ -22,6 +22,13 @@ export function listenerApplicationName(pid: number = process.pid): string {
 
 const RECONNECT_FIRST_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
+/**
+ * A connection that died without a word (a network that drops packets) would keep the caches in use
+ * while no notification arrives: a query every HEARTBEAT_MS that must answer within
+ * HEARTBEAT_TIMEOUT_MS tells it, and the caches are bypassed from then on.
+ */
+const HEARTBEAT_MS = 5_000;
+const HEARTBEAT_TIMEOUT_MS = 3_000;
 
 /** The part of a pg client the bus uses (a fake in the unit test). */
 export interface ListenerClient {
@@ -49,6 +56,7 @@ export class CacheInvalidationBus implements CacheLiveness, OnApplicationBootstr
   private stopped = false;
   private reconnectMs = RECONNECT_FIRST_MS;
   private timer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(@Inject(SETTINGS) private readonly settings: Settings) {}
 
@@ -58,6 +66,7 @@ export class CacheInvalidationBus implements CacheLiveness, OnApplicationBootstr
       connectionString: effectiveDatabaseUrl(this.settings),
       application_name: listenerApplicationName(),
       keepAlive: true,
+      keepAliveInitialDelayMillis: HEARTBEAT_MS,
     });
   }
 
@@ -89,6 +98,7 @@ export class CacheInvalidationBus implements CacheLiveness, OnApplicationBootstr
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.heartbeat);
     this.subscribed = false;
     await this.client?.end().catch(() => undefined);
   }
@@ -125,11 +135,30 @@ export class CacheInvalidationBus implements CacheLiveness, OnApplicationBootstr
     this.clearAll();
     this.subscribed = true;
     this.reconnectMs = RECONNECT_FIRST_MS;
+    this.heartbeat = setInterval(() => void this.beat(client, onLost), HEARTBEAT_MS);
+    this.heartbeat.unref();
     this.logger.log(`listening on ${CACHE_CHANNEL}`);
+  }
+
+  private async beat(client: ListenerClient, onLost: (err?: Error) => void): Promise<void> {
+    let timeout: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        client.query('SELECT 1'),
+        new Promise((_, reject) => {
+          timeout = setTimeout(() => reject(new Error('no answer to the heartbeat')), HEARTBEAT_TIMEOUT_MS);
+        }),
+      ]);
+    } catch (err) {
+      onLost(err instanceof Error ? err : new Error(String(err)));
+    } finally {
+      clearTimeout(timeout);
+    }
   }
 
   private disconnected(client: ListenerClient, err: Error | undefined): void {
     this.subscribed = false;
+    clearInterval(this.heartbeat);
     this.clearAll();
     client.end().catch(() => undefined);
     if (this.stopped) {
