@@ -8,6 +8,7 @@ import { ChatModule } from './chat/chat.module.js';
 import { ConformanceModule } from './conformance/conformance.module.js';
 import { BillingModule } from './billing/billing.module.js';
 import { AdminGuard, JwtAuthGuard, TermsGuard } from './auth/guards.js';
+import { CacheModule } from './common/cache/invalidation-bus.js';
 import { AppErrorFilter } from './common/error-filter.js';
 import { AppValidationPipe } from './common/validation.js';
 import { SettingsModule } from './config/settings.module.js';
@@ -35,6 +36,7 @@ import { WorkspacesModule } from './workspaces/workspaces.module.js';
   imports: [
     HealthModule,
     DatabaseModule,
+    CacheModule,
     TemporalModule,
     UsersModule,
     AdminModule,

@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { CacheModule } from './common/cache/invalidation-bus.js';
 import { SettingsModule } from './config/settings.module.js';
 import { type Settings } from './config/settings.js';
 import { DatabaseModule } from './database/database.module.js';
@@ -16,7 +17,16 @@ import { TracingModule } from './tracing/tracing.module.js';
  * the settings worker.ts loaded, not parsed again.
  */
 @Module({
-  imports: [DatabaseModule, TemporalModule, MetricsModule, HealthModule, RunsModule, ModelModule, TracingModule],
+  imports: [
+    DatabaseModule,
+    CacheModule,
+    TemporalModule,
+    MetricsModule,
+    HealthModule,
+    RunsModule,
+    ModelModule,
+    TracingModule,
+  ],
 })
 export class WorkerModule {
   static forRoot(settings: Settings): DynamicModule {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager } from 'typeorm';
+import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
 import { keysetWhere, type PageQuery } from '../common/pagination.js';
 import { UserEntity } from '../users/user.entity.js';
 import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
@@ -15,7 +16,10 @@ import { BillingCustomerEntity, CreditPurchaseEntity, type PurchaseStatus } from
  */
 @Injectable()
 export class BillingRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly caches: CacheInvalidationBus,
+  ) {}
 
   private get users() {
     return this.dataSource.getRepository(UserEntity);
@@ -27,6 +31,8 @@ export class BillingRepository {
 
   async setPaymentMethod(userId: string, card: NonNullable<UserEntity['paymentMethod']>): Promise<void> {
     await this.users.update({ id: userId }, { paymentMethod: card });
+    // The table's trigger tells every process; this one drops its copy now.
+    this.caches.dropLocal('user', userId);
   }
 
   /** Runs `work` in a transaction that first locks the user's row (and hands it over). */
@@ -49,6 +55,7 @@ export class BillingRepository {
   /** The tier and its subscription status, in `em`'s transaction. */
   async setPlan(em: EntityManager, userId: string, tier: Tier, subscriptionStatus: SubscriptionStatus): Promise<void> {
     await em.getRepository(UserEntity).update({ id: userId }, { tier, subscriptionStatus });
+    this.caches.dropLocal('user', userId);
   }
 
   customer(userId: string, em?: EntityManager): Promise<BillingCustomerEntity | null> {

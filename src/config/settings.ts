@@ -63,6 +63,11 @@ export interface Settings extends TemporalAccess {
   defaultModel: string;
   sessionTtlSeconds: number;
   chatTimeoutMs: number;
+  /**
+   * Lifetime of an entry of the in-process caches (users with their revoked tokens), a safety net
+   * behind the invalidation that LISTEN/NOTIFY brings; 0 turns the caches off.
+   */
+  cacheTtlSeconds: number;
   rateLimitWindowSeconds: number;
   rateLimitPerUser: number;
   rateLimitPerIp: number;
@@ -235,6 +240,7 @@ export function loadSettings(env: Env = process.env): Settings {
     defaultModel: reader.str('DEFAULT_MODEL') ?? DEFAULT_MODEL,
     sessionTtlSeconds: reader.int('SESSION_TTL_SECONDS', 86400, 1, 365 * 86400),
     chatTimeoutMs: reader.int('CHAT_TIMEOUT_MS', 90_000, 1, 3_600_000),
+    cacheTtlSeconds: reader.int('CACHE_TTL_SECONDS', 30, 0, 3600),
     rateLimitWindowSeconds: reader.int('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86400),
     rateLimitPerUser: reader.int('RATE_LIMIT_PER_USER', 600, 1, 1_000_000),
     rateLimitPerIp: reader.int('RATE_LIMIT_PER_IP', 1200, 1, 1_000_000),

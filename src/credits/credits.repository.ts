@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager } from 'typeorm';
+import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
 
 /** One row of `credit_ledger`, as the ledger page reads it. */
 export interface LedgerRow {
@@ -24,7 +25,10 @@ export interface ChargeRow {
  */
 @Injectable()
 export class CreditsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly caches: CacheInvalidationBus,
+  ) {}
 
   /** Runs `work` in a new transaction. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
@@ -54,6 +58,8 @@ export class CreditsRepository {
       'SELECT out_charged, out_balance FROM charge_credits($1, $2, $3, $4, $5, $6, $7)',
       [userId, amount, reason, reference, run?.runId ?? null, run?.inputTokens ?? 0, run?.outputTokens ?? 0],
     );
+    // The users table's trigger tells every process; this one drops its copy now.
+    this.caches.dropLocal('user', userId);
     return { charged: Number(rows[0]!.out_charged), balance: Number(rows[0]!.out_balance) };
   }
 
@@ -75,6 +81,7 @@ export class CreditsRepository {
       [entry.userId, entry.delta, entry.reason, entry.reference, entry.balance],
     );
     await em.query('UPDATE users SET credits = $2, updated_at = now() WHERE id = $1', [entry.userId, entry.balance]);
+    this.caches.dropLocal('user', entry.userId);
   }
 
   /** A grant already in the balance (a registration's opening credits): its ledger row only, in `em`'s transaction. */

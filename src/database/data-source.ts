@@ -10,8 +10,9 @@ import { CredentialRefreshLease1764320000000 } from './migrations/1764320000000-
 import { credentialSiteAadMigration } from './migrations/1764320100000-credential-site-aad.js';
 import { RunArchives1764400000000 } from './migrations/1764400000000-run-archives.js';
 import { Billing1764500000000 } from './migrations/1764500000000-billing.js';
-import { ChatSessionsByUser1764600000000 } from './migrations/1764600000000-chat-sessions-by-user.js';
-import { RateLimitsUnlogged1764600000100 } from './migrations/1764600000100-rate-limits-unlogged.js';
+import { CacheInvalidation1764600000000 } from './migrations/1764600000000-cache-invalidation.js';
+import { ChatSessionsByUser1764600000200 } from './migrations/1764600000200-chat-sessions-by-user.js';
+import { RateLimitsUnlogged1764600000300 } from './migrations/1764600000300-rate-limits-unlogged.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 
 /** Every migration, oldest first. */
@@ -32,8 +33,9 @@ export function migrationsFor(settings: Settings): Array<new () => unknown> {
     credentialSiteAadMigration(settings),
     RunArchives1764400000000,
     Billing1764500000000,
-    ChatSessionsByUser1764600000000,
-    RateLimitsUnlogged1764600000100,
+    CacheInvalidation1764600000000,
+    ChatSessionsByUser1764600000200,
+    RateLimitsUnlogged1764600000300,
   ];
 }
 

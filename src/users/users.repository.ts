@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, type Repository } from 'typeorm';
+import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
 import { keysetWhere, type PageQuery } from '../common/pagination.js';
 import { UserEntity } from './user.entity.js';
 
@@ -18,7 +19,10 @@ export type UserChanges = Partial<
 /** The SQL of `users` rows: ordinary reads and writes through TypeORM. */
 @Injectable()
 export class UsersRepository {
-  constructor(@InjectRepository(UserEntity) private readonly users: Repository<UserEntity>) {}
+  constructor(
+    @InjectRepository(UserEntity) private readonly users: Repository<UserEntity>,
+    private readonly caches: CacheInvalidationBus,
+  ) {}
 
   findById(id: string): Promise<UserEntity | null> {
     return this.users.findOneBy({ id });
@@ -52,10 +56,13 @@ export class UsersRepository {
 
   async update(id: string, changes: UserChanges): Promise<void> {
     await this.users.update({ id }, changes);
+    // The table's trigger tells every process; this one drops its copy now (its next read sees the change).
+    this.caches.dropLocal('user', id);
   }
 
   /** Replaces the password hash only while it is still `previousHash` (a concurrent change wins). */
   async replacePasswordHash(id: string, previousHash: string, passwordHash: string): Promise<void> {
     await this.users.update({ id, passwordHash: previousHash }, { passwordHash });
+    this.caches.dropLocal('user', id);
   }
 }

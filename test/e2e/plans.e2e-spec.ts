@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { ReferenceSite } from '../../examples/site/site.js';
+import { CacheInvalidationBus } from '../../src/common/cache/invalidation-bus.js';
 import { CreditsRepository } from '../../src/credits/credits.repository.js';
 import { CreditsService } from '../../src/credits/credits.service.js';
 import { loadSettings } from '../../src/config/settings.js';
@@ -187,12 +188,14 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
 
   /** The credits service on a connection of its own (as another process of the service would have). */
   async function withCredits(work: (credits: CreditsService, dataSource: DataSource) => Promise<void>): Promise<void> {
-    const dataSource = await openDataSource({
+    const settings = {
       ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
       databaseUrl: testEnv('databaseUrl'),
-    });
+    };
+    const dataSource = await openDataSource(settings);
     try {
-      await work(new CreditsService(new CreditsRepository(dataSource)), dataSource);
+      // A bus without caches (never bootstrapped): the users table's trigger tells the API's caches.
+      await work(new CreditsService(new CreditsRepository(dataSource, new CacheInvalidationBus(settings))), dataSource);
     } finally {
       await dataSource.destroy();
     }

@@ -21,9 +21,20 @@ export async function grantAdmin(stack: Pick<Stack, 'env'>, email: string): Prom
   }
 }
 
-/** Registers a new user (terms accepted) on the stack and makes it an admin. */
+/**
+ * Registers a new user (terms accepted) on the stack and makes it an admin. The API process caches
+ * the account (it was just used) until the users table's notification reaches it, within milliseconds:
+ * this waits until `http`'s process answers it as an admin.
+ */
 export async function registerAdmin(http: Http, stack: Pick<Stack, 'env'>): Promise<TestUser> {
   const admin = await registerUser(http, { email: uniqueEmail('admin') });
   await grantAdmin(stack, admin.email);
+  const deadline = Date.now() + 10_000;
+  while ((await http.get('/api/me', { token: admin.token })).body?.role !== 'admin') {
+    if (Date.now() > deadline) {
+      throw new Error('registerAdmin: the API does not answer the account as an admin after 10 s');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
   return admin;
 }

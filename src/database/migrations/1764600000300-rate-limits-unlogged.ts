@@ -9,8 +9,8 @@ import { type MigrationInterface, type QueryRunner } from 'typeorm';
  * empty, so the windows then open afresh, and streaming replicas do not carry it (a failover does the
  * same). A counter that restarts from zero after a database crash is an acceptable price for the limits.
  */
-export class RateLimitsUnlogged1764600000100 implements MigrationInterface {
-  name = 'RateLimitsUnlogged1764600000100';
+export class RateLimitsUnlogged1764600000300 implements MigrationInterface {
+  name = 'RateLimitsUnlogged1764600000300';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE rate_limits SET UNLOGGED`);

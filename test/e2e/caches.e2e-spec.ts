@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
+import { listenerApplicationName } from '../../src/common/cache/invalidation-bus.js';
+import { testEnv } from '../setup/shared-runtime.js';
+import { registerAdmin } from '../utils/admin.js';
+import { Cluster } from '../utils/cluster.js';
+import type { Http } from '../utils/http.js';
+import { eventually } from '../utils/runs.js';
+import { registerUser, TEST_PASSWORD, type TestUser } from '../utils/users.js';
+
+/** Issue #17: a change made through one API process takes effect in every other one within this. */
+const PROPAGATION_BOUND_MS = 100;
+/** Between two reads of process B while waiting for it to see a change. */
+const POLL_EVERY_MS = 2;
+
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('caches: a change in one API process reaches the caches of another (e2e)', () => {
+  let cluster: Cluster;
+  let a: Http;
+  let b: Http;
+  let admin: TestUser;
+  let db: pg.Client;
+  const figures: string[] = [];
+
+  beforeAll(async () => {
+    // Entries live an hour: only the invalidation can make B see a change within the bound.
+    cluster = await Cluster.start({ apis: 2, workers: 0, env: { CACHE_TTL_SECONDS: '3600' } });
+    a = cluster.api(0).http;
+    b = cluster.api(1).http;
+    admin = await registerAdmin(a, cluster.stack);
+    db = new pg.Client({ connectionString: testEnv('databaseUrl') });
+    await db.connect();
+  }, 120_000);
+
+  afterAll(async () => {
+    console.log(`cache invalidation across processes (A's answer to B's first changed answer):\n${figures.join('\n')}`);
+    await db?.end();
+    await cluster?.stop();
+  });
+
+  async function login(user: TestUser): Promise<string> {
+    const res = await a.post('/api/auth/login', { email: user.email, password: TEST_PASSWORD });
+    expect(res.status).toBe(200);
+    return res.body.accessToken as string;
+  }
+
+  /** Reads /api/me on B twice: the first fills B's caches, the second is served from them. */
+  async function warm(token: string): Promise<Record<string, unknown>> {
+    expect((await b.get('/api/me', { token })).status).toBe(200);
+    const me = await b.get('/api/me', { token });
+    expect(me.status).toBe(200);
+    return me.body as Record<string, unknown>;
+  }
+
+  /** Runs `change` on A, then reads B every few ms until `seen`; the time from A's answer to B's first changed answer. */
+  async function propagation(what: string, change: () => Promise<void>, seen: () => Promise<boolean>): Promise<number> {
+    await change();
+    const start = performance.now();
+    let polls = 0;
+    for (;;) {
+      polls += 1;
+      const readStart = performance.now() - start;
+      if (await seen()) {
+        const ms = performance.now() - start;
+        // The change reached B before that read answered; the read began readStart ms after A's answer.
+        figures.push(
+          `  ${what}: ${ms.toFixed(1)} ms (${polls} reads of B; the last began at ${readStart.toFixed(1)} ms)`,
+        );
+        return ms;
+      }
+      if (performance.now() - start > 10_000) {
+        throw new Error(`${what}: B still answers the old state after 10 s`);
+      }
+      await pause(POLL_EVERY_MS);
+    }
+  }
+
+  it('logout, logout-all, an admin tier change and a credit change on A take effect on B within 100 ms', async () => {
+    const user = await registerUser(a);
+
+    const first = await login(user);
+    await warm(first);
+    const logout = await propagation(
+      'logout',
+      async () => expect((await a.post('/api/auth/logout', undefined, { token: first })).status).toBe(204),
+      async () => (await b.get('/api/me', { token: first })).body?.code === 'TOKEN_REVOKED',
+    );
+
+    const second = await login(user);
+    const third = await login(user);
+    await warm(second);
+    await warm(third);
+    const logoutAll = await propagation(
+      'logout-all',
+      async () => expect((await a.post('/api/auth/logout-all', undefined, { token: second })).status).toBe(204),
+      async () => (await b.get('/api/me', { token: third })).body?.code === 'TOKEN_REVOKED',
+    );
+
+    const token = await login(user);
+    expect(await warm(token)).toMatchObject({ tier: 'free' });
+    const tier = await propagation(
+      'admin tier change',
+      async () =>
+        expect((await a.patch(`/api/admin/users/${user.id}`, { tier: 'pro' }, { token: admin.token })).status).toBe(
+          200,
+        ),
+      async () => (await b.get('/api/me', { token })).body?.tier === 'pro',
+    );
+    const credits = await propagation(
+      'admin credit change',
+      async () =>
+        expect((await a.patch(`/api/admin/users/${user.id}`, { credits: 4242 }, { token: admin.token })).status).toBe(
+          200,
+        ),
+      async () => (await b.get('/api/me', { token })).body?.credits === 4242,
+    );
+
+    for (const ms of [logout, logoutAll, tier, credits]) {
+      expect(ms).toBeLessThan(PROPAGATION_BOUND_MS);
+    }
+  });
+
+  it('after its listener connection is killed, B serves nothing stale and subscribes again', async () => {
+    const user = await registerUser(a);
+    const token = await login(user);
+    expect(await warm(token)).toMatchObject({ tier: 'free' });
+
+    // A change nobody is told of (triggers do not fire for a session in replica mode): B keeps its
+    // copy, which shows that B answers from its cache and that the next step is what empties it.
+    await db.query("SET session_replication_role = 'replica'");
+    try {
+      await db.query("UPDATE users SET tier = 'team' WHERE id = $1", [user.id]);
+    } finally {
+      await db.query("SET session_replication_role = 'origin'");
+    }
+    expect((await b.get('/api/me', { token })).body).toMatchObject({ tier: 'free' });
+
+    const name = listenerApplicationName(cluster.api(1).process.child.pid);
+    const listeners = async (): Promise<number[]> =>
+      (
+        await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [name])
+      ).rows.map((r) => r.pid);
+    const [killed] = await listeners();
+    expect(killed).toEqual(expect.any(Number));
+    await db.query('SELECT pg_terminate_backend($1)', [killed]);
+
+    // Disconnected, B drops its caches: the change it was never told of shows at once.
+    await eventually('B to answer the row as it is', async () =>
+      (await b.get('/api/me', { token })).body?.tier === 'team' ? true : undefined,
+    );
+    const again = await eventually('B to listen again', async () => {
+      const pids = await listeners();
+      return pids.length === 1 && pids[0] !== killed ? pids[0] : undefined;
+    });
+    expect(again).not.toBe(killed);
+
+    // Subscribed again: B caches and hears of changes as before.
+    await warm(token);
+    const logout = await propagation(
+      'logout after B re-subscribed',
+      async () => expect((await a.post('/api/auth/logout', undefined, { token })).status).toBe(204),
+      async () => (await b.get('/api/me', { token })).body?.code === 'TOKEN_REVOKED',
+    );
+    expect(logout).toBeLessThan(PROPAGATION_BOUND_MS);
+  });
+});
