@@ -129,7 +129,7 @@ export class RateLimitReconciler {
     return waiting;
   }
 
-  /** Sends what is pending now (tests, shutdown); resolves when no statement is in flight. */
+  /** Sends what is pending now (timers, tests, shutdown); while a statement is in flight, that one schedules the next. */
   async flush(): Promise<void> {
     if (this.flushTimer !== undefined) {
       clearTimeout(this.flushTimer);
