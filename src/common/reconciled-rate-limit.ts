@@ -42,6 +42,8 @@ interface KeyState {
   pending: number;
   /** Points admitted here and sent, without an answer yet. */
   inflight: number;
+  /** Requests of the exact path sent, without an answer yet (the key's state must outlive them). */
+  sent: number;
   /** Requests that wait for the store's count to be admitted or refused (the exact path). */
   waiters: Array<{ resolve: (res: RateLimiterRes) => void; reject: (err: unknown) => void }>;
 }
@@ -99,7 +101,7 @@ export class RateLimitReconciler {
     const now = this.now();
     let state = this.keys.get(key);
     if (state === undefined) {
-      state = { limit, durationMs, known: 0, expire: 0, pending: 0, inflight: 0, waiters: [] };
+      state = { limit, durationMs, known: 0, expire: 0, pending: 0, inflight: 0, sent: 0, waiters: [] };
       this.keys.set(key, state);
     }
     if (state.expire !== 0 && now >= state.expire) {
@@ -143,6 +145,7 @@ export class RateLimitReconciler {
       if (state.pending > 0 || state.waiters.length > 0) {
         batch.push({ key, state, fast: state.pending, waiters: state.waiters });
         state.inflight += state.pending;
+        state.sent += state.waiters.length;
         state.pending = 0;
         state.waiters = [];
       }
@@ -163,6 +166,7 @@ export class RateLimitReconciler {
       const answeredAt = this.now();
       for (const { key, state, fast, waiters } of batch) {
         state.inflight -= fast;
+        state.sent -= waiters.length;
         const count = counts.get(key);
         if (count === undefined) {
           const missing = new Error(`the rate limit store did not answer for ${key}`);
@@ -189,6 +193,7 @@ export class RateLimitReconciler {
       failed = true;
       for (const { state, fast, waiters } of batch) {
         state.inflight -= fast;
+        state.sent -= waiters.length;
         state.pending += fast;
         waiters.forEach((w) => w.reject(err));
       }
@@ -269,6 +274,7 @@ export class RateLimitReconciler {
       if (
         state.pending === 0 &&
         state.inflight === 0 &&
+        state.sent === 0 &&
         state.waiters.length === 0 &&
         (state.expire === 0 || now >= state.expire)
       ) {
