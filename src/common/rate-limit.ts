@@ -1,4 +1,4 @@
-import { type ExecutionContext, Inject, Injectable, SetMetadata } from '@nestjs/common';
+import { type ExecutionContext, Inject, Injectable, type OnApplicationShutdown, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
@@ -6,6 +6,7 @@ import { type DataSource } from 'typeorm';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { AppError } from './app-error.js';
+import { postgresCounterStore, RateLimitReconciler, type ReconciledLimiter } from './reconciled-rate-limit.js';
 
 /** The table migrations create for rate-limiter-flexible; shared by every API and worker process. */
 export const RATE_LIMIT_TABLE = 'rate_limits';
@@ -30,9 +31,7 @@ export function rateLimitExempt(reflector: Reflector, context: ExecutionContext)
  */
 export function postgresLimiter(dataSource: DataSource, keyPrefix: string, points: number, durationSeconds: number) {
   const pool = (dataSource.driver as unknown as { master: unknown }).master;
-  // Counters are per limit configuration: a changed limit starts fresh counters instead of inheriting
-  // windows of another length.
-  keyPrefix = `${keyPrefix}-${points}-${durationSeconds}`;
+  keyPrefix = limitKeyPrefix(keyPrefix, points, durationSeconds);
   return new RateLimiterPostgres({
     storeClient: pool,
     storeType: 'pool',
@@ -41,13 +40,28 @@ export function postgresLimiter(dataSource: DataSource, keyPrefix: string, point
     keyPrefix,
     points,
     duration: durationSeconds,
-    clearExpiredByTimeout: false,
+    // Every 5 minutes, the library deletes the rows of windows that ended an hour ago (every limiter's,
+    // the API limits' and their heartbeats included): otherwise the table only grows.
+    clearExpiredByTimeout: true,
   });
+}
+
+/** What consumeOrThrow needs of a limiter: rate-limiter-flexible's consume, rejecting with RateLimiterRes. */
+export interface PointLimiter {
+  consume(key: string, points?: number): Promise<RateLimiterRes>;
+}
+
+/**
+ * Counters are per limit configuration: a changed limit starts fresh counters instead of inheriting
+ * windows of another length.
+ */
+function limitKeyPrefix(name: string, points: number, durationSeconds: number): string {
+  return `${name}-${points}-${durationSeconds}`;
 }
 
 /** Consumes one point; answers RATE_LIMITED with Retry-After once the window's points are spent. */
 export async function consumeOrThrow(
-  limiter: RateLimiterPostgres,
+  limiter: PointLimiter,
   key: string,
   code: 'RATE_LIMITED' | 'OUTGOING_RATE_LIMITED',
   message: string,
@@ -62,13 +76,33 @@ export async function consumeOrThrow(
   }
 }
 
+/**
+ * The API's own limits (per address, per user): counted in each process and reconciled with the
+ * shared table (see RateLimitReconciler), so a request writes nothing itself; held across processes
+ * within 10 % of the limit (exact for limits under 40). Same keys and windows as postgresLimiter's.
+ */
 @Injectable()
-export class ApiRateLimits {
-  readonly perIp: RateLimiterPostgres;
-  readonly perUser: RateLimiterPostgres;
+export class ApiRateLimits implements OnApplicationShutdown {
+  readonly perIp: ReconciledLimiter;
+  readonly perUser: ReconciledLimiter;
+  private readonly reconciler: RateLimitReconciler;
 
   constructor(@InjectDataSource() dataSource: DataSource, @Inject(SETTINGS) settings: Settings) {
-    this.perIp = postgresLimiter(dataSource, 'api-ip', settings.rateLimitPerIp, settings.rateLimitWindowSeconds);
-    this.perUser = postgresLimiter(dataSource, 'api-user', settings.rateLimitPerUser, settings.rateLimitWindowSeconds);
+    this.reconciler = new RateLimitReconciler(postgresCounterStore(dataSource, RATE_LIMIT_TABLE));
+    const window = settings.rateLimitWindowSeconds;
+    this.perIp = this.reconciler.limiter(
+      limitKeyPrefix('api-ip', settings.rateLimitPerIp, window),
+      settings.rateLimitPerIp,
+      window,
+    );
+    this.perUser = this.reconciler.limiter(
+      limitKeyPrefix('api-user', settings.rateLimitPerUser, window),
+      settings.rateLimitPerUser,
+      window,
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.reconciler.close();
   }
 }
