@@ -115,7 +115,7 @@ const MINUTE_MS = 60_000;
 const CRON_PROBE = 40;
 const CRON_PROBE_WARMUP = 10;
 /** How long after its due time a side of benchmark 7 may still be counted as having run. */
-const CRON_RUN_LIMIT_MS = 120_000;
+const CRON_RUN_LIMIT_MS = 90_000;
 
 /** A daily cron (UTC) for the minute of `at`. */
 function cronAt(at: number): string {
@@ -193,6 +193,7 @@ export async function cronBurst(ctx: ScaleContext): Promise<void> {
   const agents: Array<{ id: string; owner: BenchUser }> = [];
   let bare: number[];
   let service: number[];
+  let bareLeft: number;
   let bareSetup: { due: number; setupMs: number; spareMs: number };
   let serviceSetup: { due: number; setupMs: number; spareMs: number };
   try {
@@ -220,7 +221,6 @@ export async function cronBurst(ctx: ScaleContext): Promise<void> {
     );
     progress('bare schedules', bareSetup);
     bare = await waitSide('bare', bareSetup.due);
-    await noneRunning(ctx.client, 'bareCronWorkflow', CRON_RUN_LIMIT_MS);
 
     // The service: scheduled agents created through the API by several users (the team tier's limit).
     // The bare schedules stay until the end (their daily cron does not fire again meanwhile).
@@ -248,8 +248,10 @@ export async function cronBurst(ctx: ScaleContext): Promise<void> {
       },
     );
     progress('scheduled agents', serviceSetup);
+    // Bare runs late past the limit finish while the agents are created; none may still compete here.
+    bareLeft = await noneRunning(ctx.client, 'bareCronWorkflow', Math.max(0, serviceSetup.due - Date.now() - 1000));
     service = await waitSide('svc', serviceSetup.due);
-    await ctx.drained();
+    // Runs still waiting past the limit are cancelled with their agents below.
   } finally {
     await Promise.all([
       deleteAgents(
@@ -282,6 +284,7 @@ export async function cronBurst(ctx: ScaleContext): Promise<void> {
         ? (percentile(service, 99) / percentile(bare, 99)).toFixed(2)
         : 'n/a (not all ran in time)',
     goal: 'p99 ≤1.2× and <2 s',
+    ...(bareLeft > 0 ? { bare_still_running_when_service_due: bareLeft } : {}),
     setup: `${(serviceSetup.setupMs / 1000).toFixed(0)} s agents, ${(bareSetup.setupMs / 1000).toFixed(0)} s schedules`,
   });
 }
