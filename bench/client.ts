@@ -13,11 +13,32 @@ export function get(url: string, headers: Record<string, string> = {}): Promise<
   });
 }
 
-export function post(
+/**
+ * A kept-alive socket the server closed as idle just as it was reused fails at once: such a request
+ * never reached the server, and is sent again (as Node's http documentation recommends).
+ */
+export async function post(
   url: string,
   body: unknown,
   headers: Record<string, string> = {},
   agent: http.Agent = keepAlive,
+): Promise<{ status: number; text: string }> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await postOnce(url, body, headers, agent);
+    } catch (err) {
+      if (attempt >= 3 || !(err as { reusedSocket?: boolean }).reusedSocket) {
+        throw err;
+      }
+    }
+  }
+}
+
+function postOnce(
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+  agent: http.Agent,
 ): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
@@ -34,7 +55,9 @@ export function post(
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
       },
     );
-    req.on('error', reject);
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      reject(Object.assign(err, { reusedSocket: req.reusedSocket && err.code === 'ECONNRESET' })),
+    );
     req.end(data);
   });
 }
