@@ -50,3 +50,11 @@ export async function bareQueueInlineWorkflow(pending: string[] = []): Promise<s
   await condition(allHandlersFinished);
   return continueAsNew<typeof bareQueueInlineWorkflow>(queue);
 }
+
+/**
+ * The baseline of benchmark 7: what a bare Temporal schedule starts, its first activity the model
+ * call (the marker, in the message, tells the fake model which schedule's run it serves).
+ */
+export async function bareCronWorkflow(marker: string): Promise<string> {
+  return acts.bareModelTurn([{ role: 'user', content: marker }]);
+}

@@ -4,7 +4,6 @@
  */
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { type ChildProcess, spawn } from 'node:child_process';
-import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -25,6 +24,8 @@ import { Stack } from '../test/utils/stack.js';
 import { temporalClient, testDataConverter } from '../test/utils/temporal.js';
 import { registerAdmin } from '../test/utils/admin.js';
 import { registerUser } from '../test/utils/users.js';
+import { firstText, get, post } from './client.js';
+import { concurrentChat, cronBurst, type ScaleContext, sustainedWebhooks } from './scale.js';
 import { fmt, interleaved, line, load, percentile } from './stats.js';
 
 /**
@@ -74,43 +75,6 @@ async function tracePhases(
         `activities ${median(rows, 1)}, last activity to close ${median(rows, 2)}, close to seen ${median(rows, 3)}`,
     );
   }
-}
-
-const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 64 });
-
-function get(url: string, headers: Record<string, string> = {}): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent: keepAlive, headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-  });
-}
-
-function post(
-  url: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const data = JSON.stringify(body);
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        agent: keepAlive,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), ...headers },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
 }
 
 function rssMb(pid: number): number {
@@ -284,42 +248,14 @@ async function main(): Promise<void> {
       const session = (
         await api.post('/api/sessions', { sites: [{ siteId, tools: ['search_notes'] }] }, { token: user.token })
       ).body.token as string;
-      const firstByte = (url: string, body: unknown, headers: Record<string, string>): Promise<number> =>
-        new Promise((resolve, reject) => {
-          const started = performance.now();
-          const data = JSON.stringify(body);
-          const req = http.request(
-            url,
-            {
-              method: 'POST',
-              agent: keepAlive,
-              headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
-            },
-            (res) => {
-              // The time of the first text event, reported once the answer has ended: the next
-              // request must not overlap the end of this turn (the chat saves it after the stream).
-              let first: number | undefined;
-              res.on('data', (chunk: Buffer) => {
-                if (first === undefined && /event: (text|content_block_delta)/.test(chunk.toString())) {
-                  first = performance.now() - started;
-                }
-              });
-              res.on('end', () =>
-                first !== undefined ? resolve(first) : reject(new Error(`no text event from ${url}`)),
-              );
-            },
-          );
-          req.on('error', reject);
-          req.end(data);
-        });
       const viaChat: number[] = [];
       const viaModel: number[] = [];
       for (let i = 0; i < N4; i += 1) {
         viaChat.push(
-          await firstByte(`${stack.baseUrl}/api/sessions/${session}/messages`, { content: `hi ${i}` }, auth),
+          await firstText(`${stack.baseUrl}/api/sessions/${session}/messages`, { content: `hi ${i}` }, auth),
         );
         viaModel.push(
-          await firstByte(
+          await firstText(
             `${model.url}/v1/messages`,
             { model: 'x', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'hi' }] },
             {},
@@ -585,6 +521,29 @@ async function main(): Promise<void> {
         per_workflow: `${(((after - before) * 1024) / N5).toFixed(1)} KB`,
         not_yet_cached: pending,
       });
+    }
+
+    // 7-9: the service at scale (bench/scale.ts), after the others: their agents and runs would
+    // disturb the figures above (benchmark 5's worker cache above all). Each deletes its agents.
+    const scale: ScaleContext = {
+      api,
+      stack,
+      adminToken: admin.token,
+      client,
+      model,
+      temporalAddress: temporal.address,
+      site: { url: site.url, apiToken, ca: sites.ca.cert },
+      drained: () => drained(client),
+    };
+    if (want(8)) {
+      await sustainedWebhooks(scale);
+    }
+    if (want(9)) {
+      await concurrentChat(scale);
+    }
+    if (want(7)) {
+      // Last: its 1,000 agents' queues would stay in the worker's cache.
+      await cronBurst(scale);
     }
   } finally {
     await connection.close();

@@ -1,0 +1,512 @@
+/**
+ * Benchmarks 7-9 (issue #17), the service at scale: 1,000 cron agents due in the same minute, 100
+ * agents under a sustained webhook load, 100 chat turns streaming at once. Each against a baseline
+ * measured in the same run: bare Temporal schedules and workflows making the same calls, or the
+ * fake model asked directly.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowNotFoundError } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createBareActivities } from './bare.activities.js';
+import { firstText, post } from './client.js';
+import { fmt, line, load, percentile } from './stats.js';
+import type { FakeModel } from '../test/fixtures/fake-model.js';
+import { toolNamed } from '../test/fixtures/fake-model.js';
+import type { Http } from '../test/utils/http.js';
+import type { Stack } from '../test/utils/stack.js';
+import { testDataConverter } from '../test/utils/temporal.js';
+import { registerUser } from '../test/utils/users.js';
+
+export interface ScaleContext {
+  api: Http;
+  stack: Stack;
+  adminToken: string;
+  client: Client;
+  model: FakeModel;
+  temporalAddress: string;
+  /** The reference site, the API token the bench users keep for it, and the CA that signed it. */
+  site: { url: string; apiToken: string; ca: string };
+  /** Resolves once no agent run is executing. */
+  drained: () => Promise<void>;
+}
+
+/** Enough sockets for every request of a benchmark in flight at once (the shared agent keeps 64). */
+const wide = new http.Agent({ keepAlive: true, maxSockets: 512 });
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface BenchUser {
+  id: string;
+  token: string;
+  auth: Record<string, string>;
+  siteId?: string;
+}
+
+/** A user of the given tier with credits to spare, the reference site in its vault when asked. */
+async function benchUser(ctx: ScaleContext, tier: 'harness' | 'team', withSite = false): Promise<BenchUser> {
+  const user = await registerUser(ctx.api);
+  await ctx.api.patch(`/api/admin/users/${user.id}`, { tier, credits: 100_000_000 }, { token: ctx.adminToken });
+  const result: BenchUser = { id: user.id, token: user.token, auth: { authorization: `Bearer ${user.token}` } };
+  if (withSite) {
+    const siteId = (await ctx.api.post('/api/vault/sites', { url: ctx.site.url }, { token: user.token })).body
+      .id as string;
+    await ctx.api.post(`/api/vault/sites/${siteId}/token`, { token: ctx.site.apiToken }, { token: user.token });
+    result.siteId = siteId;
+  }
+  return result;
+}
+
+async function createAgent(ctx: ScaleContext, owner: BenchUser, body: Record<string, unknown>) {
+  const res = await post(`${ctx.stack.baseUrl}/api/agents`, body, owner.auth, wide);
+  if (res.status !== 201) {
+    throw new Error(`creating an agent answered ${res.status} ${res.text}`);
+  }
+  return JSON.parse(res.text) as { id: string; webhookSecret?: string };
+}
+
+/**
+ * Deletes the agents; a deletion the API refuses is tried again once after a pause (a load that
+ * leaves Temporal slow can fail one), and what still fails is reported with the API's log lines.
+ */
+async function deleteAgents(ctx: ScaleContext, agents: Array<{ id: string; owner: BenchUser }>): Promise<void> {
+  const failed: string[] = [];
+  await load(agents.length, 8, async (i) => {
+    for (let attempt = 1; ; attempt += 1) {
+      const res = await ctx.api.delete(`/api/agents/${agents[i]!.id}`, { token: agents[i]!.owner.token });
+      if (res.status === 204 || res.status === 404) {
+        return;
+      }
+      if (attempt === 2) {
+        failed.push(`${res.status} ${res.text}`);
+        return;
+      }
+      await sleep(2_000);
+    }
+  });
+  if (failed.length > 0) {
+    const apiLog = readFileSync(ctx.stack.api.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => /error/i.test(l))
+      .slice(-20);
+    throw new Error(
+      `${failed.length} of ${agents.length} agents could not be deleted, e.g. ${failed[0]}\n${apiLog.join('\n')}`,
+    );
+  }
+}
+
+/** The bare baseline's worker (in this process, with the stacks' payload codec like the service's). */
+async function startBareWorker(ctx: ScaleContext, taskQueue: string): Promise<() => Promise<void>> {
+  const connection = await NativeConnection.connect({ address: ctx.temporalAddress });
+  const worker = await Worker.create({
+    connection,
+    taskQueue,
+    workflowsPath: fileURLToPath(new URL('./bare.workflow.js', import.meta.url)),
+    dataConverter: testDataConverter(),
+    activities: createBareActivities({
+      modelUrl: ctx.model.url,
+      toolUrl: `${ctx.site.url}/api/tools/search_notes`,
+      token: ctx.site.apiToken,
+      ca: ctx.site.ca,
+    }),
+  });
+  const running = worker.run();
+  return async () => {
+    worker.shutdown();
+    await running;
+    await connection.close();
+  };
+}
+
+/** Waits until visibility counts no running workflow of the query (or gives up after `limitMs`). */
+async function noneRunning(client: Client, workflowType: string, limitMs: number): Promise<number> {
+  const by = Date.now() + limitMs;
+  for (;;) {
+    const { count } = await client.workflow.count(`WorkflowType = "${workflowType}" AND ExecutionStatus = "Running"`);
+    if (count === 0 || Date.now() > by) {
+      return count;
+    }
+    await sleep(500);
+  }
+}
+
+const MINUTE_MS = 60_000;
+/** Benchmark 7 times its first items created, to choose a due minute the rest will be ready for. */
+const CRON_PROBE = 40;
+const CRON_PROBE_WARMUP = 10;
+/** How long after its due time a side of benchmark 7 may still be counted as having run. */
+const CRON_RUN_LIMIT_MS = 90_000;
+
+/** A daily cron (UTC) for the minute of `at`. */
+function cronAt(at: number): string {
+  const date = new Date(at);
+  return `${date.getUTCMinutes()} ${date.getUTCHours()} * * *`;
+}
+
+/**
+ * Creates `n` items due in the same minute, one far enough ahead that all are created before it:
+ * the first few are created with a cron 12 hours away, and their pace tells how long the rest will
+ * take (the shared machine's pace varies by a factor of several); then they are moved to that minute.
+ */
+async function createDueTogether(
+  n: number,
+  create: (i: number, cron: string) => Promise<void>,
+  retime: (i: number, cron: string) => Promise<void>,
+): Promise<{ due: number; setupMs: number; spareMs: number }> {
+  const started = Date.now();
+  const later = cronAt(started + 12 * 60 * MINUTE_MS);
+  // The first few warm up (connections, caches): the pace is taken from the next ones.
+  await load(CRON_PROBE_WARMUP, 8, (i) => create(i, later));
+  const timed = Date.now();
+  await load(CRON_PROBE - CRON_PROBE_WARMUP, 8, (i) => create(CRON_PROBE_WARMUP + i, later));
+  const perItemMs = (Date.now() - timed) / (CRON_PROBE - CRON_PROBE_WARMUP);
+  const due = Math.ceil((Date.now() + perItemMs * n * 1.3 + 10_000) / MINUTE_MS) * MINUTE_MS;
+  await load(n - CRON_PROBE, 8, (i) => create(CRON_PROBE + i, cronAt(due)));
+  await load(CRON_PROBE, 8, (i) => retime(i, cronAt(due)));
+  return { due, setupMs: Date.now() - started, spareMs: due - Date.now() };
+}
+
+/**
+ * 7. 1,000 cron agents due in the same minute: due time → each run's first model turn, vs 1,000 bare
+ * Temporal schedules with the same cron, each starting a workflow whose first activity calls the model.
+ * One side after the other (the bare schedules are created, fire and finish before the agents are
+ * created), so they never compete.
+ */
+export async function cronBurst(ctx: ScaleContext): Promise<void> {
+  const N7 = 1000;
+  const PER_USER = 200; // the team tier's agent limit
+  const arrivals = new Map<string, number>();
+  ctx.model.fallback = (req) => {
+    const marker = /bench7-(svc|bare)-\d+/.exec(JSON.stringify(req.body))?.[0];
+    if (marker !== undefined && !arrivals.has(marker)) {
+      arrivals.set(marker, req.receivedAt);
+    }
+    return { text: 'done' };
+  };
+  const delays = (side: 'svc' | 'bare', due: number): number[] =>
+    Array.from({ length: N7 }, (_, i) => arrivals.get(`bench7-${side}-${i}`))
+      .filter((at): at is number => at !== undefined)
+      .map((at) => at - due);
+  const waitSide = async (side: 'svc' | 'bare', due: number): Promise<number[]> => {
+    await sleep(Math.max(0, due - Date.now()));
+    while (delays(side, due).length < N7 && Date.now() < due + CRON_RUN_LIMIT_MS) {
+      await sleep(250);
+    }
+    return delays(side, due);
+  };
+  // A percentile of all N7 runs, those that did not reach the model within the limit counted as later.
+  const late = (delaysMs: number[], p: number): string => {
+    const value = percentile([...delaysMs, ...Array<number>(N7 - delaysMs.length).fill(Infinity)], p);
+    return Number.isFinite(value) ? fmt(value) : `>${CRON_RUN_LIMIT_MS / 1000} s`;
+  };
+  const progress = (side: string, setup: { setupMs: number; spareMs: number }): void =>
+    console.log(
+      `[bench] 7: ${N7} ${side} created in ${(setup.setupMs / 1000).toFixed(1)} s, ` +
+        `${(setup.spareMs / 1000).toFixed(0)} s before they are due`,
+    );
+
+  // The baseline: bare schedules with the service's policies (src/agents/schedules.service.ts).
+  const stopBare = await startBareWorker(ctx, 'bench-bare-cron');
+  const tag = Date.now();
+  const scheduleIds = Array.from({ length: N7 }, (_, i) => `bench7-bare-${tag}-${i}`);
+  const users = await Promise.all(Array.from({ length: Math.ceil(N7 / PER_USER) }, () => benchUser(ctx, 'team')));
+  const agents: Array<{ id: string; owner: BenchUser }> = [];
+  try {
+    const bareSetup = await createDueTogether(
+      N7,
+      async (i, cron) => {
+        await ctx.client.schedule.create({
+          scheduleId: scheduleIds[i]!,
+          spec: { cronExpressions: [cron], timezone: 'UTC' },
+          action: {
+            type: 'startWorkflow',
+            workflowType: 'bareCronWorkflow',
+            workflowId: `bench7-bare-run-${tag}-${i}`,
+            taskQueue: 'bench-bare-cron',
+            args: [`bench7-bare-${i}`],
+          },
+          policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '5 minutes' },
+        });
+      },
+      async (i, cron) => {
+        await ctx.client.schedule
+          .getHandle(scheduleIds[i]!)
+          .update((previous) => ({ ...previous, spec: { cronExpressions: [cron], timezone: 'UTC' } }));
+      },
+    );
+    progress('bare schedules', bareSetup);
+    const bare = await waitSide('bare', bareSetup.due);
+
+    // The service: scheduled agents created through the API by several users (the team tier's limit).
+    // The bare schedules stay until the end (their daily cron does not fire again meanwhile).
+    const serviceSetup = await createDueTogether(
+      N7,
+      async (i, cron) => {
+        const owner = users[Math.floor(i / PER_USER)]!;
+        const agent = await createAgent(ctx, owner, {
+          name: `cron ${i}`,
+          systemPrompt: `bench7-svc-${i}`,
+          siteIds: [],
+          trigger: { type: 'scheduled', cron, timezone: 'UTC' },
+        });
+        agents[i] = { id: agent.id, owner };
+      },
+      async (i, cron) => {
+        const res = await ctx.api.patch(
+          `/api/agents/${agents[i]!.id}`,
+          { trigger: { type: 'scheduled', cron, timezone: 'UTC' } },
+          { token: agents[i]!.owner.token },
+        );
+        if (res.status !== 200) {
+          throw new Error(`retiming an agent answered ${res.status} ${res.text}`);
+        }
+      },
+    );
+    progress('scheduled agents', serviceSetup);
+    // Bare runs late past the limit finish while the agents are created; none may still compete here.
+    const bareLeft = await noneRunning(
+      ctx.client,
+      'bareCronWorkflow',
+      Math.max(0, serviceSetup.due - Date.now() - 1000),
+    );
+    const service = await waitSide('svc', serviceSetup.due);
+    // Printed before the clean-up, which takes minutes; runs still waiting past the limit are
+    // cancelled with their agents.
+    line('7. 1,000 cron agents due in the same minute: due → first model turn vs bare Temporal schedules', {
+      service_p50: late(service, 50),
+      service_p99: late(service, 99),
+      service_max: late(service, 100),
+      service_ran: `${service.length}/${N7} in ${CRON_RUN_LIMIT_MS / 1000} s`,
+      bare_p50: late(bare, 50),
+      bare_p99: late(bare, 99),
+      bare_max: late(bare, 100),
+      bare_ran: `${bare.length}/${N7} in ${CRON_RUN_LIMIT_MS / 1000} s`,
+      ratio_p99:
+        service.length === N7 && bare.length === N7
+          ? (percentile(service, 99) / percentile(bare, 99)).toFixed(2)
+          : 'n/a (not all ran in time)',
+      goal: 'p99 ≤1.2× and <2 s',
+      ...(bareLeft > 0 ? { bare_still_running_when_service_due: bareLeft } : {}),
+      setup: `${(serviceSetup.setupMs / 1000).toFixed(0)} s agents, ${(bareSetup.setupMs / 1000).toFixed(0)} s schedules`,
+    });
+  } finally {
+    await load(N7, 8, async (i) => {
+      try {
+        await ctx.client.schedule.getHandle(scheduleIds[i]!).delete();
+      } catch (err) {
+        if (!(err instanceof ScheduleNotFoundError)) {
+          throw err;
+        }
+      }
+    });
+    await deleteAgents(
+      ctx,
+      agents.filter((a) => a !== undefined),
+    );
+    await stopBare();
+  }
+}
+
+/** Benchmark 8's runs in flight at once (spread over its 100 agents), warm-up and measured window per round and side. */
+const SUSTAINED_IN_FLIGHT = 25;
+const SUSTAINED_WARMUP_MS = 5_000;
+const SUSTAINED_WINDOW_MS = 15_000;
+
+/**
+ * A closed loop: `SUSTAINED_IN_FLIGHT` jobs always in flight until the window ends; counts the jobs
+ * that completed inside the window (after the warm-up, long enough for the first jobs to complete)
+ * and their latencies.
+ */
+async function closedLoop(job: (i: number) => Promise<void>): Promise<{ completed: number; latencies: number[] }> {
+  const windowStart = performance.now() + SUSTAINED_WARMUP_MS;
+  const windowEnd = windowStart + SUSTAINED_WINDOW_MS;
+  const latencies: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: SUSTAINED_IN_FLIGHT }, async () => {
+      while (performance.now() < windowEnd) {
+        const started = performance.now();
+        await job(next++);
+        const ended = performance.now();
+        if (ended >= windowStart && ended < windowEnd) {
+          latencies.push(ended - started);
+        }
+      }
+    }),
+  );
+  return { completed: latencies.length, latencies };
+}
+
+/** Resolves when the run has completed (its workflow starts a moment after the webhook's 202). */
+async function runCompleted(client: Client, runId: string): Promise<void> {
+  for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+    try {
+      await client.workflow.getHandle(`run-${runId}`).result();
+      return;
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) {
+        throw err;
+      }
+    }
+    await sleep(pause);
+  }
+}
+
+/**
+ * 8. 100 agents under a sustained webhook load, each run a tool call and two model turns (as in
+ * benchmark 2): completed runs per second with a fixed number in flight (a closed loop over the 100
+ * agents in turn), vs bare workflows making the same calls with as many in flight. Alternating rounds,
+ * the counts of their windows summed.
+ */
+export async function sustainedWebhooks(ctx: ScaleContext): Promise<void> {
+  const N8 = 100;
+  const ROUNDS = 2;
+  const owner = await benchUser(ctx, 'team', true);
+  const agents: Array<{ id: string; webhookSecret: string; owner: BenchUser }> = [];
+  await load(N8, 8, async (i) => {
+    const agent = await createAgent(ctx, owner, {
+      name: `load ${i}`,
+      systemPrompt: 'p',
+      siteIds: [owner.siteId],
+      trigger: { type: 'webhook', schema: [] },
+    });
+    agents.push({ id: agent.id, webhookSecret: agent.webhookSecret!, owner });
+  });
+  ctx.model.fallback = (req) =>
+    req.body.messages.length === 1 && (req.body.tools ?? []).length > 0
+      ? { toolUses: [{ name: toolNamed(req, 'search_notes'), input: { query: 'x' } }] }
+      : { text: 'done' };
+  const stopBare = await startBareWorker(ctx, 'bench-bare-load');
+  // Round robin: an agent's next run is offered long after its previous one ended (N8 > in flight).
+  const viaWebhook = async (i: number): Promise<void> => {
+    const agent = agents[i % N8]!;
+    const res = await post(
+      `${ctx.stack.baseUrl}/api/webhooks/agent/${agent.id}`,
+      { i },
+      { 'x-webhook-secret': agent.webhookSecret },
+      wide,
+    );
+    if (res.status !== 202) {
+      throw new Error(`webhook answered ${res.status} ${res.text}`);
+    }
+    await runCompleted(ctx.client, (JSON.parse(res.text) as { runId: string }).runId);
+  };
+  let bareN = 0;
+  const started = Date.now();
+  const bareRun = async (): Promise<void> => {
+    await ctx.client.workflow.execute('bareRunWorkflow', {
+      taskQueue: 'bench-bare-load',
+      workflowId: `bench8-bare-${started}-${(bareN += 1)}`,
+    });
+  };
+  const service: { completed: number; latencies: number[] } = { completed: 0, latencies: [] };
+  const bare: { completed: number; latencies: number[] } = { completed: 0, latencies: [] };
+  try {
+    await ctx.drained();
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const s = await closedLoop(viaWebhook);
+      service.completed += s.completed;
+      service.latencies.push(...s.latencies);
+      await ctx.drained();
+      const b = await closedLoop(bareRun);
+      bare.completed += b.completed;
+      bare.latencies.push(...b.latencies);
+    }
+  } finally {
+    await stopBare();
+    await deleteAgents(ctx, agents);
+  }
+  const seconds = (ROUNDS * SUSTAINED_WINDOW_MS) / 1000;
+  const serviceRate = service.completed / seconds;
+  const bareRate = bare.completed / seconds;
+  line(
+    `8. 100 agents, sustained webhooks, runs completed per second (${SUSTAINED_IN_FLIGHT} in flight) vs bare workflows`,
+    {
+      service_runs_per_s: serviceRate.toFixed(1),
+      bare_runs_per_s: bareRate.toFixed(1),
+      ratio: (serviceRate / bareRate).toFixed(3),
+      goal: '≥0.8×',
+      service_p50: fmt(percentile(service.latencies, 50)),
+      bare_p50: fmt(percentile(bare.latencies, 50)),
+      window: `${ROUNDS}×${SUSTAINED_WINDOW_MS / 1000} s per side`,
+    },
+  );
+}
+
+/** CPU time (ms) the process has used so far, user and system, from /proc/<pid>/stat. */
+function cpuMs(pid: number, ticksPerSecond: number): number {
+  // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+}
+
+function clockTicks(): number {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+}
+
+/**
+ * 9. 100 chat turns streaming at once (one per session), time to the first text event and the API
+ * process's CPU per turn, vs 100 streamed requests at once straight to the fake model. Alternating
+ * rounds after one warm-up round each.
+ */
+export async function concurrentChat(ctx: ScaleContext): Promise<void> {
+  const N9 = 100;
+  const ROUNDS = 3;
+  const owner = await benchUser(ctx, 'harness', true);
+  const sessions: string[] = [];
+  await load(N9, 8, async (i) => {
+    const res = await ctx.api.post(
+      '/api/sessions',
+      { sites: [{ siteId: owner.siteId, tools: ['search_notes'] }] },
+      { token: owner.token },
+    );
+    sessions[i] = `${ctx.stack.baseUrl}/api/sessions/${res.body.token as string}/messages`;
+  });
+  ctx.model.fallback = { text: 'Hello from the model, streamed in pieces.' };
+  const apiPid = ctx.stack.api.child.pid!;
+  const ticks = clockTicks();
+  const chatRound = (round: number): Promise<number[]> =>
+    Promise.all(sessions.map((url, i) => firstText(url, { content: `hi ${round} ${i}` }, owner.auth, wide)));
+  const modelRound = (): Promise<number[]> =>
+    Promise.all(
+      sessions.map(() =>
+        firstText(
+          `${ctx.model.url}/v1/messages`,
+          { model: 'x', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+          {},
+          wide,
+        ),
+      ),
+    );
+  await chatRound(-1);
+  await modelRound();
+  const chat: number[] = [];
+  const direct: number[] = [];
+  let apiCpu = 0;
+  let benchCpu = 0;
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const before = cpuMs(apiPid, ticks);
+    chat.push(...(await chatRound(round)));
+    apiCpu += cpuMs(apiPid, ticks) - before;
+    const usage = process.cpuUsage();
+    direct.push(...(await modelRound()));
+    const used = process.cpuUsage(usage);
+    benchCpu += (used.user + used.system) / 1000;
+  }
+  line('9. 100 chat turns streaming at once: first text event vs 100 at once to the fake model', {
+    chat_p50: fmt(percentile(chat, 50)),
+    chat_p99: fmt(percentile(chat, 99)),
+    model_p50: fmt(percentile(direct, 50)),
+    model_p99: fmt(percentile(direct, 99)),
+    added_p99: fmt(percentile(chat, 99) - percentile(direct, 99)),
+    goal: 'p99 ≤+20 ms',
+    api_cpu_per_turn: fmt(apiCpu / (ROUNDS * N9)),
+    // The baseline has no API process: this is the bench's own (client and fake model) per request.
+    direct_cpu_per_request: fmt(benchCpu / (ROUNDS * N9)),
+  });
+}
