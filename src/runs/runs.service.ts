@@ -187,24 +187,29 @@ export class RunsService {
     }
   }
 
-  /** Before an agent is deleted: its queue is dropped and its active run cancelled. */
+  /**
+   * Before an agent is deleted: its queue is dropped and its active run cancelled. No Query first: a
+   * query needs a worker to answer it, and with the workers busy (a burst of runs) it timed out and
+   * the deletion answered 500. Terminating a queue that is not running is a no-op.
+   */
   async stopAgent(agentId: string): Promise<void> {
-    const state = await this.queueState(agentId);
-    if (state === null) {
-      return;
-    }
     const handle = this.client.workflow.getHandle(workflowIds.agent(agentId));
     // Terminating the queue workflow cancels its active child (parent close policy REQUEST_CANCEL).
-    await handle.terminate('agent deleted').catch((err: unknown) => {
-      if (!(err instanceof WorkflowNotFoundError)) {
+    const stopped = await handle.terminate('agent deleted').then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) {
+          return false;
+        }
         throw err;
-      }
-    });
-    for (const ended of await this.runs.cancelQueuedOfAgent(agentId)) {
+      },
+    );
+    const cancelled = await this.runs.cancelQueuedOfAgent(agentId);
+    for (const ended of cancelled) {
       this.countCancelled(ended);
     }
-    this.logger.log(
-      `agent ${agentId}: queue stopped (active ${state.activeRunId ?? 'none'}, ${state.queuedRunIds.length} queued)`,
-    );
+    if (stopped || cancelled.length > 0) {
+      this.logger.log(`agent ${agentId}: queue stopped (${cancelled.length} runs not yet ended cancelled)`);
+    }
   }
 }

@@ -251,6 +251,24 @@ describe('agents and runs on Temporal (e2e)', () => {
     expect((await run.describe()).status.name).toBe('CANCELLED');
   });
 
+  it('deleting an agent does not wait for a worker: with none running, the queue is still stopped', async () => {
+    const { user } = await userWithSite();
+    const agent = (await createAgent(user)).body;
+    const accepted = await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token });
+    expect(accepted.status).toBe(201);
+    // No worker: the queue workflow holds the run, and nobody could answer a query about it.
+    await stack.stopWorker();
+    try {
+      const started = Date.now();
+      expect((await http.delete(`/api/agents/${agent.id}`, { token: user.token })).status).toBe(204);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect((await temporal.workflow.getHandle(`agent-${agent.id}`).describe()).status.name).toBe('TERMINATED');
+      expectError(await http.get(`/api/runs/${accepted.body.id}`, { token: user.token }), 'RUN_NOT_FOUND', 404);
+    } finally {
+      await stack.startWorker();
+    }
+  });
+
   it('a schedule triggered now starts a run', async () => {
     const { user, siteId } = await userWithSite('pro');
     const agent = (await createAgent(user, { siteIds: [siteId], trigger: { type: 'scheduled', cron: '0 3 1 1 *' } }))
