@@ -253,7 +253,7 @@ describe('agents and runs on Temporal (e2e)', () => {
 
   it('deleting an agent does not wait for a worker: with none running, the queue is still stopped', async () => {
     const { user } = await userWithSite();
-    const agent = (await createAgent(user)).body;
+    const agent = (await createAgent(user, {})).body;
     const accepted = await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token });
     expect(accepted.status).toBe(201);
     // No worker: the queue workflow holds the run, and nobody could answer a query about it.
