@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster } from '../utils/cluster.js';
-import { expectError, type HttpAnswer } from '../utils/http.js';
+import { expectError, expectRateLimited, type HttpAnswer } from '../utils/http.js';
 import { TEST_PASSWORD, uniqueEmail } from '../utils/users.js';
 
 // Limits large enough that each process admits some requests before PostgreSQL answers (small limits
@@ -39,10 +39,7 @@ async function hammer(total: number, call: (i: number) => Promise<HttpAnswer>): 
 function refusedWithRetryAfter(answers: HttpAnswer[]): HttpAnswer[] {
   const refused = answers.filter((a) => a.status === 429);
   for (const answer of refused) {
-    expectError(answer, 'RATE_LIMITED', 429);
-    const retryAfter = Number(answer.headers.get('retry-after'));
-    expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(Number(WINDOW));
+    expectRateLimited(answer, Number(WINDOW));
   }
   return refused;
 }

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { hashPassword, scryptParams, verifyPassword } from '../../src/auth/password.js';
-import { expectError, Http, type HttpAnswer } from '../utils/http.js';
+import { expectError, expectRateLimited, Http } from '../utils/http.js';
 import { Stack } from '../utils/stack.js';
 import { TEST_PASSWORD, uniqueEmail } from '../utils/users.js';
 
@@ -17,13 +17,6 @@ let next = randomInt(1, 200) * 250;
 function freshAddress(): string {
   next += 1;
   return `198.18.${(next >> 8) & 255}.${next & 255}`;
-}
-
-function expectRateLimited(answer: HttpAnswer, maxSeconds: number): void {
-  expectError(answer, 'RATE_LIMITED', 429);
-  const retryAfter = Number(answer.headers.get('retry-after'));
-  expect(retryAfter).toBeGreaterThanOrEqual(1);
-  expect(retryAfter).toBeLessThanOrEqual(maxSeconds);
 }
 
 describe('login and registration limits; client addresses behind proxies (e2e)', () => {

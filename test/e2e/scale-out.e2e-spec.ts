@@ -7,7 +7,7 @@ import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { registerAdmin } from '../utils/admin.js';
 import { Cluster } from '../utils/cluster.js';
-import { expectError, type HttpAnswer } from '../utils/http.js';
+import { expectError, expectRateLimited, type HttpAnswer } from '../utils/http.js';
 import { eventually, waitForRun, type RunView } from '../utils/runs.js';
 import { siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { registerUser, TEST_PASSWORD, type TestUser, uniqueEmail } from '../utils/users.js';
@@ -267,10 +267,7 @@ function from(address: string): { headers: Record<string, string> } {
 function splitLimited(answers: HttpAnswer[], window: number): { passed: HttpAnswer[]; limited: HttpAnswer[] } {
   const limited = answers.filter((a) => a.status === 429);
   for (const answer of limited) {
-    expectError(answer, 'RATE_LIMITED', 429);
-    const retryAfter = Number(answer.headers.get('retry-after'));
-    expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(window);
+    expectRateLimited(answer, window);
   }
   return { passed: answers.filter((a) => a.status !== 429), limited };
 }

@@ -75,6 +75,15 @@ export function expectError(answer: HttpAnswer, code: string, statusCode: number
   }
 }
 
+/** A RATE_LIMITED answer whose Retry-After is from 1 to `maxSeconds` seconds. */
+export function expectRateLimited(answer: HttpAnswer, maxSeconds: number): void {
+  expectError(answer, 'RATE_LIMITED', 429);
+  const retryAfter = Number(answer.headers.get('retry-after'));
+  if (!(retryAfter >= 1 && retryAfter <= maxSeconds)) {
+    throw new Error(`expected Retry-After from 1 to ${maxSeconds} s, got ${answer.headers.get('retry-after')}`);
+  }
+}
+
 /**
  * A request sent exactly as given: the path's bytes untouched (fetch would normalise `%2e%2e`, `..`
  * and unicode), header values as raw bytes (non-ASCII included) and repeated headers as separate
