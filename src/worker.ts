@@ -81,7 +81,9 @@ async function main(): Promise<void> {
     // the namespace's attributes are managed with tcld or the Cloud UI.
     logger.warn(
       `cannot list the namespace's search attributes (${(err as Error).message}); make sure ` +
-        `${settings.temporalNamespace} has the Keyword attributes ${Object.keys(SEARCH_ATTRIBUTE_TYPES).join(', ')} ` +
+        `${settings.temporalNamespace} has the search attributes ${Object.entries(SEARCH_ATTRIBUTE_TYPES)
+          .map(([name, type]) => `${name} (${type === 'KEYWORD_LIST' ? 'KeywordList' : 'Keyword'})`)
+          .join(', ')} ` +
         '(Temporal Cloud: tcld namespace search-attributes add, or the Cloud UI)',
     );
   } finally {

@@ -19,6 +19,7 @@ import {
   type ModelContentBlock,
   type ModelMessage,
   RATE_LIMIT_TIMER_SUMMARY,
+  RUN_LOG_FIELD,
   type FinishRunInput,
   type RunContext,
   type RunError,
@@ -62,13 +63,24 @@ const tools = proxyActivities<Activities>({
   },
 });
 
+/** How a run ended, as the workflow that executed it knows it. */
+export interface RunEnd {
+  ended: FinishRunInput;
+  cancelled: boolean;
+  failure: RunError | undefined;
+  output: string;
+}
+
 /**
- * One run of an agent (`run-<runId>`): model turn → tool calls → model turn … until the model stops,
- * the turn limit, cancellation, or the credits end it. Its history is the run's timeline.
+ * A run's turns and the record of how it ended: model turn → tool calls → model turn … until the
+ * model stops, the turn limit, cancellation (of the scope this is called in), or the credits end it.
+ * Shared by the run workflow of old (`run-<runId>`, a child of the agent's queue) and the agent's
+ * queue that runs each run itself (agent-queue.workflow.ts). Ids only in its log lines; `logRunId`:
+ * the run's id, where the workflow id does not carry it.
  */
-export async function agentRunWorkflow(request: RunRequest): Promise<{ output: string }> {
-  // Ids only (the run's own id is in its workflow id): the lines join the request that started it.
-  log.info('run started', { ...logIds(request), triggeredBy: request.triggeredBy });
+export async function executeRun(request: RunRequest, logRunId?: string): Promise<RunEnd> {
+  const ids = { ...logIds(request), ...(logRunId !== undefined ? { [RUN_LOG_FIELD]: logRunId } : {}) };
+  log.info('run started', { ...ids, triggeredBy: request.triggeredBy });
   let failure: RunError | undefined;
   let cancelled = false;
   let outcome: { output: string; recorded: boolean } = { output: '', recorded: false };
@@ -91,13 +103,23 @@ export async function agentRunWorkflow(request: RunRequest): Promise<{ output: s
   if (cancelled || failure !== undefined || !outcome.recorded) {
     await CancellationScope.nonCancellable(() => records.finishRun(ended));
   }
+  log.info('run ended', { ...ids, status: ended.status, ...(failure ? { code: failure.code } : {}) });
+  return { ended, cancelled, failure, output: outcome.output };
+}
+
+/**
+ * One run of an agent (`run-<runId>`), the child workflow the agent's queue started for each run
+ * before the queue ran them itself: kept for the executions and histories that use it. Its history
+ * is the run's timeline.
+ */
+export async function agentRunWorkflow(request: RunRequest): Promise<{ output: string }> {
+  const { ended, cancelled, failure, output } = await executeRun(request);
   // The last durable step: the run's timeline kept in the database, so it outlives Temporal's
   // retention. Behind a patch marker: a run that ended under the previous code replays without it,
   // and one still going when this code deploys archives when it ends.
   if (patched('archive-run')) {
     await CancellationScope.nonCancellable(() => records.archiveRun(ended));
   }
-  log.info('run ended', { ...logIds(request), status: ended.status, ...(failure ? { code: failure.code } : {}) });
   if (cancelled) {
     // Ends the workflow as Canceled, which is what the Temporal UI should show.
     throw new CancelledFailure('The run was cancelled');
@@ -105,7 +127,7 @@ export async function agentRunWorkflow(request: RunRequest): Promise<{ output: s
   if (failure !== undefined) {
     throw ApplicationFailure.nonRetryable(failure.error, failure.code);
   }
-  return { output: outcome.output };
+  return { output };
 }
 
 /** The ids each activity's log lines carry (the activity log interceptor reads them from the input). */

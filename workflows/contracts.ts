@@ -12,14 +12,24 @@ export const SEARCH_ATTRIBUTES = {
   agentId: { name: 'AgentId', type: 'KEYWORD' },
   userId: { name: 'UserId', type: 'KEYWORD' },
   triggeredBy: { name: 'TriggeredBy', type: 'KEYWORD' },
+  /** The runs an execution of the agent's queue ran (Temporal keeps `RunId` for its own). */
+  runIds: { name: 'AgentRunIds', type: 'KEYWORD_LIST' },
 } as const;
 
 /** Name → Temporal type, for registering the attributes on a server. */
-export const SEARCH_ATTRIBUTE_TYPES: Record<string, 'KEYWORD'> = {
+export const SEARCH_ATTRIBUTE_TYPES: Record<string, 'KEYWORD' | 'KEYWORD_LIST'> = {
   AgentId: 'KEYWORD',
   UserId: 'KEYWORD',
   TriggeredBy: 'KEYWORD',
+  AgentRunIds: 'KEYWORD_LIST',
 };
+
+/**
+ * The field a workflow log line names our run id in, where the workflow id does not (the queue runs
+ * each run itself): the SDK's own `runId` on a workflow line is Temporal's execution id. The worker's
+ * logger writes it as `runId` (src/temporal/runtime-logger.ts).
+ */
+export const RUN_LOG_FIELD = 'agentsiteRunId';
 
 /** Workflow ids come from our ids. */
 export const workflowIds = {
@@ -37,6 +47,8 @@ export const AGENT_HANDLERS = {
   /** Webhooks: a signal is durable once the server accepts it, without a round trip through a worker. */
   enqueueRunSignal: 'enqueueRunSignal',
   cancelQueuedRun: 'cancelQueuedRun',
+  /** Ends a run the queue holds: queued (taken out) or active (cancelled; answers once it has ended). */
+  cancelRun: 'cancelRun',
   agentState: 'agentState',
   runEnded: 'runEnded',
 } as const;
@@ -104,6 +116,19 @@ export interface EnqueueResult {
   queuePosition: number;
   /** A repeated delivery id: the first delivery's run is returned. */
   duplicate: boolean;
+}
+
+/** What cancelRun did: `dequeued` (never started), `cancelled` (it was active and has ended), `unknown`. */
+export type CancelRunResult = 'dequeued' | 'cancelled' | 'unknown';
+
+/** The input of each execution of the agent's queue (agentQueueWorkflow), carried over continue-as-new. */
+export interface AgentQueueInput {
+  agentId: string;
+  queue?: RunRequest[];
+  /** Delivery id → run id, for de-duplication. */
+  deliveries?: Array<[string, string]>;
+  /** Trace headers of queued requests (the traced bundle's interceptors carry them; opaque here). */
+  traces?: Record<string, unknown>;
 }
 
 export interface AgentQueueState {

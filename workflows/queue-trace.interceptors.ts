@@ -11,14 +11,14 @@ import { workflowInfo, type WorkflowInterceptors } from '@temporalio/workflow';
 import type * as workflows from './index.js';
 import { TRACE_HEADER } from './run-trace.interceptors.js';
 
-/** The queue workflow's type (its export name, checked by the compiler). */
-const QUEUE_WORKFLOW: keyof typeof workflows = 'agentWorkflow';
+/** The queue workflows' types (export names, checked by the compiler): today's, and the one of old. */
+const QUEUE_WORKFLOWS: ReadonlySet<string> = new Set<keyof typeof workflows>(['agentQueueWorkflow', 'agentWorkflow']);
 
 export const interceptors = (): WorkflowInterceptors => ({
   inbound: [
     {
       execute(input, next) {
-        if (workflowInfo().workflowType !== QUEUE_WORKFLOW || input.headers[TRACE_HEADER] === undefined) {
+        if (!QUEUE_WORKFLOWS.has(workflowInfo().workflowType) || input.headers[TRACE_HEADER] === undefined) {
           return next(input);
         }
         const headers = { ...input.headers };

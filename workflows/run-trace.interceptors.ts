@@ -1,16 +1,16 @@
 /**
  * Not a workflow: the last interceptors of the traced workflow bundle (workflow-bundle-traced.js, used
- * when OTEL_EXPORTER_OTLP_ENDPOINT is set), after Temporal's OpenTelemetry ones: the header set here
- * is the one the child workflow gets.
+ * when OTEL_EXPORTER_OTLP_ENDPOINT is set), after Temporal's OpenTelemetry ones: the headers set here
+ * are the ones Temporal writes.
  *
- * An agent's queue workflow lives across many runs in a trace of its own (queue-trace.interceptors.ts),
- * so the span it starts a run's child workflow under is not the run's. A run belongs to the trace of
- * the request that queued it (a webhook's, a manual start's): that trace's header arrives on the
- * enqueue signal or update, and is handed to the run's child workflow when it starts. (A run still
- * queued when the queue continues as new loses the link and joins the queue's trace.)
+ * An agent's queue workflow has a trace of its own (queue-trace.interceptors.ts), so the spans it
+ * would give a run are not the run's. A run belongs to the trace of the request that queued it (a
+ * webhook's, a manual start's): that trace's header arrives on the enqueue signal or update, and is
+ * handed to each activity of the run (the queue runs each run itself), or to the run's child workflow
+ * (a queue of old). A queue hands the headers of the runs still queued to its next execution.
  */
 import type { Payload, WorkflowInterceptors } from '@temporalio/workflow';
-import { AGENT_HANDLERS, type RunRequest, workflowIds } from './contracts.js';
+import { AGENT_HANDLERS, type AgentQueueInput, type RunRequest } from './contracts.js';
 
 /** The header Temporal's OpenTelemetry interceptors carry a span context in (their TRACE_HEADER). */
 export const TRACE_HEADER = '_tracer-data';
@@ -18,34 +18,73 @@ export const TRACE_HEADER = '_tracer-data';
 /** Queued requests whose trace is remembered (more are queued only in a flood; those lose their link). */
 const MAX_REMEMBERED_TRACES = 1000;
 
+/** A header as workflow input can carry it (JSON): its bytes as arrays of numbers. */
+interface CarriedHeader {
+  metadata: Record<string, number[]>;
+  data: number[];
+}
+
+function carried(header: Payload): CarriedHeader {
+  return {
+    metadata: Object.fromEntries(Object.entries(header.metadata ?? {}).map(([k, v]) => [k, Array.from(v)])),
+    data: Array.from(header.data ?? []),
+  };
+}
+
+function restored(value: unknown): Payload | undefined {
+  const header = value as Partial<CarriedHeader> | null | undefined;
+  if (typeof header !== 'object' || header === null || !Array.isArray(header.data)) {
+    return undefined;
+  }
+  return {
+    metadata: Object.fromEntries(
+      Object.entries(header.metadata ?? {}).map(([k, v]) => [k, Uint8Array.from(Array.isArray(v) ? v : [])]),
+    ),
+    data: Uint8Array.from(header.data),
+  };
+}
+
+function runIdOf(args: unknown[]): string | undefined {
+  const first = args[0] as { runId?: unknown } | null | undefined;
+  return typeof first?.runId === 'string' ? first.runId : undefined;
+}
+
 export const interceptors = (): WorkflowInterceptors => {
-  // Per workflow execution (the SDK calls this factory for each): child workflow id → trace header.
+  // Per workflow execution (the SDK calls this factory for each): run id → trace header.
   const traces = new Map<string, Payload>();
 
-  const remember = (args: unknown[], header: Payload | undefined): void => {
-    const request = args[0] as Partial<RunRequest> | undefined;
-    if (header === undefined || typeof request?.runId !== 'string' || traces.size >= MAX_REMEMBERED_TRACES) {
-      return;
-    }
-    const childId = workflowIds.run(request.runId);
+  const remember = (runId: string | undefined, header: Payload | undefined): void => {
     // A repeated delivery re-sends the first request: the run stays in the first delivery's trace.
-    if (!traces.has(childId)) {
-      traces.set(childId, header);
+    if (header !== undefined && runId !== undefined && traces.size < MAX_REMEMBERED_TRACES && !traces.has(runId)) {
+      traces.set(runId, header);
     }
+  };
+
+  /** The run's trace in place of the queue's, for what the run asks of Temporal. */
+  const withRunTrace = <T extends { headers: Record<string, Payload> }>(input: T, runId: string | undefined): T => {
+    const header = runId !== undefined ? traces.get(runId) : undefined;
+    return header === undefined ? input : { ...input, headers: { ...input.headers, [TRACE_HEADER]: header } };
   };
 
   return {
     inbound: [
       {
+        execute(input, next) {
+          const carriedTraces = (input.args[0] as AgentQueueInput | undefined)?.traces;
+          for (const [runId, header] of Object.entries(carriedTraces ?? {})) {
+            remember(runId, restored(header));
+          }
+          return next(input);
+        },
         handleSignal(input, next) {
           if (input.signalName === AGENT_HANDLERS.enqueueRunSignal) {
-            remember(input.args, input.headers[TRACE_HEADER]);
+            remember(runIdOf(input.args), input.headers[TRACE_HEADER]);
           }
           return next(input);
         },
         handleUpdate(input, next) {
           if (input.name === AGENT_HANDLERS.enqueueRun) {
-            remember(input.args, input.headers[TRACE_HEADER]);
+            remember(runIdOf(input.args), input.headers[TRACE_HEADER]);
           }
           return next(input);
         },
@@ -53,13 +92,36 @@ export const interceptors = (): WorkflowInterceptors => {
     ],
     outbound: [
       {
+        scheduleActivity(input, next) {
+          return next(withRunTrace(input, runIdOf(input.args)));
+        },
+        scheduleLocalActivity(input, next) {
+          return next(withRunTrace(input, runIdOf(input.args)));
+        },
         startChildWorkflowExecution(input, next) {
-          const header = traces.get(input.options.workflowId);
-          if (header === undefined) {
+          // A queue of old: the child `run-<runId>` takes the run's trace.
+          const runId = runIdOf(input.options.args ?? []);
+          const result = next(withRunTrace(input, runId));
+          if (runId !== undefined) {
+            traces.delete(runId);
+          }
+          return result;
+        },
+        continueAsNew(input, next) {
+          const args = input.args as [AgentQueueInput | undefined, ...unknown[]];
+          const queue = args[0]?.queue;
+          if (queue === undefined) {
             return next(input);
           }
-          traces.delete(input.options.workflowId);
-          return next({ ...input, headers: { ...input.headers, [TRACE_HEADER]: header } });
+          // The runs still queued keep their trace in the next execution.
+          const kept: Record<string, CarriedHeader> = {};
+          for (const request of queue as RunRequest[]) {
+            const header = traces.get(request.runId);
+            if (header !== undefined) {
+              kept[request.runId] = carried(header);
+            }
+          }
+          return next({ ...input, args: [{ ...args[0], traces: kept }, ...args.slice(1)] });
         },
       },
     ],

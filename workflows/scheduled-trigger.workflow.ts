@@ -1,7 +1,7 @@
 import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { ScheduledTriggerInput, ScheduledTriggerResult } from './contracts.js';
-import { runEndedSignal } from './agent.workflow.js';
+import { runEndedSignal } from './run-queue.js';
 
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',

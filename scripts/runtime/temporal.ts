@@ -129,7 +129,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     args.push('--dynamic-config-value', `${key}=${value}`);
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) {
-    args.push('--search-attribute', `${name}=${type === 'KEYWORD' ? 'Keyword' : type}`);
+    args.push('--search-attribute', `${name}=${type === 'KEYWORD_LIST' ? 'KeywordList' : 'Keyword'}`);
   }
   if (options.dbFile !== undefined) {
     mkdirSync(path.dirname(options.dbFile), { recursive: true });

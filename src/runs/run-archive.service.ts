@@ -3,13 +3,13 @@ import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
 import { type FinishRunInput, workflowIds } from '../../workflows/contracts.js';
 import { RunsRepository } from './runs.repository.js';
-import { RunsService } from './runs.service.js';
+import { ranByQueue, RunsService } from './runs.service.js';
 import { terminalEntry } from './timeline.js';
 
 /**
- * Keeps an ended run's timeline in PostgreSQL: the run's workflow calls this (activity archiveRun)
- * as its last step, once its outcome is known, so nothing depends on a poller and the timeline
- * outlives Temporal's retention. The timeline is read from the run's history by the API's own
+ * Keeps an ended run's timeline in PostgreSQL, so it outlives Temporal's retention: the agent's queue
+ * calls this (activity archiveRun) once a run has ended, beside its next work, and a run of old called
+ * it as its own last step; nothing depends on a poller. The timeline is read from the run's history by the API's own
  * reader (RunsService.timeline), plus the closing entry the history does not hold yet.
  */
 @Injectable()
@@ -22,35 +22,44 @@ export class RunArchiveService {
   ) {}
 
   /**
-   * `execution`: the workflow that asks (from Temporal, not the input). Only a run's own workflow
-   * `run-<runId>` may archive it; a run whose row is gone (agent deleted) has nothing to keep.
+   * `execution`: the workflow that asks (from Temporal, not the input). Only the workflow that ran the
+   * run may archive it: its agent's queue (`agent-<agentId>`), or, for runs of old, the run's own
+   * workflow `run-<runId>`. A run whose row
+   * is gone (agent deleted) has nothing to keep.
    */
   async archive(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void> {
-    if (
-      typeof input.runId !== 'string' ||
-      !UUID.test(input.runId) ||
-      execution.workflowId !== workflowIds.run(input.runId)
-    ) {
-      this.logger.warn(`archive refused for run ${String(input.runId)} asked by workflow ${execution.workflowId}`);
-      throw new AppError('PERMISSION_DENIED', 'Only a run its own workflow may archive');
+    if (typeof input.runId !== 'string' || !UUID.test(input.runId)) {
+      this.refuse(input, execution);
     }
     const run = await this.runs.findById(input.runId);
     if (run === null) {
       return;
     }
+    if (execution.workflowId !== run.workflowId) {
+      this.refuse(input, execution);
+    }
+    const queued = ranByQueue(run);
     const timeline = await this.reader.timeline(run);
-    timeline.push(
-      terminalEntry(input, new Date().toISOString(), { workflowId: run.workflowId, runId: run.temporalRunId }),
-    );
+    if (!queued) {
+      timeline.push(
+        terminalEntry(input, new Date().toISOString(), { workflowId: run.workflowId, runId: run.temporalRunId }),
+      );
+    }
     const saved = await this.runs.saveArchive({
       runId: run.id,
       workflowId: execution.workflowId,
-      temporalRunId: execution.runId,
+      // The execution that ran it.
+      temporalRunId: queued ? (run.temporalRunId ?? execution.runId) : execution.runId,
       timeline,
     });
     if (!saved) {
       // Not ended, or another execution's: logged with ids only, the run keeps its history as before.
       this.logger.warn(`run ${run.id}: not archived (status ${run.status}, execution ${execution.runId})`);
     }
+  }
+
+  private refuse(input: FinishRunInput, execution: { workflowId: string }): never {
+    this.logger.warn(`archive refused for run ${String(input.runId)} asked by workflow ${execution.workflowId}`);
+    throw new AppError('PERMISSION_DENIED', 'Only the workflow that ran a run may archive it');
   }
 }

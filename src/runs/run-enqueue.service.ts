@@ -114,7 +114,7 @@ export class RunEnqueueService {
           {
             args: [request],
             updateId: request.deliveryId ? `delivery-${request.deliveryId}` : `run-${request.runId}`,
-            startWorkflowOperation: new WithStartWorkflowOperation('agentWorkflow', {
+            startWorkflowOperation: new WithStartWorkflowOperation('agentQueueWorkflow', {
               ...agentQueueStart(agent, this.settings.temporalTaskQueue),
               workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
             }),
@@ -184,7 +184,7 @@ export class RunEnqueueService {
       addLogFields({ runId: run.id });
     }
     try {
-      await this.client.workflow.signalWithStart('agentWorkflow', {
+      await this.client.workflow.signalWithStart('agentQueueWorkflow', {
         ...agentQueueStart(agent, this.settings.temporalTaskQueue),
         signal: AGENT_HANDLERS.enqueueRunSignal,
         signalArgs: [request],
@@ -213,7 +213,8 @@ export class RunEnqueueService {
       input: request.input,
       systemPromptSource: request.actionOverride ? 'webhook_action' : 'agent',
       deliveryId: request.deliveryId,
-      workflowId: workflowIds.run(request.runId),
+      // The agent's queue runs it; its execution (temporalRunId) is known when the run starts.
+      workflowId: workflowIds.agent(request.agentId),
       temporalRunId: null,
       error: null,
       usage: { inputTokens: 0, outputTokens: 0, credits: 0 },
@@ -222,7 +223,7 @@ export class RunEnqueueService {
   }
 }
 
-/** The request the queue workflow receives for a new run (its id is ours: `run-<runId>`). */
+/** The request the queue workflow receives for a new run (its id is ours). */
 function runRequest(agent: AgentEntity, options: EnqueueOptions): RunRequest {
   return {
     runId: randomUUID(),

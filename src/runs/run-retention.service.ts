@@ -5,6 +5,7 @@ import {
   ScheduleAlreadyRunning,
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
+  WorkflowNotFoundError,
 } from '@temporalio/client';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
@@ -109,7 +110,7 @@ export class RunRetentionService {
     }
     const expired = await this.runs.expiredRuns(days, limit);
     for (const run of expired) {
-      await this.deleteExecution(run.workflow_id);
+      await this.deleteExecution(run.workflow_id, run.temporal_run_id);
     }
     const deleted = expired.length === 0 ? 0 : await this.runs.deleteEnded(expired.map((r) => r.id));
     if (deleted > 0) {
@@ -118,14 +119,30 @@ export class RunRetentionService {
     return { deleted, more: expired.length === limit };
   }
 
-  private async deleteExecution(workflowId: string): Promise<void> {
+  /**
+   * A run's execution: its own workflow `run-<runId>` (runs of old), or the execution of the agent's
+   * queue that ran it, deleted only once closed: the queue's current execution is never deleted (a
+   * run never started has none).
+   */
+  private async deleteExecution(workflowId: string, temporalRunId: string | null): Promise<void> {
+    const queueExecution = workflowId.startsWith('agent-');
+    if (queueExecution && temporalRunId === null) {
+      return;
+    }
+    const workflowExecution = queueExecution ? { workflowId, runId: temporalRunId! } : { workflowId };
     try {
+      if (queueExecution) {
+        const described = await this.client.workflow.getHandle(workflowId, temporalRunId!).describe();
+        if (described.status.name === 'RUNNING') {
+          return;
+        }
+      }
       await this.client.workflowService.deleteWorkflowExecution({
         namespace: this.settings.temporalNamespace,
-        workflowExecution: { workflowId },
+        workflowExecution,
       });
     } catch (err) {
-      if (!(isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND)) {
+      if (!(err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND))) {
         throw err;
       }
     }

@@ -74,6 +74,9 @@ export class RunsRepository {
     this.agentRows = new RowMapper(dataSource, AgentEntity, 'a');
     this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
     // The run's start ($2: the run, $3: its user, $4/$5: the asking workflow and execution) and, in
+    // (the asking workflow is the agent's queue `agent-<agentId>`, which runs each run itself, or the
+    // run's own child workflow `run-<runId>` of a queue that began under the previous code; the row
+    // then names the workflow that ran it), and, in
     // the same statement, the agent, its owner's balance, the tier owner's tier and the agent's sites
     // (in its own scope): a row per site, or one row with no site; no agent row when it was deleted.
     // The tier that counts is the workspace owner's for a workspace agent, else the agent owner's.
@@ -81,9 +84,9 @@ export class RunsRepository {
     // snapshot): whether this statement is the run's start or a retried turn 1's.
     this.startQuery =
       'WITH previous AS (SELECT status FROM runs WHERE id = $2), ' +
-      "started AS (UPDATE runs SET status = 'active', temporal_run_id = $5, " +
+      "started AS (UPDATE runs SET status = 'active', workflow_id = $4, temporal_run_id = $5, " +
       'started_at = COALESCE(started_at, now()) ' +
-      'WHERE id = $2 AND agent_id = $1 AND user_id = $3 AND workflow_id = $4 ' +
+      "WHERE id = $2 AND agent_id = $1 AND user_id = $3 AND $4 IN ('agent-' || agent_id, 'run-' || id) " +
       "AND (status = 'queued' OR (status = 'active' AND temporal_run_id = $5)) RETURNING triggered_by, system_prompt_source) " +
       'SELECT st.triggered_by AS run_triggered_by, st.system_prompt_source AS run_prompt_source, ' +
       '(SELECT status FROM previous) AS run_previous_status, ' +
@@ -254,8 +257,9 @@ export class RunsRepository {
   }
 
   /** Every still-queued run of a deleted agent. */
-  cancelQueuedOfAgent(agentId: string): Promise<EndedRun[]> {
-    return this.endRuns({ agentId, status: ['queued'] }, 'cancelled', null);
+  /** The agent's runs not ended (queued, or active in the queue that was just stopped), as cancelled. */
+  cancelUnendedOfAgent(agentId: string): Promise<EndedRun[]> {
+    return this.endRuns({ agentId, status: ['queued', 'active'] }, 'cancelled', null);
   }
 
   private async endRuns(
@@ -313,9 +317,12 @@ export class RunsRepository {
   }
 
   /** Up to `limit` ended runs created more than `days` days ago, oldest first. */
-  expiredRuns(days: number, limit: number): Promise<Array<{ id: string; workflow_id: string }>> {
+  expiredRuns(
+    days: number,
+    limit: number,
+  ): Promise<Array<{ id: string; workflow_id: string; temporal_run_id: string | null }>> {
     return this.dataSource.query(
-      `SELECT id, workflow_id FROM runs WHERE created_at < now() - make_interval(days => $1) AND status IN ${ENDED} ` +
+      `SELECT id, workflow_id, temporal_run_id FROM runs WHERE created_at < now() - make_interval(days => $1) AND status IN ${ENDED} ` +
         'ORDER BY created_at, id LIMIT $2',
       [days, limit],
     );

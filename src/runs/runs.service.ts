@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { type Client, isGrpcServiceError, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, isGrpcServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
@@ -7,11 +7,18 @@ import { type Page, type PageQuery, pageOf } from '../common/pagination.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { TEMPORAL_CLIENT, TEMPORAL_PAYLOAD_CODEC } from '../temporal/temporal.module.js';
 import type { Scope } from '../workspaces/scope.js';
-import { AGENT_HANDLERS, type AgentQueueState, workflowIds } from '../../workflows/contracts.js';
+import {
+  AGENT_HANDLERS,
+  type AgentQueueState,
+  type CancelRunResult,
+  type RunFinalStatus,
+  workflowIds,
+} from '../../workflows/contracts.js';
 import { type RunResponse, toRunResponse } from './run-response.js';
 import type { RunEntity, RunStatus } from './run.entity.js';
 import { type EndedRun, RunsRepository } from './runs.repository.js';
 import { terminalEntry, type TimelineEntry, timelineFromHistory } from './timeline.js';
+import type { TriggeredEntryDto } from './dto/timeline-entry.dto.js';
 
 const FINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
 const CANCEL_WAIT_MS = 10_000;
@@ -31,21 +38,38 @@ function isNotFound(err: unknown): boolean {
  * retention. Its trigger, and how it ended when the row knows (the final answer it does not).
  */
 function timelineFromRow(run: RunEntity): TimelineEntry[] {
-  const timeline: TimelineEntry[] = [
-    {
-      at: run.queuedAt.toISOString(),
-      type: 'triggered',
-      triggeredBy: run.triggeredBy,
-      ...(run.triggeredBy === 'webhook' ? { payload: run.payload } : {}),
-    },
-  ];
+  const timeline: TimelineEntry[] = [triggeredOf(run)];
   if (run.endedAt !== null && (run.status === 'cancelled' || run.status === 'failed')) {
-    const reference = { workflowId: run.workflowId, runId: run.temporalRunId };
-    timeline.push(
-      terminalEntry({ status: run.status, error: run.error ?? undefined }, run.endedAt.toISOString(), reference),
-    );
+    timeline.push(endOf(run));
   }
   return timeline;
+}
+
+/** The `triggered` entry as the run's row tells it (when it was queued, by what, with what). */
+function triggeredOf(run: RunEntity): TriggeredEntryDto {
+  return {
+    at: run.queuedAt.toISOString(),
+    type: 'triggered',
+    triggeredBy: run.triggeredBy,
+    ...(run.triggeredBy === 'webhook' ? { payload: run.payload } : {}),
+    ...(run.input ? { input: run.input } : {}),
+    ...(run.systemPromptSource === 'webhook_action' ? { systemPromptSource: 'webhook_action' as const } : {}),
+  };
+}
+
+/** How an ended run ended, as its row tells it (a completed run's answer is filled from its history). */
+function endOf(run: RunEntity): TimelineEntry {
+  const reference = { workflowId: run.workflowId, runId: run.temporalRunId };
+  return terminalEntry(
+    { status: run.status as RunFinalStatus, error: run.error ?? undefined },
+    (run.endedAt ?? new Date()).toISOString(),
+    reference,
+  );
+}
+
+/** A run its agent's queue executed itself (rather than a child workflow `run-<runId>` of old). */
+export function ranByQueue(run: Pick<RunEntity, 'workflowId'>): boolean {
+  return run.workflowId.startsWith('agent-');
 }
 
 /** Runs as the API shows them (rows and timelines), their cancellation, and an agent's queue. */
@@ -79,7 +103,12 @@ export class RunsService {
       return { ...toRunResponse(run), timeline: archived.timeline };
     }
     let timeline = await this.timeline(run);
-    if (FINAL.has(run.status) && !timeline.some((e) => TERMINAL_ENTRIES.has(e.type)) && run.startedAt !== null) {
+    if (
+      !ranByQueue(run) &&
+      FINAL.has(run.status) &&
+      !timeline.some((e) => TERMINAL_ENTRIES.has(e.type)) &&
+      run.startedAt !== null
+    ) {
       // The row is written by the run's last activity, a moment before its workflow archives the
       // timeline and closes: wait for the close so status and timeline agree.
       const handle = this.client.workflow.getHandle(run.workflowId);
@@ -98,12 +127,23 @@ export class RunsService {
    * one reader of run histories: the API (live runs) and the run's archive step both use it.
    */
   async timeline(run: RunEntity): Promise<TimelineEntry[]> {
+    const queued = ranByQueue(run);
+    if (queued && run.temporalRunId === null) {
+      // Not started: no execution has run it yet.
+      return timelineFromRow(run);
+    }
     try {
-      const history = await this.client.workflow.getHandle(run.workflowId).fetchHistory();
-      return await timelineFromHistory(history.events ?? [], this.codec, {
-        workflowId: run.workflowId,
-        runId: run.temporalRunId,
-      });
+      const history = await this.client.workflow
+        .getHandle(run.workflowId, queued ? run.temporalRunId! : undefined)
+        .fetchHistory();
+      return await timelineFromHistory(
+        history.events ?? [],
+        this.codec,
+        { workflowId: run.workflowId, runId: run.temporalRunId },
+        queued
+          ? { runId: run.id, triggered: triggeredOf(run), ...(FINAL.has(run.status) ? { ended: endOf(run) } : {}) }
+          : undefined,
+      );
     } catch (err) {
       if (isNotFound(err)) {
         return timelineFromRow(run);
@@ -133,8 +173,9 @@ export class RunsService {
     if (removed) {
       // Never started, so its workflow will not record the end: counted here.
       this.countCancelled(await this.runs.markCancelled(run.id));
-    } else {
-      const handle = this.client.workflow.getHandle(run.workflowId);
+    } else if (!(ranByQueue(await this.runs.findByIdOrFail(run.id)) && (await this.cancelInQueue(run)))) {
+      // A run of old: its own workflow `run-<runId>`, a child of the queue.
+      const handle = this.client.workflow.getHandle(workflowIds.run(run.id));
       try {
         await handle.cancel();
         // The run records `cancelled` itself; wait briefly so the answer shows it.
@@ -154,6 +195,27 @@ export class RunsService {
       throw new AppError('RUN_NOT_CANCELLABLE', `The run ended as ${after.status} before it could be cancelled`);
     }
     return toRunResponse(after);
+  }
+
+  /**
+   * Cancels a run the agent's queue executes itself: the Update answers once the run has recorded its
+   * end. False when the queue is one of old, which has no such Update (its runs are child workflows).
+   */
+  private async cancelInQueue(run: RunEntity): Promise<boolean> {
+    try {
+      await this.client.workflow
+        .getHandle(workflowIds.agent(run.agentId))
+        .executeUpdate<CancelRunResult, [string]>(AGENT_HANDLERS.cancelRun, { args: [run.id] });
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) {
+        return true;
+      }
+      if (err instanceof WorkflowUpdateFailedError) {
+        return false;
+      }
+      throw err;
+    }
   }
 
   private countCancelled(ended: EndedRun | null): void {
@@ -194,7 +256,8 @@ export class RunsService {
    */
   async stopAgent(agentId: string): Promise<void> {
     const handle = this.client.workflow.getHandle(workflowIds.agent(agentId));
-    // Terminating the queue workflow cancels its active child (parent close policy REQUEST_CANCEL).
+    // Terminating the queue ends the run it executes (whose end the row records below), or cancels the
+    // active child of a queue of old (parent close policy REQUEST_CANCEL).
     const stopped = await handle.terminate('agent deleted').then(
       () => true,
       (err: unknown) => {
@@ -204,7 +267,7 @@ export class RunsService {
         throw err;
       },
     );
-    const cancelled = await this.runs.cancelQueuedOfAgent(agentId);
+    const cancelled = await this.runs.cancelUnendedOfAgent(agentId);
     for (const ended of cancelled) {
       this.countCancelled(ended);
     }

@@ -107,18 +107,65 @@ export async function timelineFromHistory(
   events: HistoryEvent[],
   codec: PayloadCodec,
   reference: FailureReference = {},
+  queued?: QueuedRun,
 ): Promise<TimelineEntry[]> {
-  return timelineFromDecoded(await decodeHistoryEvents(events, codec), reference);
+  return timelineFromDecoded(await decodeHistoryEvents(events, codec), reference, queued);
 }
 
-function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference): TimelineEntry[] {
-  const timeline: TimelineEntry[] = [];
+const CLOSE_EVENTS: ReadonlySet<number> = new Set([
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT,
+]);
+const ABRUPT_CLOSE: ReadonlySet<number> = new Set([
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT,
+]);
+
+/**
+ * A run executed by its agent's queue (`agent-<agentId>`), in an execution it may share with the
+ * runs before and after it: what its row says of its trigger, and of its end once it has ended. That
+ * execution's start and close are the queue's, not the run's.
+ */
+export interface QueuedRun {
+  /** The run's id: its part of the history is its activities (their input names it) and its waits. */
+  runId: string;
+  triggered: TriggeredEntryDto;
+  /** The run's end as its row records it; undefined while it goes on. */
+  ended?: TimelineEntry;
+}
+
+function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference, queued?: QueuedRun): TimelineEntry[] {
+  const timeline: TimelineEntry[] = queued !== undefined ? [queued.triggered] : [];
   const scheduled = new Map<string, { type: string; input: unknown }>();
+  // In a queue's execution, the run whose activity was scheduled last (a wait is that run's).
+  let current: string | undefined;
+  const mine = (input: unknown): boolean => {
+    if (queued === undefined) {
+      return true;
+    }
+    const runId = (input as { runId?: unknown } | null | undefined)?.runId;
+    return runId === queued.runId;
+  };
   const attempts = new Map<string, number>();
   for (const event of events) {
     const at = new Date(toMs(event.eventTime)).toISOString();
+    if (
+      queued !== undefined &&
+      CLOSE_EVENTS.has(event.eventType!) &&
+      (queued.ended !== undefined || !ABRUPT_CLOSE.has(event.eventType!))
+    ) {
+      // A queue execution's close is not its run's end (the row's is), unless the execution was cut
+      // short while the run went on (terminated by an operator, timed out).
+      continue;
+    }
     switch (event.eventType) {
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: {
+        if (queued !== undefined) {
+          break;
+        }
         const request = first<RunRequest>(event.workflowExecutionStartedEventAttributes?.input);
         timeline.push({
           at,
@@ -134,6 +181,12 @@ function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference
         const attrs = event.activityTaskScheduledEventAttributes;
         const type = attrs?.activityType?.name ?? '';
         const input = first<unknown>(attrs?.input);
+        if (type === 'modelTurn' || type === 'callTool') {
+          current = (input as { runId?: string } | undefined)?.runId;
+        }
+        if (!mine(input)) {
+          break; // another run's (or the archive of one)
+        }
         scheduled.set(String(event.eventId), { type, input });
         if (type === 'callTool') {
           const call = input as CallToolInput;
@@ -208,6 +261,9 @@ function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference
         break;
       }
       case EventType.EVENT_TYPE_TIMER_STARTED: {
+        if (queued !== undefined && current !== queued.runId) {
+          break;
+        }
         const timeoutMs = toMs(event.timerStartedEventAttributes?.startToFireTimeout);
         const summaryPayload = event.userMetadata?.summary;
         const summary = summaryPayload ? defaultPayloadConverter.fromPayload<string>(summaryPayload) : undefined;
@@ -248,6 +304,13 @@ function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference
       default:
         break;
     }
+  }
+  if (queued?.ended !== undefined) {
+    // A completed run's answer is its last turn's text (as the run took it), which the row does not keep.
+    const answer = [...timeline]
+      .reverse()
+      .find((e): e is ModelTurnEntryDto => e.type === 'model_turn' && e.text !== '');
+    timeline.push(queued.ended.type === 'completed' ? { ...queued.ended, output: answer?.text ?? '' } : queued.ended);
   }
   return timeline;
 }

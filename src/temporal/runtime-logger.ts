@@ -1,6 +1,7 @@
 import type { Logger, LogLevel as TemporalLogLevel, LogMetadata } from '@temporalio/common';
 import type { LogLevel } from '../config/settings.js';
 import { formatLogLine, type LogLevelName } from '../common/log-format.js';
+import { RUN_LOG_FIELD } from '../../workflows/contracts.js';
 import { UUID } from '../common/ids.js';
 
 /** Temporal's level names, lowest first. */
@@ -49,6 +50,9 @@ export function temporalLogFields(meta: LogMetadata | undefined): Record<string,
     }
     if (key === 'runId' && workflowLine) {
       fields.workflowRunId = value;
+    } else if (key === RUN_LOG_FIELD) {
+      // Our run id, named so by a workflow that runs runs in an execution of its own (the agent's queue).
+      fields.runId = value;
     } else {
       fields[key] = value;
     }

@@ -18,10 +18,12 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const missing = Object.keys(SEARCH_ATTRIBUTE_TYPES).filter((name) => !(name in (existing.customAttributes ?? {})));
   if (missing.length > 0) {
-    // IndexedValueType 2 = KEYWORD.
+    // IndexedValueType 2 = KEYWORD, 7 = KEYWORD_LIST.
     await connection.operatorService.addSearchAttributes({
       namespace,
-      searchAttributes: Object.fromEntries(missing.map((name) => [name, 2])),
+      searchAttributes: Object.fromEntries(
+        missing.map((name) => [name, SEARCH_ATTRIBUTE_TYPES[name] === 'KEYWORD_LIST' ? 7 : 2]),
+      ),
     });
   }
   return missing;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import type { Client, Connection } from '@temporalio/client';
+import type { Client, Connection, WorkflowExecutionInfo } from '@temporalio/client';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { stopChild } from '../../scripts/runtime/processes.js';
 import { type FakeModel, toolNamed } from '../fixtures/fake-model.js';
@@ -9,6 +9,7 @@ import { type Stack } from '../utils/stack.js';
 import { startWorld, type World } from '../utils/world.js';
 import { registerUser, type TestUser } from '../utils/users.js';
 import { temporalClient } from '../utils/temporal.js';
+import { sql } from '../utils/db.js';
 
 describe('agents and runs on Temporal (e2e)', () => {
   let site: ReferenceSite;
@@ -157,9 +158,11 @@ describe('agents and runs on Temporal (e2e)', () => {
     expect(started.body).toMatchObject({
       agentId: agent.id,
       triggeredBy: 'manual',
-      temporal: { workflowId: `run-${started.body.id}` },
+      // The agent's queue runs it, in an execution of its own (known once the run starts).
+      temporal: { workflowId: `agent-${agent.id}`, runId: null },
     });
     const run = await waitForRun(http, user.token, started.body.id);
+    expect(run.temporal).toEqual({ workflowId: `agent-${agent.id}`, runId: expect.any(String) });
     expect(run.status).toBe('completed');
     expect(run.timeline.map((e) => e.type)).toEqual([
       'triggered',
@@ -183,14 +186,21 @@ describe('agents and runs on Temporal (e2e)', () => {
     expect(second.body.system).toBe('Take notes for the user.');
     expect(JSON.stringify(second.body.messages)).toContain('tool_result');
     expect(site.lastToolRequest?.headers['idempotency-key']).toMatch(/.+-\d+$/);
-    // The same run, found by its agent id in Temporal (what an operator filters on in the UI).
-    const found = [];
-    for await (const wf of temporal.workflow.list({
-      query: `AgentId = "${agent.id}" AND WorkflowType = "agentRunWorkflow"`,
-    })) {
-      found.push(wf);
+    // The same run, found in Temporal by its id (what an operator filters on in the UI): the queue's
+    // execution that ran it.
+    let found: WorkflowExecutionInfo[] = [];
+    for (let tries = 0; tries < 50 && found.length === 0; tries += 1) {
+      for await (const wf of temporal.workflow.list({
+        query: `AgentId = "${agent.id}" AND AgentRunIds = "${run.id}"`,
+      })) {
+        found.push(wf);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(found.map((w) => w.workflowId)).toEqual([`run-${run.id}`]);
+    expect(found.map((w) => [w.workflowId, w.runId, w.type])).toEqual([
+      [`agent-${agent.id}`, run.temporal.runId, 'agentQueueWorkflow'],
+    ]);
+    expect(found[0]!.searchAttributes.AgentRunIds).toContain(run.id);
     expect(found[0]!.memo).toMatchObject({ agentName: 'Note taker' });
     expect((await http.get(`/api/agents/${agent.id}/runs`, { token: user.token })).body.items[0].id).toBe(run.id);
   });
@@ -242,13 +252,16 @@ describe('agents and runs on Temporal (e2e)', () => {
     model.script({ text: 'thinking…', delayMs: 20_000 });
     const started = await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token });
     expect(started.status).toBe(201);
-    await waitForRun(http, user.token, started.body.id, ['active']);
+    const running = await waitForRun(http, user.token, started.body.id, ['active']);
     // The route is agents', the queue is runs': RunsModule's hook (AgentRemovalHooks) stops it.
     expect((await http.delete(`/api/agents/${agent.id}`, { token: user.token })).status).toBe(204);
     expect((await temporal.workflow.getHandle(`agent-${agent.id}`).describe()).status.name).toBe('TERMINATED');
-    const run = temporal.workflow.getHandle(`run-${started.body.id}`);
-    await run.result().catch(() => undefined);
-    expect((await run.describe()).status.name).toBe('CANCELLED');
+    expect(
+      (await temporal.workflow.getHandle(`agent-${agent.id}`, running.temporal.runId!).describe()).status.name,
+    ).toBe('TERMINATED');
+    // The run ended with the queue's execution that ran it, and went with its agent.
+    expectError(await http.get(`/api/runs/${started.body.id}`, { token: user.token }), 'RUN_NOT_FOUND', 404);
+    expect(await sql('SELECT id FROM runs WHERE id = $1', [started.body.id])).toEqual([]);
   });
 
   it('deleting an agent does not wait for a worker: with none running, the queue is still stopped', async () => {
