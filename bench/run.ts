@@ -25,6 +25,7 @@ import { temporalClient, testDataConverter } from '../test/utils/temporal.js';
 import { registerAdmin } from '../test/utils/admin.js';
 import { registerUser } from '../test/utils/users.js';
 import { firstText, get, post } from './client.js';
+import { RunWatch } from './run-watch.js';
 import { concurrentChat, cronBurst, type ScaleContext, sustainedWebhooks } from './scale.js';
 import { fmt, interleaved, line, load, percentile } from './stats.js';
 
@@ -36,22 +37,18 @@ import { fmt, interleaved, line, load, percentile } from './stats.js';
  */
 async function tracePhases(
   client: Client,
+  runAgentId: string,
   pairs: Array<{ runId: string; postAt: number; bareId: string; bareAt: number; s: number; b: number }>,
 ): Promise<void> {
   const EventType = proto.temporal.api.enums.v1.EventType;
-  const phases = async (id: string, from: number, total: number): Promise<number[]> => {
-    const events = (await client.workflow.getHandle(id).fetchHistory()).events ?? [];
-    const at = (e: (typeof events)[number]): number =>
-      Number(e.eventTime!.seconds) * 1000 + (e.eventTime!.nanos ?? 0) / 1e6;
-    const scheduled = events.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
-    const completed = events.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
-    const closed = at(events.at(-1)!);
-    return [
-      at(scheduled[0]!) - from,
-      at(completed.at(-1)!) - at(scheduled[0]!),
-      closed - at(completed.at(-1)!),
-      from + total - closed,
-    ];
+  type Events = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>;
+  const at = (e: Events[number]): number => Number(e.eventTime!.seconds) * 1000 + (e.eventTime!.nanos ?? 0) / 1e6;
+  /** The activities between `from` and `from + total` (a run's, in its queue's execution), and when it was seen. */
+  const phases = (events: Events, from: number, total: number): number[] => {
+    const within = events.filter((e) => at(e) >= from && at(e) <= from + total);
+    const scheduled = within.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+    const completed = within.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+    return [at(scheduled[0]!) - from, at(completed.at(-1)!) - at(scheduled[0]!), from + total - at(completed.at(-1)!)];
   };
   const median = (rows: number[][], k: number): string =>
     fmt(
@@ -60,11 +57,16 @@ async function tracePhases(
         50,
       ),
     );
+  // The agent's queue executions, each history once.
+  const queueEvents: Events = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowId = "agent-${runAgentId}"` })) {
+    queueEvents.push(...((await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events ?? []));
+  }
   const service: number[][] = [];
   const bare: number[][] = [];
   for (const pair of pairs) {
-    service.push(await phases(`run-${pair.runId}`, pair.postAt, pair.s));
-    bare.push(await phases(pair.bareId, pair.bareAt, pair.b));
+    service.push(phases(queueEvents, pair.postAt, pair.s));
+    bare.push(phases((await client.workflow.getHandle(pair.bareId).fetchHistory()).events ?? [], pair.bareAt, pair.b));
   }
   for (const [name, rows] of [
     ['service', service],
@@ -72,7 +74,7 @@ async function tracePhases(
   ] as const) {
     console.log(
       `trace phases (${name}, medians of ${rows.length}): to first activity ${median(rows, 0)}, ` +
-        `activities ${median(rows, 1)}, last activity to close ${median(rows, 2)}, close to seen ${median(rows, 3)}`,
+        `activities ${median(rows, 1)}, last activity to seen ${median(rows, 2)}`,
     );
   }
 }
@@ -100,13 +102,10 @@ async function startServer(kind: ServerKind): Promise<{ url: string; child: Chil
   return { url: `http://127.0.0.1:${port}`, child };
 }
 
-/** Waits until no run is executing (runs queued earlier would compete for the two cores). */
-async function drained(client: Client): Promise<void> {
+/** Waits until no run is queued or executing (they would compete for the two cores). */
+async function drained(watch: RunWatch): Promise<void> {
   const by = Date.now() + 300_000;
-  // Twice idle in a row: an agent's queue starts its next run a moment after the previous one ends.
-  for (let idle = 0; idle < 2 && Date.now() < by;) {
-    const { count } = await client.workflow.count('WorkflowType = "agentRunWorkflow" AND ExecutionStatus = "Running"');
-    idle = count === 0 ? idle + 1 : 0;
+  while ((await watch.unended()) > 0 && Date.now() < by) {
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
@@ -152,6 +151,7 @@ async function main(): Promise<void> {
   // With the stacks' payload codec, as the service's own client (and the bare worker below: the
   // baseline pays for encryption too).
   const { client, connection } = await temporalClient({ address: temporal.address });
+  const watch = await RunWatch.open(stack.env.DATABASE_URL!);
   try {
     const admin = await registerAdmin(api, stack);
     const user = await registerUser(api);
@@ -305,7 +305,7 @@ async function main(): Promise<void> {
         }
       };
       await load(40, 8, fire);
-      await drained(client);
+      await drained(watch);
       // The baseline's workflows run nowhere (no worker polls their queue), so the intake is measured
       // the same way: with the worker stopped, accepted webhooks wait durably in Temporal. The same
       // load with the worker running (runs executing on the same two cores) is printed beside it.
@@ -319,9 +319,9 @@ async function main(): Promise<void> {
       };
       const [service1, base1] = await interleaved(4, N1 / 4, 16, [fire, rawStart]);
       await stack.startWorker();
-      await drained(client);
+      await drained(watch);
       const running1 = await load(N1, 16, fire);
-      await drained(client);
+      await drained(watch);
       line('1. webhooks accepted and durably queued vs raw Temporal workflow starts', {
         goal: '≥0.9×, p99 <150 ms',
         service_rps: Math.round((N1 / service1.wallMs) * 1000),
@@ -343,7 +343,7 @@ async function main(): Promise<void> {
           { token: user.token },
         )
       ).body as { id: string; webhookSecret: string };
-      await drained(client);
+      await drained(watch);
       model.fallback = (req) =>
         req.body.messages.length === 1 && (req.body.tools ?? []).length > 0
           ? { toolUses: [{ name: toolNamed(req, 'search_notes'), input: { query: 'x' } }] }
@@ -363,7 +363,6 @@ async function main(): Promise<void> {
       });
       const bareRunning = bareWorker.run();
       const N2 = 30;
-      let lastRunId = '';
       let lastBareId = '';
       let lastAccepted = 0;
       let lastPostAt = 0;
@@ -383,20 +382,12 @@ async function main(): Promise<void> {
           { 'x-webhook-secret': runAgent.webhookSecret },
         );
         const runId = (JSON.parse(res.text) as { runId: string }).runId;
-        lastRunId = runId;
         lastPostAt = Date.now() - (performance.now() - t); // history times are wall-clock
         lastAccepted = performance.now() - t;
-        // The run's workflow starts a moment after the 202 (the agent's queue starts it): wait for it to exist.
-        for (;;) {
-          try {
-            await client.workflow.getHandle(`run-${runId}`).result();
-            break;
-          } catch (err) {
-            if (!(err instanceof WorkflowNotFoundError)) {
-              throw err;
-            }
-            await new Promise((resolve) => setTimeout(resolve, 5));
-          }
+        // Completed as its user reads it: its row, written by its last model turn.
+        const status = await watch.ended(runId);
+        if (status !== 'completed') {
+          throw new Error(`run ${runId} ended ${status}`);
         }
         const s = performance.now() - t;
         const b0 = performance.now();
@@ -472,10 +463,9 @@ async function main(): Promise<void> {
           `trace: webhook answered after ${lastAccepted.toFixed(1)} ms; run completed after ` +
             `${service2.at(-1)?.toFixed(1)} ms; bare workflow ${base2.at(-1)?.toFixed(1)} ms`,
         );
-        await show(`agent-${runAgent.id}`, 14);
-        await show(`run-${lastRunId}`);
+        await show(`agent-${runAgent.id}`, 24);
         await show(lastBareId);
-        await tracePhases(client, pairs);
+        await tracePhases(client, runAgent.id, pairs);
       }
       if (hop2.length > 0) {
         console.log(
@@ -506,7 +496,7 @@ async function main(): Promise<void> {
       const startedIds: string[] = [];
       await load(N5, 16, async (i) => {
         startedIds[i] = `bench-cache-${Date.now()}-${i}`;
-        await client.workflow.start('agentWorkflow', {
+        await client.workflow.start('agentQueueWorkflow', {
           taskQueue: stack.env.TEMPORAL_TASK_QUEUE!,
           workflowId: startedIds[i]!,
           args: [{ agentId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` }],
@@ -541,7 +531,8 @@ async function main(): Promise<void> {
       model,
       temporalAddress: temporal.address,
       site: { url: site.url, apiToken, ca: sites.ca.cert },
-      drained: () => drained(client),
+      drained: () => drained(watch),
+      watch,
     };
     if (want(8)) {
       await sustainedWebhooks(scale);
@@ -554,6 +545,7 @@ async function main(): Promise<void> {
       await cronBurst(scale);
     }
   } finally {
+    await watch.close();
     await connection.close();
     await stack.stop();
     await model.stop();

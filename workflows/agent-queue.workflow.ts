@@ -26,7 +26,8 @@ export const cancelRunUpdate = defineUpdate<CancelRunResult, [string]>(AGENT_HAN
  * An execution hands over (continues as new) after a run once it has lived this long. Temporal
  * delays the first task of an execution that follows one younger than its
  * `history.workflowIdReuseMinimalInterval` (1 s by default) by the difference; past it, the next
- * execution starts at once. Runs that end sooner share the execution with the next ones.
+ * execution starts at once. Before that, the execution waits out the rest, and a request arriving
+ * meanwhile runs in it at once: quick runs share an execution, none waits for Temporal's delay.
  */
 const HAND_OVER_AFTER_MS = 1_000;
 /** Runs one execution takes at most, however quick (its history stays short). */
@@ -42,9 +43,9 @@ const archives = proxyActivities<Activities>({
  * One per agent (`agent-<agentId>`): the agent's run queue, which executes each run itself (no child
  * workflow per run). Runs go one at a time, in arrival order, whatever the trigger; requests keep
  * arriving while a run goes on and join the queue. After a run the execution continues as new with
- * the rest of the queue, once it is old enough not to be held back by Temporal (see
- * HAND_OVER_AFTER_MS): a run is found in the Temporal UI by the `AgentRunIds` search attribute, and
- * its timeline is its part of that execution's history. Each ended run is archived by an activity
+ * the rest of the queue, once it is old enough not to be held back by Temporal (HAND_OVER_AFTER_MS):
+ * a run is found in the Temporal UI by the `AgentRunIds` search attribute, and its timeline is its
+ * part of that execution's history. Each ended run is archived by an activity
  * that does not hold up the next run.
  */
 export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> {
@@ -84,8 +85,12 @@ export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> 
     state.active = undefined;
     archived.push(archive(end.ended));
     await notifyRunEnded(request);
-    const age = Date.now() - workflowInfo().runStartTime.getTime();
-    if (age >= HAND_OVER_AFTER_MS || ran.length >= MAX_RUNS_PER_EXECUTION || workflowInfo().continueAsNewSuggested) {
+    if (ran.length >= MAX_RUNS_PER_EXECUTION || workflowInfo().continueAsNewSuggested) {
+      break;
+    }
+    const left = HAND_OVER_AFTER_MS - (Date.now() - workflowInfo().runStartTime.getTime());
+    // Too young to hand over without delay: a request that arrives meanwhile runs here, at once.
+    if (left <= 0 || !(await condition(() => queue.length > 0, left))) {
       break;
     }
   }

@@ -109,32 +109,37 @@ export class RunRetentionService {
       return { deleted: 0, more: false };
     }
     const expired = await this.runs.expiredRuns(days, limit);
+    const gone: string[] = [];
     for (const run of expired) {
-      await this.deleteExecution(run.workflow_id, run.temporal_run_id);
+      if (await this.deleteExecution(run.workflow_id, run.temporal_run_id)) {
+        gone.push(run.id);
+      }
     }
-    const deleted = expired.length === 0 ? 0 : await this.runs.deleteEnded(expired.map((r) => r.id));
+    const deleted = gone.length === 0 ? 0 : await this.runs.deleteEnded(gone);
     if (deleted > 0) {
       this.logger.log(`deleted ${deleted} runs older than ${days} days`);
     }
-    return { deleted, more: expired.length === limit };
+    // A run whose queue execution still goes on waits for the next clean-up (it closes within moments).
+    return { deleted, more: expired.length === limit && deleted > 0 };
   }
 
   /**
    * A run's execution: its own workflow `run-<runId>` (runs of old), or the execution of the agent's
-   * queue that ran it, deleted only once closed: the queue's current execution is never deleted (a
-   * run never started has none).
+   * queue that ran it (with the other runs it ran, whose archives keep their timelines), deleted only
+   * once closed: false while it still goes on, so the run's row stays until the next clean-up (a run
+   * never started has no execution).
    */
-  private async deleteExecution(workflowId: string, temporalRunId: string | null): Promise<void> {
+  private async deleteExecution(workflowId: string, temporalRunId: string | null): Promise<boolean> {
     const queueExecution = workflowId.startsWith('agent-');
     if (queueExecution && temporalRunId === null) {
-      return;
+      return true;
     }
     const workflowExecution = queueExecution ? { workflowId, runId: temporalRunId! } : { workflowId };
     try {
       if (queueExecution) {
         const described = await this.client.workflow.getHandle(workflowId, temporalRunId!).describe();
         if (described.status.name === 'RUNNING') {
-          return;
+          return false;
         }
       }
       await this.client.workflowService.deleteWorkflowExecution({
@@ -146,5 +151,6 @@ export class RunRetentionService {
         throw err;
       }
     }
+    return true;
   }
 }

@@ -24,6 +24,7 @@ const FINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled
 const CANCEL_WAIT_MS = 10_000;
 const CLOSE_WAIT_MS = 5_000;
 const RELEASE_POLL_MS = 50;
+const ARCHIVE_POLL_MS = 20;
 const TERMINAL_ENTRIES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 /** gRPC NOT_FOUND, which a history fetch answers raw (the client maps it to WorkflowNotFoundError elsewhere only). */
 const GRPC_NOT_FOUND = 5;
@@ -101,6 +102,19 @@ export class RunsService {
     const archived = FINAL.has(run.status) ? await this.runs.findArchive(run.id) : null;
     if (archived !== null) {
       return { ...toRunResponse(run), timeline: archived.timeline };
+    }
+    if (FINAL.has(run.status) && ranByQueue(run) && run.startedAt !== null) {
+      // The row is written by the run's last step, a moment before its queue records that step and
+      // archives the run (a worker that died after writing the row retries the step first): wait for
+      // the archive so status and timeline agree.
+      const deadline = Date.now() + CLOSE_WAIT_MS;
+      while (Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, ARCHIVE_POLL_MS));
+        const stored = await this.runs.findArchive(run.id);
+        if (stored !== null) {
+          return { ...toRunResponse(run), timeline: stored.timeline };
+        }
+      }
     }
     let timeline = await this.timeline(run);
     if (

@@ -136,3 +136,110 @@ describe('terminalEntry: the closing entry of an archived timeline', () => {
     expect(terminalEntry({ status: 'cancelled' }, at)).toEqual({ at, type: 'cancelled' });
   });
 });
+
+describe('timelineFromHistory: a run in an execution of its agent’s queue', () => {
+  const at = (s: number) => ({ seconds: (1_800_000_000 + s) as never, nanos: 0 });
+  const payloads = (value: unknown) => ({ payloads: [defaultPayloadConverter.toPayload(value)] });
+  let id = 0;
+  const scheduled = (type: string, input: unknown, s: number): temporal.api.history.v1.IHistoryEvent => ({
+    eventId: (id += 1) as never,
+    eventTime: at(s),
+    eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+    activityTaskScheduledEventAttributes: { activityType: { name: type }, input: payloads(input) },
+  });
+  const completed = (of: temporal.api.history.v1.IHistoryEvent, result: unknown, s: number) => ({
+    eventTime: at(s),
+    eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+    activityTaskCompletedEventAttributes: { scheduledEventId: of.eventId, result: payloads(result) },
+  });
+  const timer = (summary: string | undefined, s: number): temporal.api.history.v1.IHistoryEvent => ({
+    eventTime: at(s),
+    eventType: EventType.EVENT_TYPE_TIMER_STARTED,
+    timerStartedEventAttributes: { startToFireTimeout: { seconds: 2 as never } },
+    ...(summary !== undefined ? { userMetadata: { summary: defaultPayloadConverter.toPayload(summary) } } : {}),
+  });
+  const turn = (text: string) => ({ content: [{ type: 'text', text }], text, stopReason: 'end_turn', usage: {} });
+
+  // Two runs, one after the other, in one execution; the second's archive of the first runs beside it.
+  const a1 = scheduled('modelTurn', { runId: 'run-a' }, 1);
+  const a2 = scheduled('callTool', { runId: 'run-a', siteName: 'Notes', siteId: 's1', tool: 'find', input: {} }, 2);
+  const aWait = timer('rate_limit', 3);
+  const a3 = scheduled('callTool', { runId: 'run-a', siteName: 'Notes', siteId: 's1', tool: 'find', input: {} }, 5);
+  const a4 = scheduled('modelTurn', { runId: 'run-a' }, 6);
+  const archiveA = scheduled('archiveRun', { runId: 'run-a', status: 'completed' }, 7);
+  const handOver = timer(undefined, 7); // the queue's own wait before it continues as new
+  const b1 = scheduled('modelTurn', { runId: 'run-b' }, 8);
+  const history = [
+    {
+      eventTime: at(0),
+      eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+      workflowExecutionStartedEventAttributes: { input: payloads({ agentId: 'agent' }) },
+    },
+    a1,
+    completed(a1, turn('first a'), 1),
+    a2,
+    aWait,
+    a3,
+    completed(a3, { result: { n: 1 }, durationMs: 4, refreshed: false }, 5),
+    a4,
+    completed(a4, turn('answer a'), 6),
+    archiveA,
+    completed(archiveA, null, 7),
+    handOver,
+    b1,
+    completed(b1, turn('answer b'), 8),
+    { eventTime: at(9), eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW },
+  ];
+  const triggered = { at: new Date(0).toISOString(), type: 'triggered' as const, triggeredBy: 'webhook' as const };
+
+  it('keeps only that run’s activities and rate-limit waits, its trigger and end from its row, its answer from its last turn', async () => {
+    const timeline = await timelineFromHistory(
+      history,
+      codec,
+      {},
+      {
+        runId: 'run-a',
+        triggered,
+        ended: terminalEntry({ status: 'completed' }, new Date(6_500).toISOString()),
+      },
+    );
+    expect(timeline.map((e) => e.type)).toEqual([
+      'triggered',
+      'model_turn',
+      'tool_call',
+      'waiting',
+      'tool_call',
+      'tool_result',
+      'model_turn',
+      'completed',
+    ]);
+    expect(timeline[3]).toMatchObject({ reason: 'rate_limited' });
+    expect(timeline.at(-1)).toMatchObject({ type: 'completed', output: 'answer a' });
+    const b = await timelineFromHistory(history, codec, {}, { runId: 'run-b', triggered });
+    // Still going (no end in its row): nothing of run a, not the queue's own timer, no end.
+    expect(b.map((e) => e.type)).toEqual(['triggered', 'model_turn']);
+    expect(b[1]).toMatchObject({ text: 'answer b' });
+  });
+
+  it('shows the execution cut short under a run that had not ended, and not under one that had', async () => {
+    const terminated = {
+      eventTime: at(9),
+      eventType: EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
+      workflowExecutionTerminatedEventAttributes: { reason: 'by an operator' },
+    };
+    const cut = [...history.slice(0, -1), terminated];
+    const b = await timelineFromHistory(cut, codec, {}, { runId: 'run-b', triggered });
+    expect(b.at(-1)).toMatchObject({ type: 'failed', code: 'TERMINATED', error: 'by an operator' });
+    const a = await timelineFromHistory(
+      cut,
+      codec,
+      {},
+      {
+        runId: 'run-a',
+        triggered,
+        ended: terminalEntry({ status: 'completed' }, new Date(6_500).toISOString()),
+      },
+    );
+    expect(a.filter((e) => e.type === 'failed')).toEqual([]);
+  });
+});

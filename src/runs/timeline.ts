@@ -261,12 +261,12 @@ function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference
         break;
       }
       case EventType.EVENT_TYPE_TIMER_STARTED: {
-        if (queued !== undefined && current !== queued.runId) {
-          break;
-        }
         const timeoutMs = toMs(event.timerStartedEventAttributes?.startToFireTimeout);
         const summaryPayload = event.userMetadata?.summary;
         const summary = summaryPayload ? defaultPayloadConverter.fromPayload<string>(summaryPayload) : undefined;
+        if (queued !== undefined && (current !== queued.runId || summary !== RATE_LIMIT_TIMER_SUMMARY)) {
+          break; // another run's wait, or the queue's own timer
+        }
         timeline.push({
           at,
           type: 'waiting',

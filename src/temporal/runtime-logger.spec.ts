@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { temporalLogFields, TemporalJsonLogger } from './runtime-logger.js';
 import { logFieldsOfActivityInput } from './activity-log-fields.js';
+import { RUN_LOG_FIELD } from '../../workflows/contracts.js';
 
 const RUN = '26326874-a2fe-4b1d-b8d7-556d7df4fd9e';
 const AGENT = '3c428499-3548-4799-baa3-a194d61eca02';
@@ -44,6 +45,23 @@ describe("TemporalJsonLogger: the SDK's lines in the one shape", () => {
         workflowType: 'agentRunWorkflow',
       },
     ]);
+  });
+
+  it('names our run id on a line of the agent’s queue, which runs each run itself (not in its workflow id)', () => {
+    const fields = temporalLogFields({
+      sdkComponent: 'workflow',
+      workflowId: `agent-${AGENT}`,
+      runId: '01a2085b-e6ca-7b7b-90c8-8147091ba148',
+      workflowType: 'agentQueueWorkflow',
+      [RUN_LOG_FIELD]: RUN,
+    });
+    expect(fields).toEqual({
+      workflowId: `agent-${AGENT}`,
+      workflowRunId: '01a2085b-e6ca-7b7b-90c8-8147091ba148',
+      workflowType: 'agentQueueWorkflow',
+      runId: RUN,
+      agentId: AGENT,
+    });
   });
 
   it("keeps an activity line's runId (ours, from the interceptor) and drops the task token", () => {

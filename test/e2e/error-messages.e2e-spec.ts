@@ -82,7 +82,7 @@ describe('public answers carry generic messages; the details are in the logs (e2
       expect(run.status).toBe('failed');
       const failed = run.timeline[run.timeline.length - 1]!;
       expect(failed).toMatchObject({ type: 'failed', code: 'INTERNAL_ERROR' });
-      expect(failed.error).toContain(`workflow run-${run.id}`);
+      expect(failed.error).toContain(`workflow agent-${agent.id}, run ${run.temporal.runId}`);
       expect(failed.error).toMatch(/worker log/);
       expect(JSON.stringify(run.timeline)).not.toMatch(RAW_ERROR);
       expect(run.error).toMatchObject({ code: 'INTERNAL_ERROR' });
@@ -95,7 +95,9 @@ describe('public answers carry generic messages; the details are in the logs (e2
           world.stack
             .logs()
             .split('\n')
-            .find((l) => l.includes(`unexpected failure (reference: workflow run-${run.id}`)),
+            .find((l) =>
+              l.includes(`unexpected failure (reference: workflow agent-${agent.id}, run ${run.temporal.runId}`),
+            ),
         10_000,
       );
       expect(logged).toMatch(/TypeError/);

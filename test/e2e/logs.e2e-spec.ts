@@ -107,8 +107,9 @@ describe('logs: one JSON shape, access lines, a request followed into its run (e
     const workflowLines = ofRun.filter((l) => l.context === 'temporal:workflow');
     expect(workflowLines.map((l) => l.message)).toEqual(expect.arrayContaining(['run started', 'run ended']));
     for (const line of [...activityLines, ...workflowLines]) {
-      expect(line).toMatchObject({ requestId, agentId: agent.body.id, runId, workflowId: `run-${runId}` });
-      expect(line.workflowRunId).toEqual(expect.any(String));
+      // The agent's queue runs the run in one of its executions: the run's id is named on each line.
+      expect(line).toMatchObject({ requestId, agentId: agent.body.id, runId, workflowId: `agent-${agent.body.id}` });
+      expect(line.workflowRunId).toBe(run.temporal.runId);
     }
     expect(activityLines.find((l) => l.message === 'callTool')).toMatchObject({
       userId: user.id,

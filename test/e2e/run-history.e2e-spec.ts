@@ -74,25 +74,38 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
     return res.body;
   }
 
-  /** Deletes the run's workflow execution from Temporal, as its retention would, and waits until it is gone. */
-  async function deleteFromTemporal(runId: string): Promise<void> {
-    await temporal.workflowService.deleteWorkflowExecution({
-      namespace: 'default',
-      workflowExecution: { workflowId: `run-${runId}` },
-    });
-    await executionGone(runId);
+  /** The execution of the agent's queue that ran the run (it runs each run itself). */
+  async function executionOf(user: TestUser, runId: string): Promise<{ workflowId: string; runId: string }> {
+    const { temporal: execution } = await getRun(user, runId);
+    expect(execution.workflowId).toMatch(/^agent-/);
+    return { workflowId: execution.workflowId, runId: execution.runId! };
+  }
+
+  /**
+   * Deletes the execution that ran the run from Temporal, as its retention would, once it has closed
+   * (the queue continues as new about a second after a quick run), and waits until it is gone.
+   */
+  async function deleteFromTemporal(user: TestUser, runId: string): Promise<void> {
+    const execution = await executionOf(user, runId);
+    await eventually(`${execution.runId} to close`, async () =>
+      (await temporal.workflow.getHandle(execution.workflowId, execution.runId).describe()).status.name !== 'RUNNING'
+        ? true
+        : undefined,
+    );
+    await temporal.workflowService.deleteWorkflowExecution({ namespace: 'default', workflowExecution: execution });
+    await executionGone(execution);
   }
 
   /**
    * Temporal deletes an execution asynchronously, once its queues have acknowledged the close (about
    * 20-35 s on the dev server): waits until describe() no longer finds it.
    */
-  async function executionGone(runId: string): Promise<void> {
+  async function executionGone(execution: { workflowId: string; runId: string }): Promise<void> {
     await eventually(
-      `run-${runId} to be gone from Temporal`,
+      `${execution.workflowId} ${execution.runId} to be gone from Temporal`,
       async () => {
         try {
-          await temporal.workflow.getHandle(`run-${runId}`).describe();
+          await temporal.workflow.getHandle(execution.workflowId, execution.runId).describe();
           return undefined;
         } catch (err) {
           return err instanceof WorkflowNotFoundError ? true : undefined;
@@ -135,7 +148,7 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
       expect(before.timeline[5]).toMatchObject({ output: 'The note is kept.' });
       expect(before.usage.inputTokens).toBeGreaterThan(1200);
 
-      await deleteFromTemporal(runId);
+      await deleteFromTemporal(user, runId);
       const after = await getRun(user, runId);
       expect(after).toEqual(before);
       // The list shows it as before too.
@@ -182,7 +195,7 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
         Math.abs(Date.parse(fromHistory.timeline[last]!.at) - Date.parse(failedBefore.timeline[last]!.at)),
       ).toBeLessThan(5_000);
 
-      await deleteFromTemporal(failedId);
+      await deleteFromTemporal(user, failedId);
       expect(await getRun(user, failedId)).toEqual(failedBefore);
       // A run that ended before archives existed, once Temporal deleted its history: its row still
       // tells how it was triggered and how it ended (no 500).
@@ -203,7 +216,7 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
       await waitForRun(world.http, user.token, cancelledId, ['cancelled']);
       const cancelledBefore = await getRun(user, cancelledId);
       expect(cancelledBefore.timeline.map((e) => e.type)).toEqual(['triggered', 'cancelled']);
-      await deleteFromTemporal(cancelledId);
+      await deleteFromTemporal(user, cancelledId);
       expect(await getRun(user, cancelledId)).toEqual(cancelledBefore);
     },
     2 * DELETION_TEST_TIMEOUT_MS,
@@ -215,6 +228,14 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
       const { user, agentId } = await userWithAgent();
       const oldId = await startRun(user, agentId);
       await waitForRun(world.http, user.token, oldId);
+      const oldExecution = await executionOf(user, oldId);
+      // The fresh run in an execution of its own: the old one's has closed (the queue continued as new).
+      await eventually('the old run’s execution to close', async () =>
+        (await temporal.workflow.getHandle(oldExecution.workflowId, oldExecution.runId).describe()).status.name !==
+        'RUNNING'
+          ? true
+          : undefined,
+      );
       const freshId = await startRun(user, agentId);
       await waitForRun(world.http, user.token, freshId);
       await db.query(`UPDATE runs SET created_at = now() - make_interval(days => $2) WHERE id = $1`, [
@@ -237,11 +258,13 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
       );
       expectError(await world.http.get(`/api/runs/${oldId}`, { token: user.token }), 'RUN_NOT_FOUND', 404);
       expect((await db.query('SELECT 1 FROM run_archives WHERE run_id = $1', [oldId])).rowCount).toBe(0);
-      await executionGone(oldId);
+      await executionGone(oldExecution);
       // The fresh run keeps everything.
       expect((await getRun(user, freshId)).status).toBe('completed');
       expect((await db.query('SELECT 1 FROM run_archives WHERE run_id = $1', [freshId])).rowCount).toBe(1);
-      expect((await temporal.workflow.getHandle(`run-${freshId}`).describe()).status.name).toBe('COMPLETED');
+      const freshExecution = await executionOf(user, freshId);
+      expect(freshExecution.runId).not.toBe(oldExecution.runId);
+      await temporal.workflow.getHandle(freshExecution.workflowId, freshExecution.runId).describe();
 
       // A worker started without the setting removes the schedule.
       const unset = world.stack.spawn('worker-no-retention', 'src/worker.js', { RUN_RETENTION_DAYS: '' });

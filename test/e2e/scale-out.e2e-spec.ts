@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
+import { testDataConverter } from '../utils/temporal.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { registerAdmin } from '../utils/admin.js';
 import { Cluster } from '../utils/cluster.js';
@@ -154,36 +155,40 @@ describe('scaled out: two API processes and two workers on one PostgreSQL and on
     ]);
     expect(balance.rows[0]!.credits).toBe(10_000 - AGENTS * WEBHOOKS_PER_AGENT);
 
-    // Which worker ran each run: the identity Temporal recorded when the run's model turn started.
-    const byWorker = await workersOf(rows.map((r) => r.id));
+    // Which worker ran each run: the identity Temporal recorded when the run's model turn completed.
+    const byWorker = await workersOf(agentIds);
     const identities = cluster.workerIdentities();
     expect([...byWorker.keys()].sort()).toEqual([...identities].sort());
     expect([...byWorker.values()].reduce((sum, n) => sum + n, 0)).toBe(AGENTS * WEBHOOKS_PER_AGENT);
     process.stdout.write(`scale-out: runs per worker ${JSON.stringify(Object.fromEntries(byWorker))}\n`);
   }, 240_000);
 
-  /** How many of the runs each worker identity executed (from the runs' workflow histories). */
-  async function workersOf(runIds: string[]): Promise<Map<string, number>> {
+  /**
+   * How many of the runs each worker identity executed: the identity Temporal recorded for each
+   * completed model turn (one per run here) in the histories of the agents' queues, which run their
+   * runs themselves.
+   */
+  async function workersOf(agentIds: string[]): Promise<Map<string, number>> {
     const connection = await Connection.connect({ address: testEnv('temporalAddress') });
     try {
-      const client = new Client({ connection });
+      // With the stacks' payload key: listing decodes each execution's memo.
+      const client = new Client({ connection, dataConverter: testDataConverter() });
       const counts = new Map<string, number>();
-      for (let i = 0; i < runIds.length; i += 20) {
-        const identities = await Promise.all(
-          runIds.slice(i, i + 20).map(async (runId) => {
-            const history = await client.workflow.getHandle(`run-${runId}`).fetchHistory();
-            const ran = new Set(
-              (history.events ?? [])
-                .map((e) => e.activityTaskStartedEventAttributes?.identity)
-                .filter((id): id is string => typeof id === 'string' && id !== ''),
-            );
-            // One run, one model turn here: one worker ran it.
-            expect(ran.size).toBe(1);
-            return [...ran][0]!;
-          }),
-        );
-        for (const identity of identities) {
-          counts.set(identity, (counts.get(identity) ?? 0) + 1);
+      for (const agentId of agentIds) {
+        for await (const execution of client.workflow.list({ query: `WorkflowId = "agent-${agentId}"` })) {
+          const events =
+            (await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory()).events ?? [];
+          const modelTurns = new Set(
+            events
+              .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn')
+              .map((e) => String(e.eventId)),
+          );
+          for (const event of events) {
+            const completed = event.activityTaskCompletedEventAttributes;
+            if (completed && modelTurns.has(String(completed.scheduledEventId)) && completed.identity) {
+              counts.set(completed.identity, (counts.get(completed.identity) ?? 0) + 1);
+            }
+          }
         }
       }
       return counts;

@@ -5,7 +5,8 @@ import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import proto, { type temporal } from '@temporalio/proto';
 import { decodeHistoryEvents } from '../../src/temporal/history-codec.js';
-import { timelineFromHistory } from '../../src/runs/timeline.js';
+import type { TriggeredEntryDto } from '../../src/runs/dto/timeline-entry.dto.js';
+import { type TimelineEntry, timelineFromHistory } from '../../src/runs/timeline.js';
 import { toolNamed } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { expectError } from '../utils/http.js';
@@ -137,7 +138,8 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
     // A client WITHOUT the codec, as anyone reading Temporal's database or UI would.
     plain.connection = await Connection.connect({ address: testEnv('temporalAddress') });
     const raw = new Client({ connection: plain.connection });
-    rawRun = (await raw.workflow.getHandle(`run-${run.id}`).fetchHistory()).events ?? [];
+    // The execution of the agent's queue that ran the run (it runs each run itself), and its latest one.
+    rawRun = (await raw.workflow.getHandle(run.temporal.workflowId, run.temporal.runId!).fetchHistory()).events ?? [];
     rawAgent = (await raw.workflow.getHandle(`agent-${agentId}`).fetchHistory()).events ?? [];
   });
 
@@ -166,21 +168,19 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
         /\.searchAttributes\.indexedFields\.|\.markerRecordedEventAttributes\.details\.(data|patch-data|patch_data|id|deprecated)\b/,
       );
     }
-    // Temporal's own TemporalChangeVersion attribute lists the patch ids the workflows took (code
-    // markers, no run data: the run's archive step, the queue's handlers-before-run); every other
-    // attribute is one of ours and holds an id.
+    // Temporal's own TemporalChangeVersion attribute would list the patch ids the workflows took (code
+    // markers, no run data): today's queue takes none. Every other attribute is one of ours and holds
+    // ids (AgentRunIds: a list of them).
     const changeVersions = clear.filter((p) => p.at.includes('.searchAttributes.indexedFields.TemporalChangeVersion'));
-    const patches = changeVersions.flatMap(
-      ({ payload }) => JSON.parse(Buffer.from(payload.data!).toString()) as string[],
-    );
-    expect(new Set(patches)).toEqual(new Set(['archive-run', 'handlers-before-run']));
-    const attributes = clear.filter(
-      (p) => p.at.includes('.searchAttributes.') && !p.at.includes('.TemporalChangeVersion'),
-    );
+    expect(changeVersions).toEqual([]);
+    const attributes = clear.filter((p) => p.at.includes('.searchAttributes.'));
     expect(attributes.length).toBeGreaterThan(0);
-    const ids = new Set([agentId, user.id, 'webhook'].map((v) => JSON.stringify(v)));
+    const ids = new Set([agentId, user.id, run.id]);
     for (const { payload } of attributes) {
-      expect(ids).toContain(Buffer.from(payload.data!).toString());
+      const value = JSON.parse(Buffer.from(payload.data!).toString()) as string | string[];
+      for (const id of Array.isArray(value) ? value : [value]) {
+        expect(ids).toContain(id);
+      }
     }
   });
 
@@ -219,10 +219,17 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
     expect(run.timeline[7]!.error).toContain(MARKERS.siteError);
     expect(serialized(rawRun)).toContain('Encoded failure');
     expect(run.timeline.at(-1)).toMatchObject({ type: 'completed', output: `Done: ${MARKERS.answer}` });
-    const fromRaw = await timelineFromHistory(copyOf(rawRun), testPayloadCodec(), {
-      workflowId: `run-${run.id}`,
-      runId: run.temporal.runId,
-    });
+    // The run's part of its queue's execution, with what its row says of its trigger and end.
+    const fromRaw = await timelineFromHistory(
+      copyOf(rawRun),
+      testPayloadCodec(),
+      { workflowId: run.temporal.workflowId, runId: run.temporal.runId },
+      {
+        runId: run.id,
+        triggered: run.timeline[0] as TriggeredEntryDto,
+        ended: { ...run.timeline.at(-1)!, output: '' } as TimelineEntry,
+      },
+    );
     // Once the run has ended the API serves its archive, whose closing entry carries the time of the
     // archive step (moments before the close event the history shows); every other entry is the same.
     const closeTimeLeftOut = (timeline: Array<Record<string, unknown>>) =>
@@ -231,8 +238,11 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
   });
 
   describe('POST /api/temporal-codec/decode', () => {
+    /** The run's request as the webhook's signal brought it to the agent's queue. */
     const sealedInput = (): Payload =>
-      rawRun[0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]! as Payload;
+      [...rawRun, ...rawAgent].find(
+        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'enqueueRunSignal',
+      )!.workflowExecutionSignaledEventAttributes!.input!.payloads![0]! as Payload;
 
     it('refuses unauthenticated callers and non-admins, and decodes for an admin', async () => {
       const { http, admin } = world;
@@ -378,7 +388,9 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
             '--address',
             testEnv('temporalAddress'),
             '--workflow-id',
-            `run-${run.id}`,
+            run.temporal.workflowId,
+            '--run-id',
+            run.temporal.runId!,
             '--output',
             'json',
             '--codec-endpoint',

@@ -94,8 +94,8 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT (e2e)', () => {
       const spans = collector.trace(server.traceId);
       const toolCalls = spans.filter((s) => s.kind === 'client' && s.attributes['net.peer.name'] === siteHost);
       const modelRequests = spans.filter((s) => s.name === 'POST' && s.attributes['server.port'] === modelPort);
-      const ran = spans.some((s) => s.name === 'RunWorkflow:agentRunWorkflow');
-      return ran && toolCalls.length >= 1 && modelRequests.length === 2 ? spans : undefined;
+      const turns = spans.filter((s) => s.name === 'RunActivity:modelTurn');
+      return turns.length === 2 && toolCalls.length >= 1 && modelRequests.length === 2 ? spans : undefined;
     });
     const byId = new Map(trace.map((s) => [s.spanId, s]));
     const parentOf = (span: CollectedSpan): CollectedSpan | undefined =>
@@ -111,22 +111,20 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT (e2e)', () => {
     expect(server.parentSpanId).toBeUndefined();
     expect(server.attributes['http.target']).toBe(webhookPath);
     expect(server.attributes['http.url']).toBe(`${stack.baseUrl}${webhookPath}`);
-    const start = only('SignalWithStartWorkflow:agentWorkflow');
+    const start = only('SignalWithStartWorkflow:agentQueueWorkflow');
     expect(start.service).toBe('agentsite-api');
     expect(parentOf(start)).toBe(server);
 
-    // The worker: the run's workflow under the request that queued it, its activities under it.
-    const workflow = only('RunWorkflow:agentRunWorkflow');
-    expect(workflow.service).toBe('agentsite-worker');
-    expect(parentOf(workflow)).toBe(start);
-    expect(workflow.attributes).toMatchObject({ workflowId: `run-${run.id}`, workflowType: 'agentRunWorkflow' });
+    // The worker: the agent's queue, which runs the run itself, takes the request (the signal), and
+    // each of the run's activities runs under the request that queued it (the queue's own workflow
+    // span is in a trace of its own).
     expect(parentOf(only('HandleSignal:enqueueRunSignal'))).toBe(start);
+    expect(trace.filter((s) => s.name.startsWith('RunWorkflow:'))).toEqual([]);
     const activity = (name: string): CollectedSpan[] => {
       const runs = trace.filter((s) => s.name === `RunActivity:${name}`);
       for (const ran of runs) {
         expect(ran.service).toBe('agentsite-worker');
-        expect(parentOf(ran)?.name).toBe(`StartActivity:${name}`);
-        expect(parentOf(parentOf(ran)!)).toBe(workflow);
+        expect(parentOf(ran)).toBe(start);
       }
       return runs;
     };
@@ -203,20 +201,32 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT (e2e)', () => {
       expect((await waitForRun(http, user.token, runId)).status).toBe('completed');
     }
 
+    // Each request's trace holds its run: the run's one model turn, under the enqueue that queued it.
+    const targets = [
+      `/api/webhooks/agent/${hook.id}`,
+      `/api/webhooks/agent/${hook.id}`,
+      `/api/agents/${manual.id}/runs`,
+    ];
     const chains = await eventually('the three runs traced', async () => {
-      const found = runIds.map((runId) => {
-        const run = collector.spans.find(
-          (s) => s.name === 'RunWorkflow:agentRunWorkflow' && s.attributes.workflowId === `run-${runId}`,
+      const requests = collector.spans
+        .filter((s) => s.kind === 'server' && targets.includes(String(s.attributes['http.target'])))
+        .sort(
+          (x, y) =>
+            targets.indexOf(String(x.attributes['http.target'])) - targets.indexOf(String(y.attributes['http.target'])),
         );
+      const found = requests.map((request) => {
+        const turns = collector.spans.filter(
+          (s) => s.traceId === request.traceId && s.name === 'RunActivity:modelTurn',
+        );
+        const run = turns.length === 1 ? turns[0]! : undefined;
         const enqueue = run && collector.spans.find((s) => s.spanId === run.parentSpanId);
-        const request = enqueue && collector.spans.find((s) => s.spanId === enqueue.parentSpanId);
-        return request && { run, enqueue: enqueue!, request };
+        return enqueue?.parentSpanId === request.spanId ? { run: run!, enqueue: enqueue!, request } : undefined;
       });
-      return found.every(Boolean) ? found.map((chain) => chain!) : undefined;
+      return found.length === 3 && found.every(Boolean) ? found.map((chain) => chain!) : undefined;
     });
     expect(chains.map((c) => c.enqueue.name)).toEqual([
-      'SignalWithStartWorkflow:agentWorkflow',
-      'SignalWithStartWorkflow:agentWorkflow',
+      'SignalWithStartWorkflow:agentQueueWorkflow',
+      'SignalWithStartWorkflow:agentQueueWorkflow',
       'UpdateWithStartWorkflow:enqueueRun',
     ]);
     expect(chains.map((c) => c.request.name)).toEqual([
@@ -236,17 +246,20 @@ describe('traces with OTEL_EXPORTER_OTLP_ENDPOINT (e2e)', () => {
     try {
       const runs = [];
       for await (const wf of client.workflow.list({
-        query: `TaskQueue = "${stack.env.TEMPORAL_TASK_QUEUE}" AND WorkflowType = "agentRunWorkflow"`,
+        query: `TaskQueue = "${stack.env.TEMPORAL_TASK_QUEUE}" AND WorkflowType = "agentQueueWorkflow" AND AgentRunIds IS NOT NULL`,
       })) {
         runs.push(wf);
       }
       expect(runs.length).toBeGreaterThan(0);
+      // The queue runs each run itself: the run's trace rides on each of its activities.
       const history = await client.workflow.getHandle(runs[0]!.workflowId, runs[0]!.runId).fetchHistory();
-      const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
-      const header = started.header!.fields![TRACE_HEADER]!;
+      const turn = history.events!.find(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'modelTurn',
+      )!.activityTaskScheduledEventAttributes!;
+      const header = turn.header!.fields![TRACE_HEADER]!;
       expect(isSealed(header)).toBe(false);
       expect(Object.keys(defaultPayloadConverter.fromPayload<Record<string, string>>(header))).toEqual(['traceparent']);
-      expect(started.input!.payloads!.every((p) => isSealed(p))).toBe(true);
+      expect(turn.input!.payloads!.every((p) => isSealed(p))).toBe(true);
 
       // A worker without tracing (the plain bundle) carries on the runs a traced worker started.
       const histories = [];
