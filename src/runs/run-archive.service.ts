@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
-import { type FinishRunInput, workflowIds } from '../../workflows/contracts.js';
+import type { FinishRunInput } from '../../workflows/contracts.js';
 import { RunsRepository } from './runs.repository.js';
 import { ranByQueue, RunsService } from './runs.service.js';
 import { terminalEntry } from './timeline.js';

@@ -188,7 +188,7 @@ describe('agents and runs on Temporal (e2e)', () => {
     expect(site.lastToolRequest?.headers['idempotency-key']).toMatch(/.+-\d+$/);
     // The same run, found in Temporal by its id (what an operator filters on in the UI): the queue's
     // execution that ran it.
-    let found: WorkflowExecutionInfo[] = [];
+    const found: WorkflowExecutionInfo[] = [];
     for (let tries = 0; tries < 50 && found.length === 0; tries += 1) {
       for await (const wf of temporal.workflow.list({
         query: `AgentId = "${agent.id}" AND AgentRunIds = "${run.id}"`,
