@@ -108,6 +108,19 @@ export async function executeRun(request: RunRequest, logRunId?: string): Promis
 }
 
 /**
+ * Keeps an ended run's timeline in the database (a local activity: no task through the server).
+ * False when it was refused (the run's row is gone with its agent): its history stays its timeline.
+ */
+export async function archiveRun(ended: FinishRunInput): Promise<boolean> {
+  try {
+    await CancellationScope.nonCancellable(() => records.archiveRun(ended));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * One run of an agent (`run-<runId>`), the child workflow the agent's queue started for each run
  * before the queue ran them itself: kept for the executions and histories that use it. Its history
  * is the run's timeline.

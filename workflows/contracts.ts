@@ -124,6 +124,8 @@ export type CancelRunResult = 'dequeued' | 'cancelled' | 'unknown';
 /** The input of each execution of the agent's queue (agentQueueWorkflow), carried over continue-as-new. */
 export interface AgentQueueInput {
   agentId: string;
+  /** How long an idle execution waits before it continues as new (AGENT_QUEUE_IDLE_SECONDS). */
+  idleSeconds?: number;
   queue?: RunRequest[];
   /** Delivery id → run id, for de-duplication. */
   deliveries?: Array<[string, string]>;
@@ -244,6 +246,11 @@ export interface CallToolOutput {
 
 export interface FinishRunInput extends RunLogIds {
   runId: string;
+  /**
+   * Where the run begins in the history of the execution that ran it (the agent's queue runs several
+   * runs in one execution): the archive reads it from there.
+   */
+  fromEventId?: number;
   status: RunFinalStatus;
   output?: string;
   error?: RunError;

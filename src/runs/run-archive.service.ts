@@ -39,7 +39,9 @@ export class RunArchiveService {
       this.refuse(input, execution);
     }
     const queued = ranByQueue(run);
-    const timeline = await this.reader.timeline(run);
+    // Where the run begins in its execution's history, as the queue says (an integer, or the whole history).
+    const from = Number.isSafeInteger(input.fromEventId) && input.fromEventId! > 0 ? input.fromEventId : undefined;
+    const timeline = await this.reader.timeline(run, queued ? from : undefined);
     if (!queued) {
       timeline.push(
         terminalEntry(input, new Date().toISOString(), { workflowId: run.workflowId, runId: run.temporalRunId }),

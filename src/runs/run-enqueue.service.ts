@@ -61,12 +61,12 @@ function updateFailureType(err: unknown): string | undefined {
  */
 export function agentQueueStart(
   agent: Pick<AgentEntity, 'id' | 'userId' | 'name'>,
-  taskQueue: string,
+  settings: Pick<Settings, 'temporalTaskQueue' | 'agentQueueIdleSeconds'>,
 ): WorkflowStartOptions {
   return {
     workflowId: workflowIds.agent(agent.id),
-    taskQueue,
-    args: [{ agentId: agent.id }],
+    taskQueue: settings.temporalTaskQueue,
+    args: [{ agentId: agent.id, idleSeconds: settings.agentQueueIdleSeconds }],
     typedSearchAttributes: [
       { key: SEARCH_ATTRIBUTES.agentId, value: agent.id },
       { key: SEARCH_ATTRIBUTES.userId, value: agent.userId },
@@ -115,7 +115,7 @@ export class RunEnqueueService {
             args: [request],
             updateId: request.deliveryId ? `delivery-${request.deliveryId}` : `run-${request.runId}`,
             startWorkflowOperation: new WithStartWorkflowOperation('agentQueueWorkflow', {
-              ...agentQueueStart(agent, this.settings.temporalTaskQueue),
+              ...agentQueueStart(agent, this.settings),
               workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
             }),
           },
@@ -185,7 +185,7 @@ export class RunEnqueueService {
     }
     try {
       await this.client.workflow.signalWithStart('agentQueueWorkflow', {
-        ...agentQueueStart(agent, this.settings.temporalTaskQueue),
+        ...agentQueueStart(agent, this.settings),
         signal: AGENT_HANDLERS.enqueueRunSignal,
         signalArgs: [request],
       });

@@ -140,7 +140,7 @@ export class RunsService {
    * The timeline from the run's workflow history; a run still in the queue has only `triggered`. The
    * one reader of run histories: the API (live runs) and the run's archive step both use it.
    */
-  async timeline(run: RunEntity): Promise<TimelineEntry[]> {
+  async timeline(run: RunEntity, fromEventId?: number): Promise<TimelineEntry[]> {
     const queued = ranByQueue(run);
     if (queued && run.temporalRunId === null) {
       // Not started: no execution has run it yet.
@@ -155,7 +155,12 @@ export class RunsService {
         this.codec,
         { workflowId: run.workflowId, runId: run.temporalRunId },
         queued
-          ? { runId: run.id, triggered: triggeredOf(run), ...(FINAL.has(run.status) ? { ended: endOf(run) } : {}) }
+          ? {
+              runId: run.id,
+              fromEventId,
+              triggered: triggeredOf(run),
+              ...(FINAL.has(run.status) ? { ended: endOf(run) } : {}),
+            }
           : undefined,
       );
     } catch (err) {

@@ -109,7 +109,10 @@ export async function timelineFromHistory(
   reference: FailureReference = {},
   queued?: QueuedRun,
 ): Promise<TimelineEntry[]> {
-  return timelineFromDecoded(await decodeHistoryEvents(events, codec), reference, queued);
+  // A run of a queue's execution begins at `fromEventId` (when known): what comes before is not decoded.
+  const from = queued?.fromEventId;
+  const own = from === undefined ? events : events.filter((e) => Number(e.eventId ?? 0) >= from);
+  return timelineFromDecoded(await decodeHistoryEvents(own, codec), reference, queued);
 }
 
 const CLOSE_EVENTS: ReadonlySet<number> = new Set([
@@ -132,6 +135,8 @@ const ABRUPT_CLOSE: ReadonlySet<number> = new Set([
 export interface QueuedRun {
   /** The run's id: its part of the history is its activities (their input names it) and its waits. */
   runId: string;
+  /** The first event of the execution's history that can be the run's (earlier ones are skipped). */
+  fromEventId?: number;
   triggered: TriggeredEntryDto;
   /** The run's end as its row records it; undefined while it goes on. */
   ended?: TimelineEntry;

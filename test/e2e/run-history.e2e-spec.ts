@@ -23,7 +23,13 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
 
   beforeAll(async () => {
     world = await startWorld({
-      env: { RUN_RETENTION_DAYS: String(RETENTION_DAYS), OUTGOING_CALLS_PER_MINUTE: '1000' },
+      // An agent's queue execution closes a second after its last run (not ten minutes), so that the
+      // tests can delete it.
+      env: {
+        RUN_RETENTION_DAYS: String(RETENTION_DAYS),
+        OUTGOING_CALLS_PER_MINUTE: '1000',
+        AGENT_QUEUE_IDLE_SECONDS: '1',
+      },
     });
     // With the stacks' payload key: describe() decodes the run's memo.
     ({ client: temporal, connection } = await temporalClient());
