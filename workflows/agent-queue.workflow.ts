@@ -5,6 +5,7 @@ import {
   defineUpdate,
   makeContinueAsNewFunc,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -16,29 +17,37 @@ export const cancelRunUpdate = defineUpdate<CancelRunResult, [string]>(AGENT_HAN
 
 /**
  * An execution hands over (continues as new, with the rest of the queue) after this many runs, or
- * once it has waited `idleSeconds` (AGENT_QUEUE_IDLE_SECONDS) for a request: executions stay short-lived (so the run retention can
- * delete old runs' histories, which it does only for closed executions) without a new execution per
- * run. A new execution per run would cost Temporal a timer, a continue-as-new and a workflow task
- * more for every run, and Temporal holds back the first task of an execution that follows one younger
- * than its `history.workflowIdReuseMinimalInterval` (1 s by default).
+ * `executionSeconds` (AGENT_QUEUE_EXECUTION_SECONDS) after its first run began, once the run in
+ * progress has ended: so
+ * executions stay short-lived (the run retention deletes old runs' histories only once their execution
+ * has closed) without a new execution per run. A new execution per run would cost Temporal a timer, a
+ * continue-as-new and a workflow task more for every run, and Temporal holds back the first task of
+ * an execution that follows one younger than its `history.workflowIdReuseMinimalInterval` (1 s by
+ * default). One timer per execution that ran something marks its age.
  */
 const MAX_RUNS_PER_EXECUTION = 20;
-/** The idle wait when the input names none (AGENT_QUEUE_IDLE_SECONDS' default). */
-const IDLE_HAND_OVER_SECONDS = 600;
+/** The execution's length when the input names none (AGENT_QUEUE_EXECUTION_SECONDS' default). */
+const EXECUTION_SECONDS = 600;
 
 /**
  * One per agent (`agent-<agentId>`): the agent's run queue, which executes each run itself (no child
  * workflow per run). Runs go one at a time, in arrival order, whatever the trigger; requests keep
  * arriving while a run goes on and join the queue. An execution runs up to MAX_RUNS_PER_EXECUTION
- * runs, then continues as new with the rest of the queue; an idle one hands over after `idleSeconds`. A run is found in the Temporal UI by the `AgentRunIds` search attribute, its
- * timeline is its part of that execution's history, and once it has ended it is archived by a local
- * activity (no task through the server) before the next run starts.
+ * runs or lasts `executionSeconds`, then continues as new with the rest of the queue. A run is found
+ * in the Temporal UI by the `AgentRunIds` search attribute, its timeline is its part of that
+ * execution's history, and once it has ended it is archived by a local activity (no task through the
+ * server) before the next run starts.
  */
 export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> {
   const state = runQueue(input.agentId, input.queue, input.deliveries);
   const { queue } = state;
-  const idleSeconds =
-    Number.isSafeInteger(input.idleSeconds) && input.idleSeconds! > 0 ? input.idleSeconds! : IDLE_HAND_OVER_SECONDS;
+  const executionSeconds =
+    Number.isSafeInteger(input.executionSeconds) && input.executionSeconds! > 0
+      ? input.executionSeconds!
+      : EXECUTION_SECONDS;
+  // Set once the execution's first run began `executionSeconds` ago (an execution that ran nothing
+  // waits for a request for as long as it takes: it holds no run's history).
+  let old = false;
   let running: CancellationScope | undefined;
 
   setHandler(cancelRunUpdate, async (runId: string): Promise<CancelRunResult> => {
@@ -55,19 +64,21 @@ export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> 
   });
 
   const ran: string[] = [];
-  while (ran.length < MAX_RUNS_PER_EXECUTION && !workflowInfo().continueAsNewSuggested) {
-    const requested = await condition(
-      () => queue.length > 0 || workflowInfo().continueAsNewSuggested,
-      idleSeconds * 1000,
-    );
+  while (ran.length < MAX_RUNS_PER_EXECUTION && !old && !workflowInfo().continueAsNewSuggested) {
+    await condition(() => queue.length > 0 || old || workflowInfo().continueAsNewSuggested);
     // Every handler's answer is written before a run starts (see agentWorkflow's `handlers-before-run`).
     await condition(allHandlersFinished);
-    if (!requested || queue.length === 0) {
-      break; // idle for long, or continue-as-new suggested
+    if (queue.length === 0) {
+      break; // old enough to hand over, or continue-as-new suggested
     }
     const request = queue.shift()!;
     state.active = request;
     ran.push(request.runId);
+    if (ran.length === 1) {
+      void sleep(executionSeconds * 1000).then(() => {
+        old = true;
+      });
+    }
     const fromEventId = workflowInfo().historyLength;
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.runIds, value: [...ran] }]);
     running = new CancellationScope();
@@ -87,5 +98,5 @@ export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> 
       { key: SEARCH_ATTRIBUTES.agentId, value: input.agentId },
       ...(userId !== undefined ? [{ key: SEARCH_ATTRIBUTES.userId, value: userId }] : []),
     ],
-  })({ agentId: input.agentId, idleSeconds, queue, deliveries: state.deliveries() });
+  })({ agentId: input.agentId, executionSeconds, queue, deliveries: state.deliveries() });
 }

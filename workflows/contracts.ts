@@ -124,8 +124,8 @@ export type CancelRunResult = 'dequeued' | 'cancelled' | 'unknown';
 /** The input of each execution of the agent's queue (agentQueueWorkflow), carried over continue-as-new. */
 export interface AgentQueueInput {
   agentId: string;
-  /** How long an idle execution waits before it continues as new (AGENT_QUEUE_IDLE_SECONDS). */
-  idleSeconds?: number;
+  /** How long an execution lasts before it continues as new (AGENT_QUEUE_EXECUTION_SECONDS). */
+  executionSeconds?: number;
   queue?: RunRequest[];
   /** Delivery id → run id, for de-duplication. */
   deliveries?: Array<[string, string]>;

@@ -28,8 +28,8 @@ export interface Settings extends TemporalAccess {
   temporalAddress: string | undefined;
   temporalNamespace: string;
   temporalTaskQueue: string;
-  /** How long an agent's idle queue execution waits for a request before it continues as new. */
-  agentQueueIdleSeconds: number;
+  /** How long an execution of an agent's queue lasts before it continues as new (after its current run). */
+  agentQueueExecutionSeconds: number;
   temporalCliPath: string | undefined;
   embeddedPostgresPort: number;
   temporalDevPort: number;
@@ -202,7 +202,7 @@ export function loadSettings(env: Env = process.env): Settings {
     ...temporalAccess,
     temporalNamespace: reader.str('TEMPORAL_NAMESPACE') ?? 'default',
     temporalTaskQueue: reader.str('TEMPORAL_TASK_QUEUE') ?? 'agentsite',
-    agentQueueIdleSeconds: reader.int('AGENT_QUEUE_IDLE_SECONDS', 600, 1, 86400),
+    agentQueueExecutionSeconds: reader.int('AGENT_QUEUE_EXECUTION_SECONDS', 600, 1, 86400),
     temporalCliPath: reader.str('TEMPORAL_CLI_PATH'),
     embeddedPostgresPort: reader.int('EMBEDDED_POSTGRES_PORT', 54329, 1, 65535),
     temporalDevPort,

@@ -61,12 +61,12 @@ function updateFailureType(err: unknown): string | undefined {
  */
 export function agentQueueStart(
   agent: Pick<AgentEntity, 'id' | 'userId' | 'name'>,
-  settings: Pick<Settings, 'temporalTaskQueue' | 'agentQueueIdleSeconds'>,
+  settings: Pick<Settings, 'temporalTaskQueue' | 'agentQueueExecutionSeconds'>,
 ): WorkflowStartOptions {
   return {
     workflowId: workflowIds.agent(agent.id),
     taskQueue: settings.temporalTaskQueue,
-    args: [{ agentId: agent.id, idleSeconds: settings.agentQueueIdleSeconds }],
+    args: [{ agentId: agent.id, executionSeconds: settings.agentQueueExecutionSeconds }],
     typedSearchAttributes: [
       { key: SEARCH_ATTRIBUTES.agentId, value: agent.id },
       { key: SEARCH_ATTRIBUTES.userId, value: agent.userId },

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { type Client, isGrpcServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
 import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
 import { type Page, type PageQuery, pageOf } from '../common/pagination.js';
@@ -20,11 +21,15 @@ import { type EndedRun, RunsRepository } from './runs.repository.js';
 import { terminalEntry, type TimelineEntry, timelineFromHistory } from './timeline.js';
 import type { TriggeredEntryDto } from './dto/timeline-entry.dto.js';
 
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
 const FINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
 const CANCEL_WAIT_MS = 10_000;
 const CLOSE_WAIT_MS = 5_000;
 const RELEASE_POLL_MS = 50;
 const ARCHIVE_POLL_MS = 20;
+/** Events a page of a history read from its end. */
+const HISTORY_PAGE = 100;
 const TERMINAL_ENTRIES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 /** gRPC NOT_FOUND, which a history fetch answers raw (the client maps it to WorkflowNotFoundError elsewhere only). */
 const GRPC_NOT_FOUND = 5;
@@ -147,11 +152,16 @@ export class RunsService {
       return timelineFromRow(run);
     }
     try {
-      const history = await this.client.workflow
-        .getHandle(run.workflowId, queued ? run.temporalRunId! : undefined)
-        .fetchHistory();
+      const events =
+        queued && fromEventId !== undefined
+          ? await this.historySince(run.workflowId, run.temporalRunId!, fromEventId)
+          : ((
+              await this.client.workflow
+                .getHandle(run.workflowId, queued ? run.temporalRunId! : undefined)
+                .fetchHistory()
+            ).events ?? []);
       return await timelineFromHistory(
-        history.events ?? [],
+        events,
         this.codec,
         { workflowId: run.workflowId, runId: run.temporalRunId },
         queued
@@ -169,6 +179,26 @@ export class RunsService {
       }
       throw err;
     }
+  }
+
+  /**
+   * The events of an execution from `fromEventId` on, read from the end (a run's archive: its queue's
+   * execution holds the runs before it, which need not travel from the server again).
+   */
+  private async historySince(workflowId: string, runId: string, fromEventId: number): Promise<HistoryEvent[]> {
+    const events: HistoryEvent[] = [];
+    let nextPageToken: Uint8Array | undefined;
+    do {
+      const page = await this.client.workflowService.getWorkflowExecutionHistoryReverse({
+        namespace: this.client.options.namespace,
+        execution: { workflowId, runId },
+        maximumPageSize: HISTORY_PAGE,
+        nextPageToken,
+      });
+      events.push(...(page.history?.events ?? []));
+      nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+    } while (nextPageToken !== undefined && Number(events.at(-1)?.eventId ?? 0) > fromEventId);
+    return events.filter((e) => Number(e.eventId ?? 0) >= fromEventId).reverse();
   }
 
   async listForAgent(agentId: string, query: PageQuery): Promise<Page<RunResponse>> {

@@ -28,7 +28,7 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
       env: {
         RUN_RETENTION_DAYS: String(RETENTION_DAYS),
         OUTGOING_CALLS_PER_MINUTE: '1000',
-        AGENT_QUEUE_IDLE_SECONDS: '1',
+        AGENT_QUEUE_EXECUTION_SECONDS: '1',
       },
     });
     // With the stacks' payload key: describe() decodes the run's memo.
