@@ -24,10 +24,18 @@ export class RunUsageDto {
 }
 
 export class RunTemporalDto {
-  @ApiProperty({ description: "The run's workflow id" })
+  @ApiProperty({
+    description:
+      "The workflow that runs it: its agent's queue `agent-<agentId>`, which runs the agent's runs itself (`run-<runId>` for a run of the previous version)",
+  })
   workflowId: string;
 
-  @ApiProperty({ type: String, nullable: true, description: 'Null until the workflow started' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      "The execution of that workflow (Temporal's run id) that ran it, where its history is; null until the run started",
+  })
   runId: string | null;
 }
 

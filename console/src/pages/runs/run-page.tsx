@@ -49,6 +49,12 @@ function RunFacts({ run }: { run: Run }) {
       <dt>Workflow</dt>
       <dd>
         <code>{run.temporal.workflowId}</code>
+        {run.temporal.runId !== null && (
+          <>
+            {' '}
+            execution <code>{run.temporal.runId}</code>
+          </>
+        )}
       </dd>
     </dl>
   );
