@@ -155,7 +155,8 @@ export class SettingsError extends Error {
   }
 }
 
-const DEFAULT_MODEL = 'claude-sonnet-4-5';
+/** Not claude-sonnet-4-5: Anthropic retires it on 2026-11-30 (the SDK warns on every call). */
+const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
 /**
  * Temporal's retention of closed workflows: at least 1 day (Temporal's minimum), at most 90 (Temporal
