@@ -81,6 +81,29 @@ describe('workflow replay of histories recorded under earlier code', () => {
     ],
     ['agent-queue-handlers-first-idle-after-runs.b64', 'plain, under the patch: idle', ['plain', 'traced']],
     ['agent-queue-handlers-first-traced-idle-after-runs.b64', 'traced, under the patch: idle', ['plain', 'traced']],
+    // The queue that runs each run itself (agentQueueWorkflow): a webhook run, a manual run with a tool
+    // call, a blocked run with a webhook queued behind it; then a run cancelled (cancelRun) and a queued
+    // one taken out (cancelQueuedRun). Either bundle replays what either wrote.
+    [
+      'agent-queue-inline-run-active-and-queued.b64',
+      'agentQueueWorkflow, plain: a run active, a webhook queued',
+      ['plain', 'traced'],
+    ],
+    [
+      'agent-queue-inline-idle-after-runs.b64',
+      'agentQueueWorkflow, plain: idle after runs, a cancel and a dequeue',
+      ['plain', 'traced'],
+    ],
+    [
+      'agent-queue-inline-traced-run-active-and-queued.b64',
+      'agentQueueWorkflow, traced: a run active, a webhook queued',
+      ['plain', 'traced'],
+    ],
+    [
+      'agent-queue-inline-traced-idle-after-runs.b64',
+      'agentQueueWorkflow, traced: idle after runs, a cancel and a dequeue',
+      ['plain', 'traced'],
+    ],
   ] as const) {
     for (const bundle of replayedBy) {
       it(`replays ${name} (${recorded}) with the ${bundle} bundle`, async () => {
