@@ -8,9 +8,10 @@ import { terminalEntry } from './timeline.js';
 
 /**
  * Keeps an ended run's timeline in PostgreSQL, so it outlives Temporal's retention: the agent's queue
- * calls this (activity archiveRun) once a run has ended, beside its next work, and a run of old called
- * it as its own last step; nothing depends on a poller. The timeline is read from the run's history by the API's own
- * reader (RunsService.timeline), plus the closing entry the history does not hold yet.
+ * calls this (local activity archiveRun) once a run has ended, before its next run, and a run of old
+ * called it as its own last step; nothing depends on a poller. The timeline is read by the API's own
+ * reader (RunsService.timeline): for a queue's run, its part of the history with its end from its
+ * row; for a run of old, its history plus the closing entry the history does not hold yet.
  */
 @Injectable()
 export class RunArchiveService {

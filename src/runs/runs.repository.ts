@@ -73,11 +73,10 @@ export class RunsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.agentRows = new RowMapper(dataSource, AgentEntity, 'a');
     this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
-    // The run's start ($2: the run, $3: its user, $4/$5: the asking workflow and execution) and, in
-    // (the asking workflow is the agent's queue `agent-<agentId>`, which runs each run itself, or the
-    // run's own child workflow `run-<runId>` of a queue that began under the previous code; the row
-    // then names the workflow that ran it), and, in
-    // the same statement, the agent, its owner's balance, the tier owner's tier and the agent's sites
+    // The run's start ($2: the run, $3: its user, $4/$5: the asking workflow and execution; the asking
+    // workflow is the agent's queue `agent-<agentId>`, which runs each run itself, or the run's own
+    // child workflow `run-<runId>` of a queue that began under the previous code, and the row then
+    // names the workflow that ran it) and, in the same statement, the agent, its owner's balance, the tier owner's tier and the agent's sites
     // (in its own scope): a row per site, or one row with no site; no agent row when it was deleted.
     // The tier that counts is the workspace owner's for a workspace agent, else the agent owner's.
     // `previous` reads the row as it was before the update (every part of one statement sees the same
@@ -256,7 +255,6 @@ export class RunsRepository {
     return (await this.endRuns({ id, status: ['queued', 'active'] }, 'cancelled', null))[0] ?? null;
   }
 
-  /** Every still-queued run of a deleted agent. */
   /** The agent's runs not ended (queued, or active in the queue that was just stopped), as cancelled. */
   cancelUnendedOfAgent(agentId: string): Promise<EndedRun[]> {
     return this.endRuns({ agentId, status: ['queued', 'active'] }, 'cancelled', null);

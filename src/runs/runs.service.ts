@@ -167,7 +167,6 @@ export class RunsService {
         queued
           ? {
               runId: run.id,
-              fromEventId,
               triggered: triggeredOf(run),
               ...(FINAL.has(run.status) ? { ended: endOf(run) } : {}),
             }

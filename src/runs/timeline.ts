@@ -109,10 +109,7 @@ export async function timelineFromHistory(
   reference: FailureReference = {},
   queued?: QueuedRun,
 ): Promise<TimelineEntry[]> {
-  // A run of a queue's execution begins at `fromEventId` (when known): what comes before is not decoded.
-  const from = queued?.fromEventId;
-  const own = from === undefined ? events : events.filter((e) => Number(e.eventId ?? 0) >= from);
-  return timelineFromDecoded(await decodeHistoryEvents(own, codec), reference, queued);
+  return timelineFromDecoded(await decodeHistoryEvents(events, codec), reference, queued);
 }
 
 const CLOSE_EVENTS: ReadonlySet<number> = new Set([
@@ -135,8 +132,6 @@ const ABRUPT_CLOSE: ReadonlySet<number> = new Set([
 export interface QueuedRun {
   /** The run's id: its part of the history is its activities (their input names it) and its waits. */
   runId: string;
-  /** The first event of the execution's history that can be the run's (earlier ones are skipped). */
-  fromEventId?: number;
   triggered: TriggeredEntryDto;
   /** The run's end as its row records it; undefined while it goes on. */
   ended?: TimelineEntry;
