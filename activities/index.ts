@@ -61,10 +61,14 @@ export class MissingRunContextError extends Error {
 
 const HEARTBEAT_INTERVAL_MS = 1_000;
 
-/** Heartbeats while `work` runs, so a dead worker is detected by the heartbeat timeout, not the long one. */
+/**
+ * Heartbeats while `work` runs, so a dead worker is detected by the heartbeat timeout, not the long
+ * one. Not at the start: Temporal counts the heartbeat timeout from the activity's start, and each
+ * heartbeat sent is a write to the workflow's state on the server, so an activity shorter than the
+ * interval (most model turns and tool calls) sends none.
+ */
 async function withHeartbeat<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = Context.current();
-  ctx.heartbeat();
   const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_INTERVAL_MS);
   try {
     return await work(ctx.cancellationSignal);

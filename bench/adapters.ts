@@ -1,21 +1,36 @@
 /**
- * The servers benchmark 6 compares the service with, each in a process of its own like the API:
- * a bare node:http server, and the same minimal NestJS application (one controller, one global guard
- * that reads a header, JSON out) on the Express and on the Fastify adapter, which tells how much of a
- * request's cost is the HTTP adapter and how much is the service's own work.
- * `node dist/bench/adapters.js bare|express|fastify` prints `listening <port>`.
+ * The servers the benchmarks compare the service with, each in a process of its own like the API:
+ * a bare node:http server, and the same minimal NestJS application (one global guard that reads a
+ * header, JSON out) on the Express and on the Fastify adapter, which tells how much of a request's
+ * cost is the HTTP adapter and how much is the service's own work.
+ *
+ * The minimal app also has the floor of benchmarks 3, 4 and 9: the same work as the service's route
+ * with nothing of the service's own (no token check, no database, no limits, no vault):
+ * - `POST /api/tool`: the same HTTPS call to the site's tool through axios with a keep-alive agent,
+ *   its JSON answered;
+ * - `POST /api/chat`: the same streamed request to the model through the Anthropic SDK, each text
+ *   delta written as an SSE `text` event.
+ * Their targets come from BENCH_SITE_TOOL_URL, BENCH_SITE_TOKEN, BENCH_SITE_CA (PEM) and
+ * BENCH_MODEL_URL. `node dist/bench/adapters.js bare|express|fastify` prints `listening <port>`.
  */
 import 'reflect-metadata';
 import http from 'node:http';
+import https from 'node:https';
 import { fileURLToPath } from 'node:url';
+import Anthropic from '@anthropic-ai/sdk';
+import axios from 'axios';
 import {
+  Body,
   type CanActivate,
   Controller,
   type ExecutionContext,
   Get,
+  HttpCode,
   Injectable,
   type INestApplication,
   Module,
+  Post,
+  Res,
 } from '@nestjs/common';
 import { APP_GUARD, NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
@@ -37,7 +52,45 @@ class MeController {
   }
 }
 
-@Module({ controllers: [MeController], providers: [{ provide: APP_GUARD, useClass: HeaderGuard }] })
+const siteAgent = new https.Agent({ keepAlive: true, maxSockets: 64, ca: process.env.BENCH_SITE_CA });
+const model = new Anthropic({ apiKey: 'bench', baseURL: process.env.BENCH_MODEL_URL, maxRetries: 0 });
+
+/** The floor of benchmarks 3, 4 and 9 (see the header). */
+@Controller()
+class FloorController {
+  @Post('tool')
+  @HttpCode(200)
+  async tool(@Body() body: { input?: unknown }): Promise<{ result: unknown }> {
+    const res = await axios.post(process.env.BENCH_SITE_TOOL_URL!, body.input ?? {}, {
+      httpsAgent: siteAgent,
+      headers: { authorization: `Bearer ${process.env.BENCH_SITE_TOKEN}` },
+    });
+    return { result: res.data };
+  }
+
+  @Post('chat')
+  async chat(
+    @Body() body: { content?: string },
+    @Res()
+    res: { writeHead: (s: number, h: Record<string, string>) => void; write: (c: string) => void; end: () => void },
+  ): Promise<void> {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const stream = model.messages.stream({
+      model: 'claude-sonnet-4-6',
+      max_tokens: 1024,
+      messages: [{ role: 'user', content: body.content ?? 'hi' }],
+    });
+    stream.on('text', (text) => res.write(`event: text\ndata: ${JSON.stringify({ text })}\n\n`));
+    await stream.finalMessage();
+    res.write('event: done\ndata: {}\n\n');
+    res.end();
+  }
+}
+
+@Module({
+  controllers: [MeController, FloorController],
+  providers: [{ provide: APP_GUARD, useClass: HeaderGuard }],
+})
 class MinimalModule {}
 
 export const SERVER_KINDS = ['bare', 'express', 'fastify'] as const;

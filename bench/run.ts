@@ -85,9 +85,15 @@ function rssMb(pid: number): number {
 }
 
 /** Starts one of benchmark 6's comparison servers in a process of its own. */
-async function startServer(kind: ServerKind): Promise<{ url: string; child: ChildProcess }> {
+async function startServer(
+  kind: ServerKind,
+  env: Record<string, string> = {},
+): Promise<{ url: string; child: ChildProcess }> {
   const entry = fileURLToPath(new URL('./adapters.js', import.meta.url));
-  const child = spawn(process.execPath, [entry, kind], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [entry, kind], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -161,6 +167,17 @@ async function main(): Promise<void> {
     await api.post(`/api/vault/sites/${siteId}/token`, { token: apiToken }, { token: user.token });
     const auth = { authorization: `Bearer ${user.token}` };
     console.log('agentsite benchmarks (2 cores; figures are ratios against baselines measured in this run)\n');
+    // The floor of benchmarks 3, 4 and 9: the minimal Nest app on the service's adapter (Express), doing
+    // the same call to the site or the model with nothing of the service's own (adapters.ts).
+    const floor = [3, 4, 9].some(want)
+      ? await startServer('express', {
+          BENCH_SITE_TOOL_URL: `${site.url}/api/tools/search_notes`,
+          BENCH_SITE_TOKEN: apiToken,
+          BENCH_SITE_CA: sites.ca.cert,
+          BENCH_MODEL_URL: model.url,
+        })
+      : undefined;
+    process.on('exit', () => floor?.child.kill());
 
     if (want(6)) {
       // 6. HTTP layer: the authenticated trivial route vs a bare node:http server, and the same minimal
@@ -234,14 +251,26 @@ async function main(): Promise<void> {
           throw new Error(`tool call answered ${res.status} ${res.text}`);
         }
       };
+      const viaMinimal = async (): Promise<void> => {
+        const res = await post(`${floor!.url}/api/tool`, { input: { query: 'x' } }, { authorization: 'Bearer x' });
+        if (res.status !== 200) {
+          throw new Error(`the minimal app's tool call answered ${res.status} ${res.text}`);
+        }
+      };
       await load(50, 1, viaApi);
-      const [service3, base3] = await interleaved(6, N3 / 6, 1, [viaApi, directCall]);
+      await load(50, 1, viaMinimal);
+      const [service3, base3, minimal3] = await interleaved(6, N3 / 6, 1, [viaApi, directCall, viaMinimal]);
+      const p50 = (r: { latencies: number[] }): number => percentile(r.latencies, 50);
       line('3. tool call via POST …/tools/:tool/call vs direct HTTPS to the site', {
         goal: '≤+1 ms p50',
-        service_p50: fmt(percentile(service3.latencies, 50)),
-        direct_p50: fmt(percentile(base3.latencies, 50)),
-        added_p50: fmt(percentile(service3.latencies, 50) - percentile(base3.latencies, 50)),
-        ratio_p50: (percentile(service3.latencies, 50) / percentile(base3.latencies, 50)).toFixed(2),
+        service_p50: fmt(p50(service3)),
+        direct_p50: fmt(p50(base3)),
+        added_p50: fmt(p50(service3) - p50(base3)),
+        ratio_p50: (p50(service3) / p50(base3)).toFixed(2),
+        // The floor: the minimal app making the same call through axios, and what the service adds to it.
+        minimal_app_p50: fmt(p50(minimal3)),
+        floor_added_p50: fmt(p50(minimal3) - p50(base3)),
+        service_over_floor_p50: fmt(p50(service3) - p50(minimal3)),
       });
     }
 
@@ -254,9 +283,13 @@ async function main(): Promise<void> {
       ).body.token as string;
       const viaChat: number[] = [];
       const viaModel: number[] = [];
+      const viaMinimal: number[] = [];
       for (let i = 0; i < N4; i += 1) {
         viaChat.push(
           await firstText(`${stack.baseUrl}/api/sessions/${session}/messages`, { content: `hi ${i}` }, auth),
+        );
+        viaMinimal.push(
+          await firstText(`${floor!.url}/api/chat`, { content: `hi ${i}` }, { authorization: 'Bearer x' }),
         );
         viaModel.push(
           await firstText(
@@ -271,6 +304,10 @@ async function main(): Promise<void> {
         chat_p50: fmt(percentile(viaChat, 50)),
         model_p50: fmt(percentile(viaModel, 50)),
         added_p50: fmt(percentile(viaChat, 50) - percentile(viaModel, 50)),
+        // The floor: the minimal app streaming the same request through the Anthropic SDK.
+        minimal_app_p50: fmt(percentile(viaMinimal, 50)),
+        floor_added_p50: fmt(percentile(viaMinimal, 50) - percentile(viaModel, 50)),
+        service_over_floor_p50: fmt(percentile(viaChat, 50) - percentile(viaMinimal, 50)),
       });
     }
 
@@ -531,6 +568,7 @@ async function main(): Promise<void> {
       model,
       temporalAddress: temporal.address,
       site: { url: site.url, apiToken, ca: sites.ca.cert },
+      ...(floor !== undefined ? { floor: { url: floor.url, pid: floor.child.pid! } } : {}),
       drained: () => drained(watch),
       watch,
     };
@@ -552,7 +590,11 @@ async function main(): Promise<void> {
     await sites.stopAll();
     await temporal.stop();
     await postgres.stop();
-    rmSync(workDir, { recursive: true, force: true });
+    if (process.env.BENCH_KEEP === '1') {
+      console.log(`[bench] kept ${workDir} (BENCH_KEEP=1): the processes' logs and data`);
+    } else {
+      rmSync(workDir, { recursive: true, force: true });
+    }
   }
 }
 

@@ -13,6 +13,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createBareActivities } from './bare.activities.js';
 import { firstText, post } from './client.js';
 import { fmt, line, load, percentile } from './stats.js';
+import { historiesOf, medianPhases, type Phase, runPhases } from './history-phases.js';
 import type { RunWatch } from './run-watch.js';
 import type { FakeModel } from '../test/fixtures/fake-model.js';
 import { toolNamed } from '../test/fixtures/fake-model.js';
@@ -34,6 +35,8 @@ export interface ScaleContext {
   drained: () => Promise<void>;
   /** Runs' ends, from their rows. */
   watch: RunWatch;
+  /** The minimal Nest app on Express with the floor routes (adapters.ts), for benchmark 9. */
+  floor?: { url: string; pid: number };
 }
 
 /** Enough sockets for every request of a benchmark in flight at once (the shared agent keeps 64). */
@@ -392,8 +395,14 @@ export async function sustainedWebhooks(ctx: ScaleContext): Promise<void> {
       : { text: 'done' };
   const stopBare = await startBareWorker(ctx, 'bench-bare-load');
   // Round robin: an agent's next run is offered long after its previous one ended (N8 > in flight).
+  // BENCH_TRACE: each job's wall-clock span, to read its phases from the histories afterwards.
+  const traced: { service: Array<[string, number, number]>; bare: Array<[string, number, number]> } = {
+    service: [],
+    bare: [],
+  };
   const viaWebhook = async (i: number): Promise<void> => {
     const agent = agents[i % N8]!;
+    const from = Date.now();
     const res = await post(
       `${ctx.stack.baseUrl}/api/webhooks/agent/${agent.id}`,
       { i },
@@ -408,27 +417,62 @@ export async function sustainedWebhooks(ctx: ScaleContext): Promise<void> {
     if (status !== 'completed') {
       throw new Error(`a run ended ${status}`);
     }
+    traced.service.push([`agent-${agent.id}`, from, Date.now()]);
   };
   let bareN = 0;
   const started = Date.now();
   const bareRun = async (): Promise<void> => {
-    await ctx.client.workflow.execute('bareRunWorkflow', {
-      taskQueue: 'bench-bare-load',
-      workflowId: `bench8-bare-${started}-${(bareN += 1)}`,
-    });
+    const workflowId = `bench8-bare-${started}-${(bareN += 1)}`;
+    const from = Date.now();
+    await ctx.client.workflow.execute('bareRunWorkflow', { taskQueue: 'bench-bare-load', workflowId });
+    traced.bare.push([workflowId, from, Date.now()]);
   };
   const service: { completed: number; latencies: number[] } = { completed: 0, latencies: [] };
   const bare: { completed: number; latencies: number[] } = { completed: 0, latencies: [] };
   try {
     await ctx.drained();
+    // BENCH_TRACE: the CPU time each process spent per run completed, on each side (the Temporal dev
+    // server, the API, the worker, and this process: the bare side's worker, the fake model, the site).
+    const tracing = process.env.BENCH_TRACE === '1';
+    const ticks = clockTicks();
+    const pids = tracing
+      ? {
+          temporal: Number(execFileSync('pgrep', ['-n', '-f', 'server start-dev'], { encoding: 'utf8' }).trim()),
+          api: ctx.stack.api.child.pid!,
+          worker: ctx.stack.worker!.child.pid!,
+          bench: process.pid,
+        }
+      : {};
+    const cpuNow = (): Record<string, number> =>
+      Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid, ticks)]));
+    const cpu = { service: {} as Record<string, number>, bare: {} as Record<string, number> };
+    const timedRound = async (
+      side: 'service' | 'bare',
+      job: (i: number) => Promise<void>,
+    ): Promise<{ completed: number; latencies: number[] }> => {
+      const before = cpuNow();
+      const result = await closedLoop(job);
+      for (const [name, ms] of Object.entries(cpuNow())) {
+        cpu[side][name] = (cpu[side][name] ?? 0) + ms - before[name]!;
+      }
+      return result;
+    };
     for (let round = 0; round < ROUNDS; round += 1) {
-      const s = await closedLoop(viaWebhook);
+      const s = await timedRound('service', viaWebhook);
       service.completed += s.completed;
       service.latencies.push(...s.latencies);
       await ctx.drained();
-      const b = await closedLoop(bareRun);
+      const b = await timedRound('bare', bareRun);
       bare.completed += b.completed;
       bare.latencies.push(...b.latencies);
+    }
+    if (tracing) {
+      for (const side of ['service', 'bare'] as const) {
+        // Every job of the side, inside the windows or not, began and ended within its rounds.
+        const perRun = Object.entries(cpu[side]).map(([name, ms]) => `${name} ${fmt(ms / traced[side].length)}`);
+        console.log(`trace cpu 8 (${side}, per run, ${traced[side].length} runs): ${perRun.join(', ')}`);
+      }
+      await traceLoadPhases(ctx.client, traced);
     }
   } finally {
     await stopBare();
@@ -451,6 +495,36 @@ export async function sustainedWebhooks(ctx: ScaleContext): Promise<void> {
   );
 }
 
+/**
+ * BENCH_TRACE for benchmark 8: the medians of each phase (history-phases.ts) over the last 150 jobs of
+ * each side, in ms.
+ */
+async function traceLoadPhases(
+  client: Client,
+  traced: { service: Array<[string, number, number]>; bare: Array<[string, number, number]> },
+): Promise<void> {
+  const histories = new Map<string, Awaited<ReturnType<typeof historiesOf>>>();
+  for (const [name, jobs] of Object.entries(traced)) {
+    const rows: Array<Record<Phase, number>> = [];
+    for (const [workflowId, from, to] of jobs.slice(-150)) {
+      if (!histories.has(workflowId)) {
+        histories.set(workflowId, await historiesOf(client, workflowId));
+      }
+      const phases = runPhases(histories.get(workflowId)!, from, to);
+      if (phases !== undefined) {
+        rows.push(phases);
+      }
+    }
+    const medians = medianPhases(rows);
+    console.log(
+      `trace phases 8 (${name}, medians of ${rows.length}): ` +
+        Object.entries(medians)
+          .map(([k, v]) => `${k} ${fmt(v)}`)
+          .join(', '),
+    );
+  }
+}
+
 /** CPU time (ms) the process has used so far, user and system, from /proc/<pid>/stat. */
 function cpuMs(pid: number, ticksPerSecond: number): number {
   // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
@@ -468,8 +542,9 @@ function clockTicks(): number {
 
 /**
  * 9. 100 chat turns streaming at once (one per session), time to the first text event and the API
- * process's CPU per turn, vs 100 streamed requests at once straight to the fake model. Alternating
- * rounds after one warm-up round each.
+ * process's CPU per turn, vs 100 streamed requests at once straight to the fake model, and vs the
+ * floor: 100 at once to the minimal Nest app streaming the same request through the Anthropic SDK
+ * (adapters.ts), with its process's CPU per turn. Alternating rounds after one warm-up round each.
  */
 export async function concurrentChat(ctx: ScaleContext): Promise<void> {
   const N9 = 100;
@@ -486,9 +561,16 @@ export async function concurrentChat(ctx: ScaleContext): Promise<void> {
   });
   ctx.model.fallback = { text: 'Hello from the model, streamed in pieces.' };
   const apiPid = ctx.stack.api.child.pid!;
+  const floor = ctx.floor!;
   const ticks = clockTicks();
   const chatRound = (round: number): Promise<number[]> =>
     Promise.all(sessions.map((url, i) => firstText(url, { content: `hi ${round} ${i}` }, owner.auth, wide)));
+  const floorRound = (round: number): Promise<number[]> =>
+    Promise.all(
+      sessions.map((_url, i) =>
+        firstText(`${floor.url}/api/chat`, { content: `hi ${round} ${i}` }, { authorization: 'Bearer x' }, wide),
+      ),
+    );
   const modelRound = (): Promise<number[]> =>
     Promise.all(
       sessions.map(() =>
@@ -501,15 +583,21 @@ export async function concurrentChat(ctx: ScaleContext): Promise<void> {
       ),
     );
   await chatRound(-1);
+  await floorRound(-1);
   await modelRound();
   const chat: number[] = [];
+  const minimal: number[] = [];
   const direct: number[] = [];
   let apiCpu = 0;
+  let floorCpu = 0;
   let benchCpu = 0;
   for (let round = 0; round < ROUNDS; round += 1) {
-    const before = cpuMs(apiPid, ticks);
+    let before = cpuMs(apiPid, ticks);
     chat.push(...(await chatRound(round)));
     apiCpu += cpuMs(apiPid, ticks) - before;
+    before = cpuMs(floor.pid, ticks);
+    minimal.push(...(await floorRound(round)));
+    floorCpu += cpuMs(floor.pid, ticks) - before;
     const usage = process.cpuUsage();
     direct.push(...(await modelRound()));
     const used = process.cpuUsage(usage);
@@ -525,5 +613,9 @@ export async function concurrentChat(ctx: ScaleContext): Promise<void> {
     api_cpu_per_turn: fmt(apiCpu / (ROUNDS * N9)),
     // The baseline has no API process: this is the bench's own (client and fake model) per request.
     direct_cpu_per_request: fmt(benchCpu / (ROUNDS * N9)),
+    // The floor: the minimal app on Express streaming the same request through the Anthropic SDK.
+    minimal_app_p99: fmt(percentile(minimal, 99)),
+    floor_added_p99: fmt(percentile(minimal, 99) - percentile(direct, 99)),
+    minimal_app_cpu_per_turn: fmt(floorCpu / (ROUNDS * N9)),
   });
 }

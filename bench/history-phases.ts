@@ -1,0 +1,113 @@
+/**
+ * BENCH_TRACE for benchmark 8: where a run's time goes under load, from the Temporal history of the
+ * execution that ran it, by kind of wait, summed over the run and then the median over the runs.
+ *
+ * - `intake`: from the request (the webhook's POST, or the bare workflow's start call) to its first
+ *   event in the history (the signal, or the start);
+ * - `wft_queued` / `wft_running`: workflow tasks waiting for a worker / being processed by it;
+ * - `act_queued` / `act_running`: activity tasks waiting for a worker / being executed;
+ * - `to_seen`: from the run's last event to the moment the bench saw it end;
+ * - `other`: the rest (between a task's completion and the next task's schedule).
+ */
+import type { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
+
+type Events = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>;
+type Event = Events[number];
+
+export const PHASES = ['intake', 'wft_queued', 'wft_running', 'act_queued', 'act_running', 'other', 'to_seen'] as const;
+export type Phase = (typeof PHASES)[number];
+
+const EventType = proto.temporal.api.enums.v1.EventType;
+
+function at(e: Event): number {
+  return Number(e.eventTime!.seconds) * 1000 + (e.eventTime!.nanos ?? 0) / 1e6;
+}
+
+/**
+ * The phases of one run: the events of `events` between `from` and `to` (wall-clock ms). Tasks are
+ * timed from their scheduled event to their started one and from that to their completion; an
+ * activity's started event is written with its completion, but carries the time it started.
+ */
+export function runPhases(events: Events, from: number, to: number): Record<Phase, number> | undefined {
+  const within = events.filter((e) => at(e) >= from - 1 && at(e) <= to + 1);
+  if (within.length === 0) {
+    return undefined;
+  }
+  const sums: Record<Phase, number> = {
+    intake: at(within[0]!) - from,
+    wft_queued: 0,
+    wft_running: 0,
+    act_queued: 0,
+    act_running: 0,
+    other: 0,
+    to_seen: 0,
+  };
+  const byId = new Map<number, Event>();
+  for (const e of within) {
+    byId.set(Number(e.eventId), e);
+  }
+  const sched = (id: unknown): Event | undefined => byId.get(Number(id));
+  let covered = 0;
+  for (const e of within) {
+    switch (e.eventType) {
+      case EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED: {
+        const s = sched(e.workflowTaskStartedEventAttributes?.scheduledEventId);
+        if (s) {
+          sums.wft_queued += at(e) - at(s);
+          covered += at(e) - at(s);
+        }
+        break;
+      }
+      case EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED: {
+        const s = sched(e.workflowTaskCompletedEventAttributes?.startedEventId);
+        if (s) {
+          sums.wft_running += at(e) - at(s);
+          covered += at(e) - at(s);
+        }
+        break;
+      }
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED: {
+        const s = sched(e.activityTaskStartedEventAttributes?.scheduledEventId);
+        if (s) {
+          sums.act_queued += at(e) - at(s);
+          covered += at(e) - at(s);
+        }
+        break;
+      }
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: {
+        const s = sched(e.activityTaskCompletedEventAttributes?.startedEventId);
+        if (s) {
+          sums.act_running += at(e) - at(s);
+          covered += at(e) - at(s);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  const last = at(within.at(-1)!);
+  sums.to_seen = to - last;
+  sums.other = Math.max(0, last - at(within[0]!) - covered);
+  return sums;
+}
+
+/** Every event of a workflow id's executions (a queue's chain of continue-as-new), oldest first. */
+export async function historiesOf(client: Client, workflowId: string): Promise<Events> {
+  const events: Events = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+    events.push(...((await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events ?? []));
+  }
+  return events;
+}
+
+/** The median of each phase over the runs, in ms. */
+export function medianPhases(rows: Array<Record<Phase, number>>): Record<Phase, number> {
+  const out = {} as Record<Phase, number>;
+  for (const phase of PHASES) {
+    const sorted = rows.map((r) => r[phase]).sort((a, b) => a - b);
+    out[phase] = sorted[Math.floor(sorted.length / 2)] ?? 0;
+  }
+  return out;
+}
