@@ -3,6 +3,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  defineQuery,
   defineSignal,
   executeChild,
   proxyActivities,
@@ -57,4 +58,14 @@ export async function bareQueueInlineWorkflow(pending: string[] = []): Promise<s
  */
 export async function bareCronWorkflow(marker: string): Promise<string> {
   return acts.bareModelTurn([{ role: 'user', content: marker }]);
+}
+
+/** Benchmark 5's floor: an idle queue of the bare kind (a signal to wait for, a query to answer). */
+export const bareState = defineQuery<number>('bareState');
+
+export async function bareIdleQueueWorkflow(): Promise<void> {
+  const queue: string[] = [];
+  setHandler(bareRequest, (id) => void queue.push(id));
+  setHandler(bareState, () => queue.length);
+  await condition(() => queue.length > 0);
 }
