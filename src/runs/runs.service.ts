@@ -218,11 +218,15 @@ export class RunsService {
         }
         throw err;
       });
+    // The queue that runs its runs itself has let go of the run when its Update answers (taken out of
+    // the queue, or ended and recorded); only a run of old needs the wait for its queue below.
+    let released = true;
     if (removed) {
       // Never started, so its workflow will not record the end: counted here.
       this.countCancelled(await this.runs.markCancelled(run.id));
     } else if (!(ranByQueue(await this.runs.findByIdOrFail(run.id)) && (await this.cancelInQueue(run)))) {
       // A run of old: its own workflow `run-<runId>`, a child of the queue.
+      released = false;
       const handle = this.client.workflow.getHandle(workflowIds.run(run.id));
       try {
         await handle.cancel();
@@ -237,7 +241,9 @@ export class RunsService {
         }
       }
     }
-    await this.waitUntilReleased(run);
+    if (!released) {
+      await this.waitUntilReleased(run);
+    }
     const after = await this.runs.findByIdOrFail(run.id);
     if (after.status !== 'cancelled' && FINAL.has(after.status)) {
       throw new AppError('RUN_NOT_CANCELLABLE', `The run ended as ${after.status} before it could be cancelled`);

@@ -250,9 +250,13 @@ describe('agents and runs on Temporal (e2e)', () => {
       409,
     );
     await waitForRun(http, user.token, first.body.id, ['active']);
+    model.script({ text: 'ok' });
     const cancelled = await http.post(`/api/runs/${first.body.id}/cancel`, undefined, { token: user.token });
     expect(cancelled.status).toBe(200);
     expect(cancelled.body.status).toBe('cancelled');
+    // The agent is free again as soon as the cancel has answered.
+    const next = await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token });
+    expect(next.status).toBe(201);
     const run = await waitForRun(http, user.token, first.body.id);
     expect(run.timeline[run.timeline.length - 1]!.type).toBe('cancelled');
     expectError(
@@ -260,10 +264,6 @@ describe('agents and runs on Temporal (e2e)', () => {
       'RUN_NOT_CANCELLABLE',
       400,
     );
-    // The agent is free again.
-    model.script({ text: 'ok' });
-    const next = await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token });
-    expect(next.status).toBe(201);
     const done = await waitForRun(http, user.token, next.body.id);
     expect(done.status).toBe('completed');
     expectError(
