@@ -20,6 +20,29 @@ export type Phase = (typeof PHASES)[number];
 
 const EventType = proto.temporal.api.enums.v1.EventType;
 
+/**
+ * The events that close a task's wait or its work: the phase they end, and the id of the event that
+ * began it (the task's scheduled event, or its started one).
+ */
+const TASK_SPANS = new Map<number, { phase: Phase; earlierId: (e: Event) => unknown }>([
+  [
+    EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+    { phase: 'wft_queued', earlierId: (e) => e.workflowTaskStartedEventAttributes?.scheduledEventId },
+  ],
+  [
+    EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+    { phase: 'wft_running', earlierId: (e) => e.workflowTaskCompletedEventAttributes?.startedEventId },
+  ],
+  [
+    EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED,
+    { phase: 'act_queued', earlierId: (e) => e.activityTaskStartedEventAttributes?.scheduledEventId },
+  ],
+  [
+    EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+    { phase: 'act_running', earlierId: (e) => e.activityTaskCompletedEventAttributes?.startedEventId },
+  ],
+]);
+
 function at(e: Event): number {
   return Number(e.eventTime!.seconds) * 1000 + (e.eventTime!.nanos ?? 0) / 1e6;
 }
@@ -47,44 +70,13 @@ export function runPhases(events: Events, from: number, to: number): Record<Phas
   for (const e of within) {
     byId.set(Number(e.eventId), e);
   }
-  const sched = (id: unknown): Event | undefined => byId.get(Number(id));
   let covered = 0;
   for (const e of within) {
-    switch (e.eventType) {
-      case EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED: {
-        const s = sched(e.workflowTaskStartedEventAttributes?.scheduledEventId);
-        if (s) {
-          sums.wft_queued += at(e) - at(s);
-          covered += at(e) - at(s);
-        }
-        break;
-      }
-      case EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED: {
-        const s = sched(e.workflowTaskCompletedEventAttributes?.startedEventId);
-        if (s) {
-          sums.wft_running += at(e) - at(s);
-          covered += at(e) - at(s);
-        }
-        break;
-      }
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED: {
-        const s = sched(e.activityTaskStartedEventAttributes?.scheduledEventId);
-        if (s) {
-          sums.act_queued += at(e) - at(s);
-          covered += at(e) - at(s);
-        }
-        break;
-      }
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: {
-        const s = sched(e.activityTaskCompletedEventAttributes?.startedEventId);
-        if (s) {
-          sums.act_running += at(e) - at(s);
-          covered += at(e) - at(s);
-        }
-        break;
-      }
-      default:
-        break;
+    const span = TASK_SPANS.get(e.eventType ?? 0);
+    const earlier = span === undefined ? undefined : byId.get(Number(span.earlierId(e)));
+    if (span !== undefined && earlier !== undefined) {
+      sums[span.phase] += at(e) - at(earlier);
+      covered += at(e) - at(earlier);
     }
   }
   const last = at(within.at(-1)!);
