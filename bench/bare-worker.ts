@@ -1,32 +1,49 @@
 /**
- * Benchmark 5's floor: a worker in a process of its own with the bare workflows (bare.workflow.ts),
- * the service's payload codec, and the SDK's defaults, like the service's worker without the service.
+ * The bare side's worker: the bare workflows (bare.workflow.ts), the service's payload codec, and the
+ * SDK's defaults, like the service's worker without the service. Benchmarks 7 and 8 run it in the
+ * bench's process with the bare activities; benchmark 5's floor runs it in a process of its own:
  * `node dist/bench/bare-worker.js <temporal address> <task queue>` prints `ready` once it polls.
  */
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import type { createBareActivities } from './bare.activities.js';
 import { testDataConverter } from '../test/utils/temporal.js';
 
-async function main(address: string, taskQueue: string): Promise<void> {
+/** Connects and builds the bare worker; `stop()` shuts it down and closes its connection. */
+export async function startBareWorker(
+  address: string,
+  taskQueue: string,
+  activities?: ReturnType<typeof createBareActivities>,
+): Promise<{ running: Promise<void>; stop: () => Promise<void> }> {
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection,
     taskQueue,
     workflowsPath: fileURLToPath(new URL('./bare.workflow.js', import.meta.url)),
     dataConverter: testDataConverter(),
+    ...(activities !== undefined ? { activities } : {}),
   });
-  const running = worker.run();
-  console.log('ready');
-  process.once('SIGTERM', () => worker.shutdown());
-  await running;
-  await connection.close();
+  const running = worker.run().finally(() => connection.close());
+  return {
+    running,
+    stop: async () => {
+      worker.shutdown();
+      await running;
+    },
+  };
 }
 
-const [address, taskQueue] = process.argv.slice(2);
-main(address!, taskQueue!).then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [address, taskQueue] = process.argv.slice(2);
+  startBareWorker(address!, taskQueue!).then(
+    ({ running, stop }) => {
+      console.log('ready');
+      process.once('SIGTERM', () => void stop());
+      return running.then(() => process.exit(0));
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

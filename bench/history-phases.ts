@@ -12,7 +12,9 @@
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 
-type Events = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>;
+export type Events = NonNullable<
+  Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']
+>;
 type Event = Events[number];
 
 export const PHASES = ['intake', 'wft_queued', 'wft_running', 'act_queued', 'act_running', 'other', 'to_seen'] as const;
@@ -43,7 +45,8 @@ const TASK_SPANS = new Map<number, { phase: Phase; earlierId: (e: Event) => unkn
   ],
 ]);
 
-function at(e: Event): number {
+/** An event's time, in wall-clock ms. */
+export function at(e: Event): number {
   return Number(e.eventTime!.seconds) * 1000 + (e.eventTime!.nanos ?? 0) / 1e6;
 }
 

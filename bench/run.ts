@@ -10,9 +10,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Client, WorkflowContinuedAsNewError, WorkflowNotFoundError } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { NativeConnection, Worker } from '@temporalio/worker';
 import { createBareActivities } from './bare.activities.js';
 import { SERVER_KINDS, type ServerKind } from './adapters.js';
+import { startBareWorker } from './bare-worker.js';
+import { at, type Events } from './history-phases.js';
 import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
 import { freePort } from '../scripts/runtime/processes.js';
 import { ensureTemporalCli, startTemporalDevServer } from '../scripts/runtime/temporal.js';
@@ -21,7 +22,7 @@ import { TEST_ENV } from '../test/setup/shared-runtime.js';
 import { Http } from '../test/utils/http.js';
 import { siteEnv, testSites } from '../test/utils/site.js';
 import { Stack } from '../test/utils/stack.js';
-import { temporalClient, testDataConverter } from '../test/utils/temporal.js';
+import { temporalClient } from '../test/utils/temporal.js';
 import { registerAdmin } from '../test/utils/admin.js';
 import { registerUser } from '../test/utils/users.js';
 import { firstText, get, post } from './client.js';
@@ -41,8 +42,6 @@ async function tracePhases(
   pairs: Array<{ runId: string; postAt: number; bareId: string; bareAt: number; s: number; b: number }>,
 ): Promise<void> {
   const EventType = proto.temporal.api.enums.v1.EventType;
-  type Events = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>;
-  const at = (e: Events[number]): number => Number(e.eventTime!.seconds) * 1000 + (e.eventTime!.nanos ?? 0) / 1e6;
   /** The activities between `from` and `from + total` (a run's, in its queue's execution), and when it was seen. */
   const phases = (events: Events, from: number, total: number): number[] => {
     const within = events.filter((e) => at(e) >= from && at(e) <= from + total);
@@ -84,28 +83,42 @@ function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
-/** Starts one of benchmark 6's comparison servers in a process of its own. */
+/**
+ * Runs one of the bench's scripts (`./<script>.js`) in a process of its own and resolves once its
+ * output matches `ready` (with the match), or rejects if it exits first.
+ */
+async function startChild(
+  script: string,
+  args: string[],
+  ready: RegExp,
+  env: Record<string, string> = {},
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const entry = fileURLToPath(new URL(`./${script}.js`, import.meta.url));
+  const child = spawn(process.execPath, [entry, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+  });
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const found = ready.exec(out);
+      if (found) {
+        resolve(found);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`${script} ${args.join(' ')} exited (${code})`)));
+  });
+  return { child, match };
+}
+
+/** Starts one of the minimal servers (adapters.ts) in a process of its own. */
 async function startServer(
   kind: ServerKind,
   env: Record<string, string> = {},
 ): Promise<{ url: string; child: ChildProcess }> {
-  const entry = fileURLToPath(new URL('./adapters.js', import.meta.url));
-  const child = spawn(process.execPath, [entry, kind], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...env },
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening (\d+)/.exec(out);
-      if (match) {
-        resolve(Number(match[1]));
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`the ${kind} server exited (${code})`)));
-  });
-  return { url: `http://127.0.0.1:${port}`, child };
+  const { child, match } = await startChild('adapters', [kind], /listening (\d+)/, env);
+  return { url: `http://127.0.0.1:${match[1]}`, child };
 }
 
 /** Waits until no run is queued or executing (they would compete for the two cores). */
@@ -385,20 +398,16 @@ async function main(): Promise<void> {
         req.body.messages.length === 1 && (req.body.tools ?? []).length > 0
           ? { toolUses: [{ name: toolNamed(req, 'search_notes'), input: { query: 'x' } }] }
           : { text: 'done' };
-      const bareConnection = await NativeConnection.connect({ address: temporal.address });
-      const bareWorker = await Worker.create({
-        connection: bareConnection,
-        taskQueue: 'bench-bare',
-        workflowsPath: fileURLToPath(new URL('./bare.workflow.js', import.meta.url)),
-        dataConverter: testDataConverter(),
-        activities: createBareActivities({
+      const bareWorker = await startBareWorker(
+        temporal.address,
+        'bench-bare',
+        createBareActivities({
           modelUrl: model.url,
           toolUrl: `${site.url}/api/tools/search_notes`,
           token: apiToken,
           ca: sites.ca.cert,
         }),
-      });
-      const bareRunning = bareWorker.run();
+      );
       const N2 = 30;
       let lastBareId = '';
       let lastAccepted = 0;
@@ -491,9 +500,10 @@ async function main(): Promise<void> {
         const show = async (id: string, last = 0): Promise<void> => {
           const history = await client.workflow.getHandle(id).fetchHistory();
           for (const event of (history.events ?? []).slice(-last)) {
-            const at = Number(event.eventTime!.seconds) * 1000 + (event.eventTime!.nanos ?? 0) / 1e6;
             const type = proto.temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? String(event.eventType);
-            console.log(`  ${id.split('-')[0]} +${(at - lastPostAt).toFixed(1)} ms ${type.replace('EVENT_TYPE_', '')}`);
+            console.log(
+              `  ${id.split('-')[0]} +${(at(event) - lastPostAt).toFixed(1)} ms ${type.replace('EVENT_TYPE_', '')}`,
+            );
           }
         };
         console.log(
@@ -511,9 +521,7 @@ async function main(): Promise<void> {
             `signal → queue runs it, continues as new p50 ${fmt(percentile(inline2, 50))} p99 ${fmt(percentile(inline2, 99))}`,
         );
       }
-      bareWorker.shutdown();
-      await bareRunning;
-      await bareConnection.close();
+      await bareWorker.stop();
       line('2. webhook → run completed (tool call + 2 model turns) vs a bare workflow with the same calls', {
         goal: '≤1.2× p50 and p99',
         service_p50: fmt(percentile(service2, 50)),
@@ -580,16 +588,8 @@ async function main(): Promise<void> {
         (id) => client.workflow.getHandle(id).query('agentState'),
       );
       const bareQueue = `bench-bare-cache-${Date.now()}`;
-      const bareWorker = spawn(
-        process.execPath,
-        [fileURLToPath(new URL('./bare-worker.js', import.meta.url)), temporal.address, bareQueue],
-        { stdio: ['ignore', 'pipe', 'inherit'] },
-      );
+      const { child: bareWorker } = await startChild('bare-worker', [temporal.address, bareQueue], /ready/);
       try {
-        await new Promise<void>((resolve, reject) => {
-          bareWorker.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
-          bareWorker.on('exit', (code) => reject(new Error(`the bare worker exited (${code})`)));
-        });
         const bare5 = await twoBatches(
           bareWorker.pid!,
           (id) => client.workflow.start('bareIdleQueueWorkflow', { taskQueue: bareQueue, workflowId: id }),

@@ -7,10 +7,9 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
 import { createBareActivities } from './bare.activities.js';
+import { startBareWorker } from './bare-worker.js';
 import { firstText, post } from './client.js';
 import { fmt, line, load, percentile } from './stats.js';
 import { historiesOf, medianPhases, type Phase, runPhases } from './history-phases.js';
@@ -19,7 +18,6 @@ import type { FakeModel } from '../test/fixtures/fake-model.js';
 import { toolNamed } from '../test/fixtures/fake-model.js';
 import type { Http } from '../test/utils/http.js';
 import type { Stack } from '../test/utils/stack.js';
-import { testDataConverter } from '../test/utils/temporal.js';
 import { registerUser } from '../test/utils/users.js';
 
 export interface ScaleContext {
@@ -129,27 +127,19 @@ async function deleteAgents(ctx: ScaleContext, agents: Array<{ id: string; owner
   }
 }
 
-/** The bare baseline's worker (in this process, with the stacks' payload codec like the service's). */
-async function startBareWorker(ctx: ScaleContext, taskQueue: string): Promise<() => Promise<void>> {
-  const connection = await NativeConnection.connect({ address: ctx.temporalAddress });
-  const worker = await Worker.create({
-    connection,
+/** The bare side's worker in this process, with the bare activities (bare-worker.ts). */
+async function bareWorker(ctx: ScaleContext, taskQueue: string): Promise<() => Promise<void>> {
+  const { stop } = await startBareWorker(
+    ctx.temporalAddress,
     taskQueue,
-    workflowsPath: fileURLToPath(new URL('./bare.workflow.js', import.meta.url)),
-    dataConverter: testDataConverter(),
-    activities: createBareActivities({
+    createBareActivities({
       modelUrl: ctx.model.url,
       toolUrl: `${ctx.site.url}/api/tools/search_notes`,
       token: ctx.site.apiToken,
       ca: ctx.site.ca,
     }),
-  });
-  const running = worker.run();
-  return async () => {
-    worker.shutdown();
-    await running;
-    await connection.close();
-  };
+  );
+  return stop;
 }
 
 /** Waits until visibility counts no running workflow of the query (or gives up after `limitMs`). */
@@ -240,7 +230,7 @@ export async function cronBurst(ctx: ScaleContext): Promise<void> {
     );
 
   // The baseline: bare schedules with the service's policies (src/agents/schedules.service.ts).
-  const stopBare = await startBareWorker(ctx, 'bench-bare-cron');
+  const stopBare = await bareWorker(ctx, 'bench-bare-cron');
   const tag = Date.now();
   const scheduleIds = Array.from({ length: N7 }, (_, i) => `bench7-bare-${tag}-${i}`);
   const users = await Promise.all(Array.from({ length: Math.ceil(N7 / PER_USER) }, () => benchUser(ctx, 'team')));
@@ -393,7 +383,7 @@ export async function sustainedWebhooks(ctx: ScaleContext): Promise<void> {
     req.body.messages.length === 1 && (req.body.tools ?? []).length > 0
       ? { toolUses: [{ name: toolNamed(req, 'search_notes'), input: { query: 'x' } }] }
       : { text: 'done' };
-  const stopBare = await startBareWorker(ctx, 'bench-bare-load');
+  const stopBare = await bareWorker(ctx, 'bench-bare-load');
   // Round robin: an agent's next run is offered long after its previous one ended (N8 > in flight).
   // BENCH_TRACE: each job's wall-clock span, to read its phases from the histories afterwards.
   const traced: { service: Array<[string, number, number]>; bare: Array<[string, number, number]> } = {

@@ -19,10 +19,11 @@ export const cancelRunUpdate = defineUpdate<CancelRunResult, [string]>(AGENT_HAN
  * An execution hands over (continues as new, with the rest of the queue) after this many runs, or
  * `executionSeconds` (AGENT_QUEUE_EXECUTION_SECONDS) after its first run began, once the run in
  * progress has ended: so executions stay short-lived (the run retention deletes old runs' histories
- * only once their execution has closed) without a new execution per run. A new execution per run would cost Temporal a timer, a
- * continue-as-new and a workflow task more for every run, and Temporal holds back the first task of
- * an execution that follows one younger than its `history.workflowIdReuseMinimalInterval` (1 s by
- * default). One timer per execution that ran something marks its age.
+ * only once their execution has closed) without a new execution per run. A new execution per run
+ * would cost Temporal a timer, a continue-as-new and a workflow task more for every run, and Temporal
+ * holds back the first task of an execution that follows one younger than its
+ * `history.workflowIdReuseMinimalInterval` (1 s by default). One timer per execution that ran
+ * something marks its age.
  */
 const MAX_RUNS_PER_EXECUTION = 20;
 /** The execution's length when the input names none (AGENT_QUEUE_EXECUTION_SECONDS' default). */

@@ -109,14 +109,13 @@ export async function executeRun(request: RunRequest, logRunId?: string): Promis
 
 /**
  * Keeps an ended run's timeline in the database (a local activity: no task through the server).
- * False when it was refused (the run's row is gone with its agent): its history stays its timeline.
+ * Refused only when the run's row is gone with its agent: its history then stays its timeline.
  */
-export async function archiveRun(ended: FinishRunInput): Promise<boolean> {
+export async function archiveRun(ended: FinishRunInput): Promise<void> {
   try {
     await CancellationScope.nonCancellable(() => records.archiveRun(ended));
-    return true;
   } catch {
-    return false;
+    // Nothing to keep it for.
   }
 }
 

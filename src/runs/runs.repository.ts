@@ -76,8 +76,8 @@ export class RunsRepository {
     // The run's start ($2: the run, $3: its user, $4/$5: the asking workflow and execution; the asking
     // workflow is the agent's queue `agent-<agentId>`, which runs each run itself, or the run's own
     // child workflow `run-<runId>` of a queue that began under the previous code, and the row then
-    // names the workflow that ran it) and, in the same statement, the agent, its owner's balance, the tier owner's tier and the agent's sites
-    // (in its own scope): a row per site, or one row with no site; no agent row when it was deleted.
+    // names the workflow that ran it) and, in the same statement, the agent, its owner's balance, the
+    // tier owner's tier and the agent's sites (in its own scope): a row per site, or one row with no site; no agent row when it was deleted.
     // The tier that counts is the workspace owner's for a workspace agent, else the agent owner's.
     // `previous` reads the row as it was before the update (every part of one statement sees the same
     // snapshot): whether this statement is the run's start or a retried turn 1's.
