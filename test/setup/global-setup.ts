@@ -46,16 +46,25 @@ export default async function globalSetup(): Promise<void> {
       process.env[TEST_ENV.chromiumProblem] = err instanceof Error ? err.message : String(err);
     },
   );
-  const [postgres, temporal] = await Promise.all([
-    freePort().then((port) => startEmbeddedPostgres({ dir: path.join(workDir, 'postgres'), port, fast: true })),
-    freePort().then((port) =>
-      startTemporalDevServer({ cliPath, port, namespace: 'default', logFile: path.join(workDir, 'temporal.log') }),
-    ),
-  ]).catch(async (err: unknown) => {
-    // Jest runs no teardown after a failed setup: the stripe-mock would outlive the run.
+  // PostgreSQL first, bound to its port before the Temporal dev server starts: the dev server picks
+  // free ports of its own for its internal services, and one of those once took the port chosen for
+  // PostgreSQL while both started at once ("Address already in use").
+  let postgres: Awaited<ReturnType<typeof startEmbeddedPostgres>> | undefined;
+  let temporal: Awaited<ReturnType<typeof startTemporalDevServer>>;
+  try {
+    postgres = await startEmbeddedPostgres({ dir: path.join(workDir, 'postgres'), port: await freePort(), fast: true });
+    temporal = await startTemporalDevServer({
+      cliPath,
+      port: await freePort(),
+      namespace: 'default',
+      logFile: path.join(workDir, 'temporal.log'),
+    });
+  } catch (err) {
+    // Jest runs no teardown after a failed setup: what started would outlive the run.
+    await postgres?.stop();
     await (await stripeMock)?.stop();
     throw err;
-  });
+  }
   await chromium;
   const stripe = await stripeMock;
   process.env[TEST_ENV.databaseUrl] = postgres.url;
