@@ -62,6 +62,11 @@ export interface SavedTurn {
   reply: Pick<ChatMessageEntity, 'id' | 'content' | 'toolCalls' | 'modelMessages' | 'usage'>;
 }
 
+/** A jsonb parameter: pg would send a JS array as a PostgreSQL array, so every value goes as JSON text. */
+function jsonParameter(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}
+
 /** The SQL of chat sessions and messages: raw SQL through the row mapper for a turn's hot reads. */
 @Injectable()
 export class ChatRepository {
@@ -71,6 +76,7 @@ export class ChatRepository {
   private readonly sessionQuery: Record<SessionKey['column'], string>;
   private readonly findQuery: Record<SessionKey['column'], string>;
   private readonly historyQuery: Record<SessionKey['column'], string>;
+  private readonly saveTurnQuery: string;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.sessionRows = new RowMapper(dataSource, ChatSessionEntity, 'cs');
@@ -99,6 +105,11 @@ export class ChatRepository {
         `SELECT ${this.messageRows.select()} FROM chat_messages m JOIN chat_sessions cs ON cs.id = m.session_id ` +
         `WHERE cs.${column} = $1 AND cs.user_id = $2 ORDER BY m.seq ASC`,
     );
+    // VALUES rows are inserted in their order, each taking the next `seq`.
+    this.saveTurnQuery =
+      'INSERT INTO chat_messages AS m (id, session_id, role, content, tool_calls, model_messages, usage) VALUES ' +
+      "(DEFAULT, $1, 'user', $2, NULL, NULL, NULL), ($3, $1, 'assistant', $4, $5::jsonb, $6::jsonb, $7::jsonb) " +
+      `RETURNING ${this.messageRows.select()}`;
   }
 
   private found(row: Record<string, unknown> | undefined): FoundSession | null {
@@ -200,12 +211,25 @@ export class ChatRepository {
       .getMany();
   }
 
-  /** The user's message and the reply, both or neither; answers the saved reply. */
-  saveTurn({ sessionId, content, reply }: SavedTurn): Promise<ChatMessageEntity> {
-    return this.dataSource.transaction(async (em) => {
-      const repo = em.getRepository(ChatMessageEntity);
-      await repo.save({ sessionId, role: 'user', content, toolCalls: null, modelMessages: null, usage: null });
-      return repo.save({ ...reply, sessionId, role: 'assistant' });
-    });
+  /**
+   * The user's message and the reply, both or neither: one INSERT of two rows (a statement is atomic,
+   * so no transaction and no round trips for BEGIN and COMMIT), the user's first so that its `seq`
+   * is the lower one. Answers the saved reply.
+   */
+  async saveTurn({ sessionId, content, reply }: SavedTurn): Promise<ChatMessageEntity> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.saveTurnQuery, [
+      sessionId,
+      content,
+      reply.id,
+      reply.content,
+      jsonParameter(reply.toolCalls),
+      jsonParameter(reply.modelMessages),
+      jsonParameter(reply.usage),
+    ]);
+    const saved = rows.map((row) => this.messageRows.from(row)!).find((m) => m.role === 'assistant');
+    if (saved === undefined) {
+      throw new Error('the reply was not saved');
+    }
+    return saved;
   }
 }
