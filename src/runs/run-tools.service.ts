@@ -3,6 +3,7 @@ import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
 import { ToolCallFailure } from '../sites/tool-failure.js';
 import { ToolCaller } from '../tools/tool-caller.js';
+import type { CredentialEntity } from '../vault/credential.entity.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import { RunsRepository } from './runs.repository.js';
 import { type CallToolInput, type CallToolOutput, MAX_DURABLE_WAIT_SECONDS } from '../../workflows/contracts.js';
@@ -18,9 +19,10 @@ export class RunToolsService {
   ) {}
 
   async call(input: CallToolInput, idempotencyKey: string, signal: AbortSignal): Promise<CallToolOutput> {
-    const site = await this.ownedSite(input);
+    const { site, credential } = await this.ownedSite(input);
     return this.caller.call({
       site,
+      credential,
       tool: input.tool,
       input: input.input,
       idempotencyKey,
@@ -33,14 +35,14 @@ export class RunToolsService {
    * The activity's input is not trusted: anything that can put a task on the queue could name any
    * site. The run must exist, belong to the user the input names and be active; the site must be one
    * of its agent's sites (site_ids) and in the vault of the agent (its workspace's, or its owner's);
-   * else PERMISSION_DENIED (non-retryable), and no credential is read. One round trip: the site, and
-   * each of those conditions (the refusal logs which one failed).
+   * else PERMISSION_DENIED (non-retryable), and no credential is read. One round trip: the site, each
+   * of those conditions (the refusal logs which one failed) and, when they hold, the credential.
    */
-  private async ownedSite(input: CallToolInput): Promise<SiteEntity> {
+  private async ownedSite(input: CallToolInput): Promise<{ site: SiteEntity; credential: CredentialEntity | null }> {
     if (![input.siteId, input.runId, input.userId].every((id) => typeof id === 'string' && UUID.test(id))) {
       throw this.refused(input, 'malformed ids');
     }
-    const { site, found } = await this.runs.siteForToolCall(input);
+    const { site, found, credential } = await this.runs.siteForToolCall(input);
     if (site === undefined) {
       throw new ToolCallFailure('not_found', `The site ${input.siteName} is no longer in the vault`);
     }
@@ -56,7 +58,7 @@ export class RunToolsService {
     if (found.listed !== true) {
       throw this.refused(input, 'the site is not one of the run’s agent’s sites');
     }
-    return site;
+    return { site, credential };
   }
 
   private refused(input: CallToolInput, why: string): AppError {

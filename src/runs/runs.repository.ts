@@ -5,6 +5,7 @@ import { AgentEntity } from '../agents/agent.entity.js';
 import { type PageQuery, keysetWhere } from '../common/pagination.js';
 import { RowMapper } from '../common/database/row-mapper.js';
 import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
+import { CredentialEntity } from '../vault/credential.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import { inOwnersVaultSql, type Scope, scopeWhere } from '../workspaces/scope.js';
 import type { CallToolInput, FinishRunInput, RunTrigger } from '../../workflows/contracts.js';
@@ -64,7 +65,9 @@ function endedRunsOf(raw: unknown): EndedRun[] {
 export class RunsRepository {
   private readonly agentRows: RowMapper<AgentEntity>;
   private readonly siteRows: RowMapper<SiteEntity>;
+  private readonly credentialRows: RowMapper<CredentialEntity>;
   private readonly startQuery: string;
+  private readonly toolSiteQuery: string;
   /** Every column of a queued row, from the entity (created_at keeps its default). */
   private readonly insertColumns: Array<{ name: string; property: keyof RunEntity; json: boolean }>;
   private readonly insertQuery: string;
@@ -73,6 +76,15 @@ export class RunsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.agentRows = new RowMapper(dataSource, AgentEntity, 'a');
     this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
+    this.credentialRows = new RowMapper(dataSource, CredentialEntity, 'c');
+    // A run's tool call ($1: the site, $2: the run, $3: the user the activity's input names).
+    const owned = `(a.id IS NOT NULL AND ${inOwnersVaultSql('s', 'a')})`;
+    this.toolSiteQuery =
+      `SELECT ${this.siteRows.select()}, ${this.credentialRows.select()}, r.status AS run_status, ` +
+      `(s.id = ANY(a.site_ids)) AS listed, ${owned} AS owned FROM sites s ` +
+      'LEFT JOIN runs r ON r.id = $2 AND r.user_id = $3 LEFT JOIN agents a ON a.id = r.agent_id ' +
+      "LEFT JOIN site_credentials c ON c.site_id = s.id AND r.status = 'active' AND s.id = ANY(a.site_ids) " +
+      `AND ${owned} WHERE s.id = $1`;
     // The run's start ($2: the run, $3: its user, $4/$5: the asking workflow and execution; the asking
     // workflow is the agent's queue `agent-<agentId>`, which runs each run itself, or the run's own
     // child workflow `run-<runId>` of a queue that began under the previous code, and the row then
@@ -220,23 +232,32 @@ export class RunsRepository {
   /**
    * The site a run's tool call names, with what decides whether the run may use it, in one round
    * trip: the run's status (null: no run of this user), whether the site is one of its agent's
-   * (`listed`) and in the agent's vault (`owned`). No site: undefined.
+   * (`listed`) and in the agent's vault (`owned`), and the site's credential, joined only when all
+   * three hold (a refused call never reads it; null: the site has none). No site: undefined.
    */
   async siteForToolCall(input: Pick<CallToolInput, 'siteId' | 'runId' | 'userId'>): Promise<{
     site: SiteEntity | undefined;
     found: { run_status: string | null; listed: boolean | null; owned: boolean | null } | undefined;
+    credential: CredentialEntity | null;
   }> {
-    const { entities, raw } = await this.dataSource
-      .getRepository(SiteEntity)
-      .createQueryBuilder('s')
-      .leftJoin(RunEntity, 'r', 'r.id = :runId AND r.user_id = :userId', { runId: input.runId, userId: input.userId })
-      .leftJoin(AgentEntity, 'a', 'a.id = r.agent_id')
-      .addSelect('r.status', 'run_status')
-      .addSelect('(s.id = ANY(a.site_ids))', 'listed')
-      .addSelect(`(a.id IS NOT NULL AND ${inOwnersVaultSql('s', 'a')})`, 'owned')
-      .where('s.id = :siteId', { siteId: input.siteId })
-      .getRawAndEntities<{ run_status: string | null; listed: boolean | null; owned: boolean | null }>();
-    return { site: entities[0], found: raw[0] };
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.toolSiteQuery, [
+      input.siteId,
+      input.runId,
+      input.userId,
+    ]);
+    const row = rows[0];
+    if (row === undefined) {
+      return { site: undefined, found: undefined, credential: null };
+    }
+    return {
+      site: this.siteRows.from(row) ?? undefined,
+      found: {
+        run_status: row.run_status as string | null,
+        listed: row.listed as boolean | null,
+        owned: row.owned as boolean | null,
+      },
+      credential: this.credentialRows.from(row),
+    };
   }
 
   /**
