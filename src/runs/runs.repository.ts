@@ -68,6 +68,8 @@ export class RunsRepository {
   private readonly credentialRows: RowMapper<CredentialEntity>;
   private readonly startQuery: string;
   private readonly toolSiteQuery: string;
+  private readonly runRows: RowMapper<RunEntity>;
+  private readonly byIdQuery: string;
   /** Every column of a queued row, from the entity (created_at keeps its default). */
   private readonly insertColumns: Array<{ name: string; property: keyof RunEntity; json: boolean }>;
   private readonly insertQuery: string;
@@ -77,6 +79,8 @@ export class RunsRepository {
     this.agentRows = new RowMapper(dataSource, AgentEntity, 'a');
     this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
     this.credentialRows = new RowMapper(dataSource, CredentialEntity, 'c');
+    this.runRows = new RowMapper(dataSource, RunEntity, 'r');
+    this.byIdQuery = `SELECT ${this.runRows.select()} FROM runs r WHERE r.id = $1`;
     // A run's tool call ($1: the site, $2: the run, $3: the user the activity's input names).
     const owned = `(a.id IS NOT NULL AND ${inOwnersVaultSql('s', 'a')})`;
     this.toolSiteQuery =
@@ -165,8 +169,10 @@ export class RunsRepository {
     await this.runs.delete({ id, status: 'queued' });
   }
 
-  findById(id: string): Promise<RunEntity | null> {
-    return this.runs.findOneBy({ id });
+  /** A run by id (raw SQL through the row mapper: the end of every run reads it, to archive it). */
+  async findById(id: string): Promise<RunEntity | null> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.byIdQuery, [id]);
+    return rows[0] === undefined ? null : this.runRows.from(rows[0]);
   }
 
   findByIdOrFail(id: string): Promise<RunEntity> {
@@ -281,20 +287,24 @@ export class RunsRepository {
     return this.endRuns({ agentId, status: ['queued', 'active'] }, 'cancelled', null);
   }
 
+  /** Raw SQL (every run ends through here): the rows of `where` still in a `status` of `from`, ended now. */
   private async endRuns(
     where: { id?: string; agentId?: string; status: string[] },
     status: FinishRunInput['status'],
     error: FinishRunInput['error'] | null,
   ): Promise<EndedRun[]> {
     const { id, agentId, status: from } = where;
-    const result = await this.runs
-      .createQueryBuilder()
-      .update(RunEntity)
-      .set({ status, endedAt: () => 'now()', error })
-      .where({ ...(id !== undefined ? { id } : {}), ...(agentId !== undefined ? { agentId } : {}), status: In(from) })
-      .returning(ENDED_RETURNING)
-      .execute();
-    return endedRunsOf(result.raw);
+    const [column, key] = id !== undefined ? ['id', id] : ['agent_id', agentId];
+    if (key === undefined) {
+      throw new Error('endRuns needs a run or an agent');
+    }
+    // TypeORM answers an UPDATE's raw query with [rows, affected].
+    const [rows] = (await this.dataSource.query(
+      `UPDATE runs SET status = $1, ended_at = now(), error = $2::jsonb WHERE ${column} = $3 AND status = ANY($4::text[]) ` +
+        `RETURNING ${ENDED_RETURNING}`,
+      [status, error === null ? null : JSON.stringify(error), key, from],
+    )) as [unknown, number];
+    return endedRunsOf(rows);
   }
 
   /** The agent's runs, newest first, `limit + 1` of them (see pageOf). */
