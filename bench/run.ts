@@ -27,7 +27,7 @@ import { registerAdmin } from '../test/utils/admin.js';
 import { registerUser } from '../test/utils/users.js';
 import { firstText, get, post } from './client.js';
 import { RunWatch } from './run-watch.js';
-import { concurrentChat, cronBurst, type ScaleContext, sustainedWebhooks } from './scale.js';
+import { clockTicks, concurrentChat, cpuMs, cronBurst, type ScaleContext, sustainedWebhooks } from './scale.js';
 import { fmt, interleaved, line, load, percentile } from './stats.js';
 
 /**
@@ -274,6 +274,15 @@ async function main(): Promise<void> {
       await load(50, 1, viaMinimal);
       const [service3, base3, minimal3] = await interleaved(6, N3 / 6, 1, [viaApi, directCall, viaMinimal]);
       const p50 = (r: { latencies: number[] }): number => percentile(r.latencies, 50);
+      // CPU per call of the API process and of the minimal app's, over calls one after another.
+      const ticks = clockTicks();
+      const cpuPerCall = async (pid: number, call: () => Promise<void>): Promise<number> => {
+        const before = cpuMs(pid, ticks);
+        await load(N3, 1, call);
+        return (cpuMs(pid, ticks) - before) / N3;
+      };
+      const serviceCpu = await cpuPerCall(stack.api.child.pid!, viaApi);
+      const minimalCpu = await cpuPerCall(floor!.child.pid!, viaMinimal);
       line('3. tool call via POST …/tools/:tool/call vs direct HTTPS to the site', {
         goal: '≤+1 ms p50',
         service_p50: fmt(p50(service3)),
@@ -284,6 +293,8 @@ async function main(): Promise<void> {
         minimal_app_p50: fmt(p50(minimal3)),
         floor_added_p50: fmt(p50(minimal3) - p50(base3)),
         service_over_floor_p50: fmt(p50(service3) - p50(minimal3)),
+        api_cpu_per_call: fmt(serviceCpu),
+        minimal_app_cpu_per_call: fmt(minimalCpu),
       });
     }
 

@@ -516,13 +516,14 @@ async function traceLoadPhases(
 }
 
 /** CPU time (ms) the process has used so far, user and system, from /proc/<pid>/stat. */
-function cpuMs(pid: number, ticksPerSecond: number): number {
+/** CPU time (user + system) a process has used, in ms, from /proc. */
+export function cpuMs(pid: number, ticksPerSecond: number): number {
   // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
 }
 
-function clockTicks(): number {
+export function clockTicks(): number {
   try {
     return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   } catch {

@@ -66,7 +66,7 @@ export interface Settings extends TemporalAccess {
   sessionTtlSeconds: number;
   chatTimeoutMs: number;
   /**
-   * Lifetime of an entry of the in-process caches (users with their revoked tokens), a safety net
+   * Lifetime of an entry of the in-process caches (users with their revoked tokens, vault sites with their credentials), a safety net
    * behind the invalidation that LISTEN/NOTIFY brings; 0 turns the caches off.
    */
   cacheTtlSeconds: number;

@@ -13,6 +13,7 @@ import { Billing1764500000000 } from './migrations/1764500000000-billing.js';
 import { CacheInvalidation1764600000000 } from './migrations/1764600000000-cache-invalidation.js';
 import { ChatSessionsByUser1764600000200 } from './migrations/1764600000200-chat-sessions-by-user.js';
 import { RateLimitsUnlogged1764600000300 } from './migrations/1764600000300-rate-limits-unlogged.js';
+import { SiteCacheInvalidation1764600000400 } from './migrations/1764600000400-site-cache-invalidation.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 
 /** Every migration, oldest first. */
@@ -36,6 +37,7 @@ export function migrationsFor(settings: Settings): Array<new () => unknown> {
     CacheInvalidation1764600000000,
     ChatSessionsByUser1764600000200,
     RateLimitsUnlogged1764600000300,
+    SiteCacheInvalidation1764600000400,
   ];
 }
 

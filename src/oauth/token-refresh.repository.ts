@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource } from 'typeorm';
+import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
 import type { Sealed } from '../vault/vault-cipher.js';
 
@@ -24,7 +25,10 @@ export interface RefreshWrite {
  */
 @Injectable()
 export class TokenRefreshRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly caches: CacheInvalidationBus,
+  ) {}
 
   /** One atomic UPDATE: the lease is ours when no live lease is held on this generation of the row. */
   async claimLease(row: CredentialEntity, owner: string, leaseMs: number): Promise<boolean> {
@@ -73,6 +77,8 @@ export class TokenRefreshRepository {
         ],
       ),
     );
+    // The table's trigger tells every process; this one drops the site's cached pair now.
+    this.caches.dropLocal('site', row.siteId);
     const first = written[0];
     return first === undefined ? undefined : { generation: first.generation, prevOwner: first.prev_owner };
   }
@@ -88,6 +94,7 @@ export class TokenRefreshRepository {
         [row.id, owner, row.generation],
       ),
     );
+    this.caches.dropLocal('site', row.siteId);
     return marked.length > 0;
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type DeepPartial } from 'typeorm';
+import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
 import { CredentialEntity } from './credential.entity.js';
 
 /**
@@ -10,7 +11,15 @@ import { CredentialEntity } from './credential.entity.js';
  */
 @Injectable()
 export class CredentialsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly caches: CacheInvalidationBus,
+  ) {}
+
+  /** A write's own process drops the site's cached pair at once (the trigger tells the others; VaultRepository). */
+  private dropCached(siteId: string): void {
+    this.caches.dropLocal('site', siteId);
+  }
 
   private get repo() {
     return this.dataSource.getRepository(CredentialEntity);
@@ -34,6 +43,7 @@ export class CredentialsRepository {
       .orIgnore() // ON CONFLICT DO NOTHING: the unique site_id decides who wins a race
       .returning('id')
       .execute();
+    this.dropCached(row.siteId);
     return (inserted.raw as unknown[]).length === 1;
   }
 
@@ -41,11 +51,11 @@ export class CredentialsRepository {
    * In one transaction: locks the site's row (null when it has none), lets `change` return the row to
    * store (or null to store nothing), and saves it.
    */
-  rewriteLocked(
+  async rewriteLocked(
     siteId: string,
     change: (row: CredentialEntity | null) => CredentialEntity | null,
   ): Promise<CredentialEntity | null> {
-    return this.dataSource.transaction(async (em) => {
+    const stored = await this.dataSource.transaction(async (em) => {
       const row = await em
         .getRepository(CredentialEntity)
         .createQueryBuilder('c')
@@ -55,10 +65,13 @@ export class CredentialsRepository {
       const next = change(row);
       return next === null ? null : em.save(next);
     });
+    this.dropCached(siteId);
+    return stored;
   }
 
   async delete(siteId: string): Promise<boolean> {
     const result = await this.repo.delete({ siteId });
+    this.dropCached(siteId);
     return (result.affected ?? 0) > 0;
   }
 }

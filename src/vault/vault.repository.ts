@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource } from 'typeorm';
+import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
+import { type LocalCache } from '../common/cache/local-cache.js';
 import { RowMapper } from '../common/database/row-mapper.js';
 import { keysetWhere, type PageQuery } from '../common/pagination.js';
 import { UserEntity } from '../users/user.entity.js';
@@ -9,21 +11,52 @@ import { CredentialEntity } from './credential.entity.js';
 import { SiteEntity } from './site.entity.js';
 import { lockUserRow } from '../users/user-lock.js';
 
+/** Sites (with their credentials) the process keeps at most; a pair is a few KB (the manifest). */
+const CACHED_SITES = 5_000;
+
+interface SiteWithCredential {
+  site: SiteEntity;
+  credential: CredentialEntity | null;
+}
+
+/** Whether the site belongs to the scope's vault (scopeSql's condition, on a row in hand). */
+function inScope(scope: Scope, site: SiteEntity): boolean {
+  return scope.workspace !== null
+    ? site.workspaceId === scope.workspace.id
+    : site.userId === scope.user.id && site.workspaceId === null;
+}
+
 /** What a new site needs (the rest keep their column defaults). */
 export type NewSite = Pick<SiteEntity, 'userId' | 'workspaceId' | 'url' | 'manifest' | 'manifestFetchedAt'>;
 
 /**
  * The SQL of vault sites (`sites`, with their credentials where a read needs them): TypeORM for the
- * ordinary reads and writes, raw SQL through the row mapper for a tool call's site-and-credential read.
+ * ordinary reads and writes, raw SQL through the row mapper (and a cache) for a tool call's
+ * site-and-credential read.
  */
 @Injectable()
 export class VaultRepository {
   private readonly siteRows: RowMapper<SiteEntity>;
   private readonly credentialRows: RowMapper<CredentialEntity>;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+  private readonly withCredentialQuery: string;
+  private cache: LocalCache<SiteWithCredential> | undefined;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly caches: CacheInvalidationBus,
+  ) {
     this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
     this.credentialRows = new RowMapper(dataSource, CredentialEntity, 'c');
+    this.withCredentialQuery =
+      `SELECT ${this.siteRows.select()}, ${this.credentialRows.select()} FROM sites s ` +
+      'LEFT JOIN site_credentials c ON c.site_id = s.id WHERE s.id = $1';
+  }
+
+  /** Made on first use: a process that never reads a site this way (the worker) keeps no cache and no listener. */
+  private get cached(): LocalCache<SiteWithCredential> {
+    this.cache ??= this.caches.cache('site', CACHED_SITES);
+    return this.cache;
   }
 
   private get sites() {
@@ -35,23 +68,29 @@ export class VaultRepository {
   }
 
   /**
-   * A site of the scope with its credential (null when it has none), in one round trip; null when the
-   * scope has no such site. `siteId` must be a UUID (the caller checks).
+   * A site of the scope with its credential (null when it has none); null when the scope has no such
+   * site. `siteId` must be a UUID (the caller checks). Every direct tool call reads this: the row pair
+   * is cached in the process by site id (one query on a miss) and dropped by the `site:<id>`
+   * notifications of the tables' triggers; the scope is checked on every call. Callers must not
+   * change the returned rows (they are shared).
    */
   async findWithCredential(
     scope: Scope,
     siteId: string,
   ): Promise<{ site: SiteEntity; credential: CredentialEntity | null } | null> {
-    const [where, params] = scopeSql(scope, 's');
-    // The scope's condition as the query builders use it, its named parameters made positional.
-    const [sql, values] = this.dataSource.driver.escapeQueryWithParameters(
-      `SELECT ${this.siteRows.select()}, ${this.credentialRows.select()} FROM sites s ` +
-        `LEFT JOIN site_credentials c ON c.site_id = s.id WHERE s.id = :siteId AND ${where}`,
-      { ...params, siteId },
-    );
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(sql, values);
-    const site = rows[0] === undefined ? null : this.siteRows.from(rows[0]);
-    return site === null ? null : { site, credential: this.credentialRows.from(rows[0]!) };
+    let found = this.cached.get(siteId);
+    if (found === undefined) {
+      // Taken before the query: a notification that arrives while it runs keeps its answer out of the cache.
+      const ticket = this.cached.ticket();
+      const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.withCredentialQuery, [siteId]);
+      const site = rows[0] === undefined ? null : this.siteRows.from(rows[0]);
+      if (site === null) {
+        return null;
+      }
+      found = { site, credential: this.credentialRows.from(rows[0]!) };
+      this.cached.set(siteId, found, ticket);
+    }
+    return inScope(scope, found.site) ? found : null;
   }
 
   existsInWorkspace(workspaceId: string, url: string): Promise<boolean> {
@@ -60,10 +99,13 @@ export class VaultRepository {
 
   async save(site: SiteEntity): Promise<void> {
     await this.sites.save(site);
+    // The table's trigger tells every process; this one drops its copy now (its next read sees the change).
+    this.caches.dropLocal('site', site.id);
   }
 
   async delete(siteId: string): Promise<void> {
     await this.sites.delete({ id: siteId });
+    this.caches.dropLocal('site', siteId);
   }
 
   /**

@@ -7,6 +7,8 @@ import { Cluster } from '../utils/cluster.js';
 import type { Http } from '../utils/http.js';
 import { eventually } from '../utils/runs.js';
 import { registerUser, TEST_PASSWORD, type TestUser } from '../utils/users.js';
+import type { ReferenceSite } from '../../examples/site/site.js';
+import { siteEnv, testSites, type TestSites } from '../utils/site.js';
 
 /** Issue #17: a change made through one API process takes effect in every other one within this. */
 const PROPAGATION_BOUND_MS = 100;
@@ -21,11 +23,20 @@ describe('caches: a change in one API process reaches the caches of another (e2e
   let b: Http;
   let admin: TestUser;
   let db: pg.Client;
+  let sites: TestSites;
+  let site: ReferenceSite;
   const figures: string[] = [];
 
   beforeAll(async () => {
     // Entries live an hour: only the invalidation can make B see a change within the bound.
-    cluster = await Cluster.start({ apis: 2, workers: 0, env: { CACHE_TTL_SECONDS: '3600' } });
+    sites = await testSites();
+    site = await sites.start({ limitPerToken: 1_000_000, limitPerIp: 1_000_000 });
+    cluster = await Cluster.start({
+      apis: 2,
+      workers: 0,
+      // The polls below call the site's tool hundreds of times a minute.
+      env: { CACHE_TTL_SECONDS: '3600', OUTGOING_CALLS_PER_MINUTE: '1000000', ...siteEnv(sites, [site]) },
+    });
     a = cluster.api(0).http;
     b = cluster.api(1).http;
     admin = await registerAdmin(a, cluster.stack);
@@ -37,6 +48,7 @@ describe('caches: a change in one API process reaches the caches of another (e2e
     console.log(`cache invalidation across processes (A's answer to B's first changed answer):\n${figures.join('\n')}`);
     await db?.end();
     await cluster?.stop();
+    await sites?.stopAll();
   });
 
   async function login(user: TestUser): Promise<string> {
@@ -163,5 +175,62 @@ describe('caches: a change in one API process reaches the caches of another (e2e
       async () => (await b.get('/api/me', { token })).body?.code === 'TOKEN_REVOKED',
     );
     expect(logout).toBeLessThan(PROPAGATION_BOUND_MS);
+  });
+
+  it('a credential replaced or deleted, and a site removed, on A take effect on B’s tool calls within 100 ms', async () => {
+    const user = await registerUser(a);
+    const added = await a.post('/api/vault/sites', { url: site.url }, { token: user.token });
+    expect(added.status).toBe(201);
+    const siteId = added.body.id as string;
+    const writer = site.issueApiToken('alice', ['read', 'write']).token;
+    expect((await a.post(`/api/vault/sites/${siteId}/token`, { token: writer }, { token: user.token })).status).toBe(
+      201,
+    );
+    const createNote = (): Promise<{ status: number; body: Record<string, unknown> }> =>
+      b.post(`/api/vault/sites/${siteId}/tools/create_note/call`, { input: { title: 'x' } }, { token: user.token });
+    // B reads the site and its credential, then answers from its cache.
+    expect((await createNote()).status).toBe(200);
+    expect((await createNote()).status).toBe(200);
+    // A change nobody is told of (replica mode: no trigger fires): B still calls with its copy, which
+    // shows that it answers from its cache; the same change made in the open is then heard of.
+    await db.query("SET session_replication_role = 'replica'");
+    try {
+      await db.query("UPDATE site_credentials SET status = 'reauth_required' WHERE site_id = $1", [siteId]);
+    } finally {
+      await db.query("SET session_replication_role = 'origin'");
+    }
+    expect((await createNote()).status).toBe(200);
+    await db.query("UPDATE site_credentials SET status = 'active' WHERE site_id = $1", [siteId]);
+
+    // A read-only token: the site refuses the write once B sends the new one.
+    const reader = site.issueApiToken('alice', ['read']).token;
+    const replaced = await propagation(
+      'token replaced',
+      async () =>
+        expect(
+          (await a.patch(`/api/vault/sites/${siteId}/token`, { token: reader }, { token: user.token })).status,
+        ).toBe(200),
+      async () => String((await createNote()).body?.error ?? '').includes('lacks the "write" scope'),
+    );
+    const deleted = await propagation(
+      'token deleted',
+      async () => expect((await a.delete(`/api/vault/sites/${siteId}/token`, { token: user.token })).status).toBe(204),
+      async () => String((await createNote()).body?.error ?? '').includes('No credential'),
+    );
+    expect((await a.post(`/api/vault/sites/${siteId}/token`, { token: writer }, { token: user.token })).status).toBe(
+      201,
+    );
+    await eventually('B to call with the stored token again', async () =>
+      (await createNote()).status === 200 ? true : undefined,
+    );
+    const removed = await propagation(
+      'site removed',
+      async () => expect((await a.delete(`/api/vault/sites/${siteId}`, { token: user.token })).status).toBe(204),
+      async () => (await createNote()).body?.code === 'NOT_FOUND',
+    );
+
+    for (const ms of [replaced, deleted, removed]) {
+      expect(ms).toBeLessThan(PROPAGATION_BOUND_MS);
+    }
   });
 });

@@ -54,6 +54,7 @@ export class CacheInvalidationBus implements CacheLiveness, OnApplicationBootstr
   private client: ListenerClient | undefined;
   private subscribed = false;
   private stopped = false;
+  private bootstrapped = false;
   private reconnectMs = RECONNECT_FIRST_MS;
   private timer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
@@ -74,13 +75,19 @@ export class CacheInvalidationBus implements CacheLiveness, OnApplicationBootstr
     return this.subscribed;
   }
 
-  /** A new cache of at most `max` entries whose rows are invalidated by `<prefix>:<id>` notifications. */
+  /**
+   * A new cache of at most `max` entries whose rows are invalidated by `<prefix>:<id>` notifications.
+   * One made after the application has started (on first use) opens the connection if none is open.
+   */
   cache<V>(prefix: string, max: number): LocalCache<V> {
     if (this.caches.has(prefix)) {
       throw new Error(`a cache for "${prefix}" exists already`);
     }
     const cache = new LocalCache<V>(prefix, this, max, this.settings.cacheTtlSeconds * 1000);
     this.caches.set(prefix, cache);
+    if (this.bootstrapped && this.client === undefined && !this.stopped && this.settings.cacheTtlSeconds > 0) {
+      void this.connect();
+    }
     return cache;
   }
 
@@ -90,6 +97,7 @@ export class CacheInvalidationBus implements CacheLiveness, OnApplicationBootstr
   }
 
   onApplicationBootstrap(): void {
+    this.bootstrapped = true;
     if (this.caches.size > 0 && this.settings.cacheTtlSeconds > 0) {
       void this.connect();
     }
