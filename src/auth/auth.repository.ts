@@ -22,7 +22,8 @@ const CACHED_TOKENS = 50_000;
  * The SQL of sessions: revoked tokens through TypeORM, and the hot query every authenticated request
  * runs (the user and the token's revocation in one statement) as raw SQL through the row mapper. Its
  * answers are cached in the process (users by id, tokens' revocation by jti), dropped by the
- * `user:<id>` and `token:<jti>` notifications the tables' triggers send (see CacheInvalidationBus).
+ * `user:<id>` and `token:<jti>` notifications the tables' triggers send (see CacheInvalidationBus);
+ * a `credits:<id>:<balance>` notification (the balance alone changed) sets the cached user's balance.
  */
 @Injectable()
 export class AuthRepository {
@@ -38,6 +39,12 @@ export class AuthRepository {
   ) {
     this.cachedUsers = caches.cache('user', CACHED_USERS);
     this.cachedRevocations = caches.cache('token', CACHED_TOKENS);
+    // `credits:<id>:<balance>`: a change of the balance alone, set on the cached user in place.
+    caches.register({
+      prefix: 'credits',
+      drop: (rest) => this.balanceChanged(rest),
+      clear: () => undefined,
+    });
     // Every request runs this query (see RowMapper).
     this.users = new RowMapper(dataSource, UserEntity, 'u');
     this.userQuery =
@@ -56,6 +63,19 @@ export class AuthRepository {
       return Promise.resolve({ user, revoked });
     }
     return this.readTokenUser(id, jti);
+  }
+
+  /** `<id>:<balance>` from a `credits` notification: the cached user (shared, so copied) gets the balance. */
+  private balanceChanged(rest: string): void {
+    const colon = rest.indexOf(':');
+    const balance = Number(rest.slice(colon + 1));
+    if (colon <= 0 || !Number.isSafeInteger(balance)) {
+      this.cachedUsers.drop(colon > 0 ? rest.slice(0, colon) : rest);
+      return;
+    }
+    this.cachedUsers.update(rest.slice(0, colon), (user) =>
+      Object.assign(Object.create(Object.getPrototypeOf(user) as object) as UserEntity, user, { credits: balance }),
+    );
   }
 
   private async readTokenUser(id: string, jti: string): Promise<TokenUser> {

@@ -58,8 +58,9 @@ export class CreditsRepository {
       'SELECT out_charged, out_balance FROM charge_credits($1, $2, $3, $4, $5, $6, $7)',
       [userId, amount, reason, reference, run?.runId ?? null, run?.inputTokens ?? 0, run?.outputTokens ?? 0],
     );
-    // The users table's trigger tells every process; this one drops its copy now.
-    this.caches.dropLocal('user', userId);
+    // No drop here: the users trigger's `credits:<id>:<balance>` notification sets the balance of
+    // every process's cached user, this one's included, in commit order (a drop would make the
+    // next request read the user again: after every chat turn and model turn).
     return { charged: Number(rows[0]!.out_charged), balance: Number(rows[0]!.out_balance) };
   }
 

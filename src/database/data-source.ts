@@ -14,6 +14,7 @@ import { CacheInvalidation1764600000000 } from './migrations/1764600000000-cache
 import { ChatSessionsByUser1764600000200 } from './migrations/1764600000200-chat-sessions-by-user.js';
 import { RateLimitsUnlogged1764600000300 } from './migrations/1764600000300-rate-limits-unlogged.js';
 import { SiteCacheInvalidation1764600000400 } from './migrations/1764600000400-site-cache-invalidation.js';
+import { CreditsCacheUpdate1764600000500 } from './migrations/1764600000500-credits-cache-update.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 
 /** Every migration, oldest first. */
@@ -38,6 +39,7 @@ export function migrationsFor(settings: Settings): Array<new () => unknown> {
     ChatSessionsByUser1764600000200,
     RateLimitsUnlogged1764600000300,
     SiteCacheInvalidation1764600000400,
+    CreditsCacheUpdate1764600000500,
   ];
 }
 

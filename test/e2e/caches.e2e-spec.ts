@@ -177,6 +177,28 @@ describe('caches: a change in one API process reaches the caches of another (e2e
     expect(logout).toBeLessThan(PROPAGATION_BOUND_MS);
   });
 
+  it('a change of the balance alone is set on B’s cached user in place, without reading the row again', async () => {
+    const user = await registerUser(a);
+    const token = await login(user);
+    expect(await warm(token)).toMatchObject({ tier: 'free' });
+    // A change nobody is told of (replica mode): B's copy keeps the old tier.
+    await db.query("SET session_replication_role = 'replica'");
+    try {
+      await db.query("UPDATE users SET tier = 'team' WHERE id = $1", [user.id]);
+    } finally {
+      await db.query("SET session_replication_role = 'origin'");
+    }
+    // As charge_credits writes it: the balance (and updated_at) alone.
+    const balance = await propagation(
+      'balance alone',
+      async () => void (await db.query('UPDATE users SET credits = 4343, updated_at = now() WHERE id = $1', [user.id])),
+      async () => (await b.get('/api/me', { token })).body?.credits === 4343,
+    );
+    // B set the balance on its copy: had it read the row again, it would answer the new tier too.
+    expect((await b.get('/api/me', { token })).body).toMatchObject({ tier: 'free', credits: 4343 });
+    expect(balance).toBeLessThan(PROPAGATION_BOUND_MS);
+  });
+
   it('a credential replaced or deleted, and a site removed, on A take effect on B’s tool calls within 100 ms', async () => {
     const user = await registerUser(a);
     const added = await a.post('/api/vault/sites', { url: site.url }, { token: user.token });

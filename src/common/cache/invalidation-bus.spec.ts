@@ -85,6 +85,19 @@ describe('LocalCache', () => {
     expect(cache.get('a')).toBe(2);
   });
 
+  it('update changes a cached value in place, and keeps out a value read before it', () => {
+    const cache = new LocalCache<{ credits: number }>('x', live, 10, 1000);
+    cache.set('a', { credits: 10 }, cache.ticket());
+    const ticket = cache.ticket();
+    cache.update('a', (v) => ({ ...v, credits: 7 }));
+    expect(cache.get('a')).toEqual({ credits: 7 });
+    // A fill that read the row before the change must not put the old balance back.
+    cache.set('a', { credits: 10 }, ticket);
+    expect(cache.get('a')).toEqual({ credits: 7 });
+    cache.update('b', (v) => ({ ...v, credits: 1 }));
+    expect(cache.get('b')).toBeUndefined();
+  });
+
   it('answers misses and stores nothing while not live, or with a ttl of 0', () => {
     const state = { live: false };
     const cache = new LocalCache<number>('x', state, 10, 1000);
@@ -162,6 +175,31 @@ describe('CacheInvalidationBus', () => {
     bus.dropLocal('user', 'u1');
     bus.dropLocal('nothing', 'u1');
     expect(users.get('u1')).toBeUndefined();
+    await bus.onApplicationShutdown();
+  });
+
+  it('hands `<prefix>:<rest>` notifications to a registered receiver, and refuses a prefix twice', async () => {
+    const bus = new TestBus(settings);
+    const seen: string[] = [];
+    bus.register({ prefix: 'credits', drop: (rest) => seen.push(rest), clear: () => undefined });
+    expect(() => bus.cache('credits', 1)).toThrow('exists already');
+    bus.onApplicationBootstrap();
+    await until(() => bus.live);
+    bus.clients[0]!.notify('credits:u1:42');
+    bus.clients[0]!.notify('user:u1');
+    expect(seen).toEqual(['u1:42']);
+    await bus.onApplicationShutdown();
+  });
+
+  it('opens its connection when the first cache is made after the start (on first use)', async () => {
+    const bus = new TestBus(settings);
+    bus.onApplicationBootstrap();
+    expect(bus.clients).toHaveLength(0);
+    bus.cache('site', 10);
+    await until(() => bus.live);
+    expect(bus.clients).toHaveLength(1);
+    bus.cache('other', 10);
+    expect(bus.clients).toHaveLength(1);
     await bus.onApplicationShutdown();
   });
 

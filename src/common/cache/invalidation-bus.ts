@@ -80,15 +80,23 @@ export class CacheInvalidationBus implements CacheLiveness, OnApplicationBootstr
    * One made after the application has started (on first use) opens the connection if none is open.
    */
   cache<V>(prefix: string, max: number): LocalCache<V> {
-    if (this.caches.has(prefix)) {
-      throw new Error(`a cache for "${prefix}" exists already`);
-    }
     const cache = new LocalCache<V>(prefix, this, max, this.settings.cacheTtlSeconds * 1000);
-    this.caches.set(prefix, cache);
+    this.register(cache);
+    return cache;
+  }
+
+  /**
+   * A receiver of `<prefix>:<rest>` notifications other than a cache of its own (`drop(rest)`, and
+   * `clear()` whenever the connection was lost), on the same terms as cache().
+   */
+  register(receiver: InvalidatedCache): void {
+    if (this.caches.has(receiver.prefix)) {
+      throw new Error(`a cache for "${receiver.prefix}" exists already`);
+    }
+    this.caches.set(receiver.prefix, receiver);
     if (this.bootstrapped && this.client === undefined && !this.stopped && this.settings.cacheTtlSeconds > 0) {
       void this.connect();
     }
-    return cache;
   }
 
   /** Drops a key in this process at once (a writer's own next read sees its write without waiting for the notification). */

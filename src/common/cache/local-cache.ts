@@ -78,6 +78,18 @@ export class LocalCache<V> implements InvalidatedCache {
     }
   }
 
+  /**
+   * Replaces the entry's value with `change(value)` when there is one (its lifetime unchanged), and
+   * keeps out any value read before (as a drop does): a notification that carries the new state.
+   */
+  update(id: string, change: (value: V) => V): void {
+    this.generation += 1;
+    const entry = this.entries.get(id);
+    if (entry !== undefined) {
+      entry.value = change(entry.value);
+    }
+  }
+
   drop(id: string): void {
     this.generation += 1;
     this.entries.delete(id);
