@@ -57,6 +57,16 @@ describe('caches: a change in one API process reaches the caches of another (e2e
     return res.body.accessToken as string;
   }
 
+  /** A change nobody is told of: triggers do not fire for a session in replica mode. */
+  async function unnotified(sql: string, params: unknown[]): Promise<void> {
+    await db.query("SET session_replication_role = 'replica'");
+    try {
+      await db.query(sql, params);
+    } finally {
+      await db.query("SET session_replication_role = 'origin'");
+    }
+  }
+
   /** Reads /api/me on B twice: the first fills B's caches, the second is served from them. */
   async function warm(token: string): Promise<Record<string, unknown>> {
     expect((await b.get('/api/me', { token })).status).toBe(200);
@@ -140,12 +150,7 @@ describe('caches: a change in one API process reaches the caches of another (e2e
 
     // A change nobody is told of (triggers do not fire for a session in replica mode): B keeps its
     // copy, which shows that B answers from its cache and that the next step is what empties it.
-    await db.query("SET session_replication_role = 'replica'");
-    try {
-      await db.query("UPDATE users SET tier = 'team' WHERE id = $1", [user.id]);
-    } finally {
-      await db.query("SET session_replication_role = 'origin'");
-    }
+    await unnotified("UPDATE users SET tier = 'team' WHERE id = $1", [user.id]);
     expect((await b.get('/api/me', { token })).body).toMatchObject({ tier: 'free' });
 
     const name = listenerApplicationName(cluster.api(1).process.child.pid);
@@ -182,12 +187,7 @@ describe('caches: a change in one API process reaches the caches of another (e2e
     const token = await login(user);
     expect(await warm(token)).toMatchObject({ tier: 'free' });
     // A change nobody is told of (replica mode): B's copy keeps the old tier.
-    await db.query("SET session_replication_role = 'replica'");
-    try {
-      await db.query("UPDATE users SET tier = 'team' WHERE id = $1", [user.id]);
-    } finally {
-      await db.query("SET session_replication_role = 'origin'");
-    }
+    await unnotified("UPDATE users SET tier = 'team' WHERE id = $1", [user.id]);
     // As charge_credits writes it: the balance (and updated_at) alone.
     const balance = await propagation(
       'balance alone',
@@ -215,12 +215,7 @@ describe('caches: a change in one API process reaches the caches of another (e2e
     expect((await createNote()).status).toBe(200);
     // A change nobody is told of (replica mode: no trigger fires): B still calls with its copy, which
     // shows that it answers from its cache; the same change made in the open is then heard of.
-    await db.query("SET session_replication_role = 'replica'");
-    try {
-      await db.query("UPDATE site_credentials SET status = 'reauth_required' WHERE site_id = $1", [siteId]);
-    } finally {
-      await db.query("SET session_replication_role = 'origin'");
-    }
+    await unnotified("UPDATE site_credentials SET status = 'reauth_required' WHERE site_id = $1", [siteId]);
     expect((await createNote()).status).toBe(200);
     await db.query("UPDATE site_credentials SET status = 'active' WHERE site_id = $1", [siteId]);
 
