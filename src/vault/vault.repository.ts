@@ -6,7 +6,7 @@ import { type LocalCache } from '../common/cache/local-cache.js';
 import { RowMapper } from '../common/database/row-mapper.js';
 import { keysetWhere, type PageQuery } from '../common/pagination.js';
 import { UserEntity } from '../users/user.entity.js';
-import { type Scope, scopeSql, scopeWhere } from '../workspaces/scope.js';
+import { inScope, type Scope, scopeSql, scopeWhere } from '../workspaces/scope.js';
 import { CredentialEntity } from './credential.entity.js';
 import { SiteEntity } from './site.entity.js';
 import { lockUserRow } from '../users/user-lock.js';
@@ -17,13 +17,6 @@ const CACHED_SITES = 5_000;
 interface SiteWithCredential {
   site: SiteEntity;
   credential: CredentialEntity | null;
-}
-
-/** Whether the site belongs to the scope's vault (scopeSql's condition, on a row in hand). */
-function inScope(scope: Scope, site: SiteEntity): boolean {
-  return scope.workspace !== null
-    ? site.workspaceId === scope.workspace.id
-    : site.userId === scope.user.id && site.workspaceId === null;
 }
 
 /** What a new site needs (the rest keep their column defaults). */

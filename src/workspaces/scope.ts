@@ -60,6 +60,13 @@ export function scopeSql(scope: Scope, alias: string): [string, Record<string, s
     : [`${alias}.user_id = :scopeUser AND ${alias}.workspace_id IS NULL`, { scopeUser: scope.user.id }];
 }
 
+/** Whether a row in hand (user_id and workspace_id) is of this scope: scopeSql's condition in code. */
+export function inScope(scope: Scope, row: { userId: string; workspaceId: string | null }): boolean {
+  return scope.workspace !== null
+    ? row.workspaceId === scope.workspace.id
+    : row.userId === scope.user.id && row.workspaceId === null;
+}
+
 /**
  * SQL: the site `site` belongs to the vault of the row `owner` (an agent or a chat session with
  * user_id and workspace_id): its workspace's vault, or its user's personal one.
