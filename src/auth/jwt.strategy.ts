@@ -12,14 +12,18 @@ import type { AuthUser, JwtClaims } from './auth-user.js';
 import { AuthRepository } from './auth.repository.js';
 import { UUID } from '../common/ids.js';
 import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT } from '../common/rate-limit.js';
+import { type CheckedClaims, VerifiedTokens } from './verified-tokens.js';
 
 /**
  * Verifies the signature and expiry (passport-jwt), then, at the same time, reads the user with the
  * token's revocation (one query) and counts the request against the user's limit (the signature is
- * already checked, so nobody can spend another user's requests).
+ * already checked, so nobody can spend another user's requests). A token this process has verified
+ * before skips the signature check (VerifiedTokens), never the rest.
  */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
+  private readonly verified = new VerifiedTokens();
+
   constructor(
     @Inject(SETTINGS) settings: Settings,
     private readonly authRows: AuthRepository,
@@ -28,7 +32,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     private readonly prefetch: AuthenticatedPrefetch,
   ) {
     super({
-      jwtFromRequest: (req: Request) => bearerToken(req) ?? alternateToken(req),
+      jwtFromRequest: requestToken,
       // A KeyObject: given a string, jsonwebtoken first tries (and fails) to parse it as a public
       // key on every verification, which the profile showed as the costliest step of a request.
       secretOrKey: createSecretKey(Buffer.from(settings.jwtSecret, 'utf8')) as unknown as string,
@@ -38,6 +42,25 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     });
   }
 
+  /**
+   * Passport's entry (this is the request's copy of the strategy, with success and error): a token
+   * verified before goes straight to validate(), any other through passport-jwt's verification,
+   * which calls validate() when the signature and expiry hold.
+   */
+  override authenticate(req: Request, options?: unknown): void {
+    const token = requestToken(req);
+    const claims = token === null ? undefined : this.verified.get(token);
+    if (claims === undefined) {
+      super.authenticate(req, options);
+      return;
+    }
+    this.checked(req, claims).then(
+      (user) => this.success(user),
+      (err: unknown) => this.error(err as Error),
+    );
+  }
+
+  /** Called by passport-jwt with the claims of a token whose signature and expiry it verified. */
   async validate(req: Request & { [RATE_LIMIT_EXEMPT]?: boolean }, claims: JwtClaims): Promise<AuthUser> {
     if (
       typeof claims.sub !== 'string' ||
@@ -49,6 +72,15 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     ) {
       throw new AppError('INVALID_TOKEN', 'Token claims are malformed');
     }
+    const token = requestToken(req);
+    if (token !== null) {
+      this.verified.add(token, claims as CheckedClaims);
+    }
+    return this.checked(req, claims as CheckedClaims);
+  }
+
+  /** What every request checks, verified token or not: the user, the token's revocation, the limit. */
+  private async checked(req: Request & { [RATE_LIMIT_EXEMPT]?: boolean }, claims: CheckedClaims): Promise<AuthUser> {
     this.prefetch.start(req, claims.sub);
     const counted =
       req[RATE_LIMIT_EXEMPT] === true
@@ -92,6 +124,11 @@ export function bearerToken(req: Request): string | null {
 
 /** The token JwtAuthGuard took from a cookie or form field of a route marked @TokenAlsoFrom(). */
 export const ALTERNATE_TOKEN = Symbol('alternateToken');
+
+/** The token a request authenticates with: its bearer token, else the one JwtAuthGuard took elsewhere. */
+function requestToken(req: Request): string | null {
+  return bearerToken(req) ?? alternateToken(req);
+}
 
 function alternateToken(req: Request & { [ALTERNATE_TOKEN]?: string }): string | null {
   return req[ALTERNATE_TOKEN] ?? null;

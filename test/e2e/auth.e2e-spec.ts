@@ -126,6 +126,25 @@ describe('auth and users (e2e)', () => {
     expectError(await http.get('/api/me', { token: expired }), 'TOKEN_EXPIRED', 401);
   });
 
+  it('a token already accepted (its signature remembered) still expires on time and is still revoked', async () => {
+    const user = await registerUser(http);
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { sub: user.id, jti: randomUUID(), iatMs: Date.now(), iat: now, exp: now + 2 };
+    const shortLived = signJwt(claims);
+    expect((await http.get('/api/me', { token: shortLived })).status).toBe(200);
+    expect((await http.get('/api/me', { token: shortLived })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, (now + 2) * 1000 - Date.now() + 50));
+    expectError(await http.get('/api/me', { token: shortLived }), 'TOKEN_EXPIRED', 401);
+    expectError(await http.get('/api/me', { token: shortLived }), 'TOKEN_EXPIRED', 401);
+
+    // Accepted twice, then revoked by logout-all: the remembered signature does not skip revocation.
+    const later = signJwt({ ...claims, jti: randomUUID(), exp: now + 600 });
+    expect((await http.get('/api/me', { token: later })).status).toBe(200);
+    expect((await http.get('/api/me', { token: later })).status).toBe(200);
+    expect((await http.post('/api/auth/logout-all', undefined, { token: later })).status).toBe(204);
+    expectError(await http.get('/api/me', { token: later }), 'TOKEN_REVOKED', 401);
+  });
+
   it('logout revokes that token only; logout-all revokes every earlier token; both survive a restart', async () => {
     const user = await registerUser(http);
     const second = (await http.post('/api/auth/login', { email: user.email, password: TEST_PASSWORD })).body
