@@ -11,7 +11,8 @@ const storage = new AsyncLocalStorage<LogFields>();
 
 /** Runs `fn` with `fields` as the current log fields (the same object: later additions are seen). */
 export function runWithLogFields<T>(fields: LogFields, fn: () => T): T {
-  return storage.run(fields, fn);
+  // Already current (a request resumed where its context was not lost): nothing to enter.
+  return storage.getStore() === fields ? fn() : storage.run(fields, fn);
 }
 
 /** The current unit's log fields, if any. */
