@@ -1,6 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { AppError } from '../common/app-error.js';
-import { expectedIssuer, type OAuthManifestAuth, registrableDomain, validateManifest } from './manifest.js';
+import {
+  assertStoredManifestUsable,
+  expectedIssuer,
+  type Manifest,
+  type OAuthManifestAuth,
+  registrableDomain,
+  validateManifest,
+} from './manifest.js';
 
 const SITE = 'https://notes.example.co.uk';
 
@@ -118,5 +125,21 @@ describe('manifest URLs', () => {
     expect(expectedIssuer({ ...auth, issuer: 'https://login.example.co.uk/realms/x' })).toBe(
       'https://login.example.co.uk/realms/x',
     );
+  });
+});
+
+describe('assertStoredManifestUsable', () => {
+  it('remembers a usable manifest object for its site URL only, and never remembers a refusal', () => {
+    const stored = validateManifest(manifest(), SITE);
+    assertStoredManifestUsable(stored, SITE);
+    assertStoredManifestUsable(stored, SITE);
+    // The same object held against another site's address is checked again, and refused.
+    expect(() => assertStoredManifestUsable(stored, 'https://elsewhere.example.org')).toThrow(AppError);
+    expect(() => assertStoredManifestUsable(stored, 'https://elsewhere.example.org')).toThrow(AppError);
+    // A manifest stored before today's rules (another object) is refused each time.
+    const old = { ...stored, server: { url: 'https://other.example.net/api' } } as Manifest;
+    expect(() => assertStoredManifestUsable(old, SITE)).toThrow(/no longer accepted/);
+    expect(() => assertStoredManifestUsable(old, SITE)).toThrow(/no longer accepted/);
+    assertStoredManifestUsable(stored, SITE);
   });
 });

@@ -321,11 +321,21 @@ export function validateToolInput(tool: ManifestTool, input: unknown): void {
 }
 
 /**
+ * The manifests (the objects themselves) already found usable, with the site URL they were checked
+ * against: a site served from the API's cache brings the same object to every call, and the answer
+ * depends on nothing else (the public suffix list is compiled in).
+ */
+const usableManifests = new WeakMap<Manifest, string>();
+
+/**
  * Holds a stored manifest to the URL rules of today: a manifest saved before a rule existed must not
  * send a token, a refresh token or a code to another domain (checked before every OAuth start and
- * tool call; a few URL parses).
+ * tool call; a few URL parses, once per manifest object).
  */
 export function assertStoredManifestUsable(manifest: Manifest, siteUrl: string): void {
+  if (usableManifests.get(manifest) === siteUrl) {
+    return;
+  }
   const problems = manifestUrlProblems(manifest, siteUrl);
   if (problems.length > 0) {
     throw new AppError(
@@ -334,4 +344,5 @@ export function assertStoredManifestUsable(manifest: Manifest, siteUrl: string):
       problems,
     );
   }
+  usableManifests.set(manifest, siteUrl);
 }

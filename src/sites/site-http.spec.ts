@@ -225,3 +225,31 @@ describe('publicNetworkMessage', () => {
     ).toBe('the site could not be reached');
   });
 });
+
+describe('SiteHttpClient.assertSiteUrl', () => {
+  const client = new SiteHttpClient({ siteAllowPrivateHosts: ['10.0.0.7'] } as unknown as Settings);
+  afterAll(() => client.onModuleDestroy());
+
+  it('refuses every notation of a non-public IP literal and passes public ones and host names', () => {
+    for (const url of [
+      'https://127.0.0.1/',
+      'https://2130706433/',
+      'https://0x7f000001/',
+      'https://0177.0.0.1/',
+      'https://127.1/',
+      'https://[::1]/',
+      'https://[::ffff:127.0.0.1]/',
+      'https://[::ffff:7f00:1]/',
+      'https://169.254.169.254/',
+      'https://[fd00::1]/',
+      'https://0.0.0.0/',
+    ]) {
+      expect(() => client.assertSiteUrl(url)).toThrow(/non-public address/);
+    }
+    for (const url of ['https://93.184.215.14/', 'https://[2606:4700::1111]/', 'https://notes.example.com/']) {
+      expect(client.assertSiteUrl(url).href).toBe(url);
+    }
+    // Allow-listed: accepted although private.
+    expect(client.assertSiteUrl('https://10.0.0.7/').hostname).toBe('10.0.0.7');
+  });
+});

@@ -1,5 +1,6 @@
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import axios, { type AxiosError, isAxiosError } from 'axios';
@@ -136,9 +137,11 @@ export class SiteHttpClient implements OnModuleDestroy {
         { field, message: 'must not carry credentials' },
       ]);
     }
-    // WHATWG URL parsing already normalises octal, hex, decimal and short IPv4 forms to dotted quads.
+    // WHATWG URL parsing already normalises octal, hex, decimal and short IPv4 forms to dotted quads
+    // and IPv6 to its compressed form, so node:net recognises every IP literal host (ipaddr's own
+    // isValid throws and catches for each host name, which cost more than the rest of this check).
     const literal = url.hostname.replace(/^\[|\]$/g, '');
-    if (ipaddr.isValid(literal) && !this.isAllowListed(url)) {
+    if (isIP(literal) !== 0 && !this.isAllowListed(url)) {
       let address = ipaddr.parse(literal);
       if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) {
         address = (address as ipaddr.IPv6).toIPv4Address();
