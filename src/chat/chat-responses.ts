@@ -1,6 +1,6 @@
 import type { SiteScope } from '../sites/scopes.js';
 import type { SiteEntity } from '../vault/site.entity.js';
-import type { ChatMessageEntity, ChatSessionEntity, ToolCallRecord } from './chat.entities.js';
+import type { ChatMessageEntity, ChatSessionEntity, HistoryMessage, ToolCallRecord } from './chat.entities.js';
 
 export interface SessionSiteResponse {
   siteId: string;
@@ -54,7 +54,7 @@ export interface TurnSink {
 export interface TurnContext {
   session: ChatSessionEntity;
   sites: SiteEntity[];
-  history: ChatMessageEntity[];
+  history: HistoryMessage[];
 }
 
 export function toMessageResponse(row: ChatMessageEntity): MessageResponse {

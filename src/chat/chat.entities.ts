@@ -75,3 +75,6 @@ export class ChatMessageEntity {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 }
+
+/** What a turn sends the model of each earlier message: who wrote it, its text, its model messages. */
+export type HistoryMessage = Pick<ChatMessageEntity, 'role' | 'content' | 'modelMessages'>;

@@ -8,7 +8,8 @@ import { CredentialEntity } from '../vault/credential.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import type { WorkspaceRole } from '../workspaces/workspace.entities.js';
 import { inOwnersVaultSql } from '../workspaces/scope.js';
-import { ChatMessageEntity, ChatSessionEntity, type SessionSite } from './chat.entities.js';
+import type { ModelMessage } from '../../workflows/contracts.js';
+import { ChatMessageEntity, ChatSessionEntity, type HistoryMessage, type SessionSite } from './chat.entities.js';
 
 /**
  * SQL: the session's workspace membership as it is now (the caller's role, the owner's plan), read in
@@ -52,7 +53,7 @@ export interface FoundSession {
 export interface TurnRows {
   found: FoundSession | null;
   sites: SiteEntity[];
-  history: ChatMessageEntity[];
+  history: HistoryMessage[];
 }
 
 /** A completed turn's two messages (the user's and the reply), written together. */
@@ -75,7 +76,7 @@ export class ChatRepository {
   private readonly messageRows: RowMapper<ChatMessageEntity>;
   private readonly sessionQuery: Record<SessionKey['column'], string>;
   private readonly findQuery: Record<SessionKey['column'], string>;
-  private readonly historyQuery: Record<SessionKey['column'], string>;
+  private readonly turnQuery: Record<SessionKey['column'], string>;
   private readonly saveTurnQuery: string;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
@@ -100,10 +101,17 @@ export class ChatRepository {
         `SELECT ${this.sessionRows.select()}, ${MEMBERSHIP_COLUMNS} FROM chat_sessions cs ${MEMBERSHIP_JOINS} ` +
         `WHERE cs.${column} = $1 AND cs.user_id = $2`,
     );
-    this.historyQuery = byKey(
+    // A turn's one read: the session query above, and on its first row the session's messages so far,
+    // in order, as one JSON array of [role, content, model_messages] (what the model is sent of them).
+    // One statement and one snapshot instead of two statements side by side; the array travels (and
+    // is parsed) once, whatever the number of site rows.
+    this.turnQuery = byKey(
       (column) =>
-        `SELECT ${this.messageRows.select()} FROM chat_messages m JOIN chat_sessions cs ON cs.id = m.session_id ` +
-        `WHERE cs.${column} = $1 AND cs.user_id = $2 ORDER BY m.seq ASC`,
+        'WITH h AS (SELECT coalesce(json_agg(json_build_array(m.role, m.content, m.model_messages) ' +
+        "ORDER BY m.seq), '[]'::json) AS history FROM chat_messages m JOIN chat_sessions cs ON cs.id = m.session_id " +
+        `WHERE cs.${column} = $1 AND cs.user_id = $2) ` +
+        `SELECT t.*, CASE WHEN row_number() OVER () = 1 THEN h.history END AS history ` +
+        `FROM (${this.sessionQuery[column]}) t CROSS JOIN h`,
     );
     // VALUES rows are inserted in their order, each taking the next `seq`.
     this.saveTurnQuery =
@@ -135,16 +143,20 @@ export class ChatRepository {
     return this.found(rows[0]);
   }
 
-  /** A turn's reads: the session with its sites and membership, and its messages, side by side. */
+  /** A turn's read: the session with its sites and membership, and its messages so far (one statement). */
   async turnRows(key: SessionKey, userId: string): Promise<TurnRows> {
-    const [sessionRows, historyRows] = (await Promise.all([
-      this.dataSource.query(this.sessionQuery[key.column], [key.value, userId]),
-      this.dataSource.query(this.historyQuery[key.column], [key.value, userId]),
-    ])) as [Array<Record<string, unknown>>, Array<Record<string, unknown>>];
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.turnQuery[key.column], [
+      key.value,
+      userId,
+    ]);
+    // On the first row as PostgreSQL numbered them; looked for rather than assumed to come first.
+    const history = (rows.find((row) => row.history !== null)?.history ?? []) as Array<
+      [ChatMessageEntity['role'], string, ModelMessage[] | null]
+    >;
     return {
-      found: this.found(sessionRows[0]),
-      sites: sessionRows.map((row) => this.siteRows.from(row)).filter((site) => site !== null),
-      history: historyRows.map((row) => this.messageRows.from(row)!),
+      found: this.found(rows[0]),
+      sites: rows.map((row) => this.siteRows.from(row)).filter((site) => site !== null),
+      history: history.map(([role, content, modelMessages]) => ({ role, content, modelMessages })),
     };
   }
 

@@ -77,7 +77,11 @@ describe('chat sessions (e2e)', () => {
   let world: World;
 
   beforeAll(async () => {
-    world = await startWorld({ worker: false, env: { OUTGOING_CALLS_PER_MINUTE: '1000' } });
+    // Any port on localhost: a test starts a second reference site after the service.
+    world = await startWorld({
+      worker: false,
+      env: { OUTGOING_CALLS_PER_MINUTE: '1000', SITE_ALLOW_PRIVATE_HOSTS: 'localhost' },
+    });
     ({ sites, site, model, stack, http, admin } = world);
   });
 
@@ -150,8 +154,46 @@ describe('chat sessions (e2e)', () => {
     // The next turn carries the conversation so far, tool use and result included.
     model.script({ text: 'Still the same.' });
     await http.post(`/api/sessions/${token}/messages`, { content: 'And now?' }, { token: user.token });
-    const roles = model.requests[2]!.body.messages.map((m) => m.role);
-    expect(roles).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+    const sent = model.requests[2]!.body.messages;
+    expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+    expect(sent[0]).toEqual({ role: 'user', content: 'What notes do I have?' });
+    expect(JSON.stringify(sent[1]!.content)).toContain('"tool_use"');
+    expect(JSON.stringify(sent[2]!.content)).toContain('Groceries');
+    expect(sent[4]).toEqual({ role: 'user', content: 'And now?' });
+  });
+
+  it("a session over two sites offers both sites' tools and sends each earlier message once", async () => {
+    const other = await sites.start();
+    try {
+      const { user, siteId } = await session();
+      const otherId = (await http.post('/api/vault/sites', { url: other.url }, { token: user.token })).body.id;
+      await http.post(
+        `/api/vault/sites/${otherId}/token`,
+        { token: other.issueApiToken('bob').token },
+        { token: user.token },
+      );
+      const two = await http.post('/api/sessions', { sites: [{ siteId }, { siteId: otherId }] }, { token: user.token });
+      expect(two.status).toBe(201);
+      model.script({ text: 'First answer.' }, { text: 'Second answer.' }, { text: 'Third answer.' });
+      for (const content of ['one', 'two', 'three']) {
+        const turn = await http.post(`/api/sessions/${two.body.token}/messages`, { content }, { token: user.token });
+        expect(turn.status).toBe(200);
+      }
+      const last = model.requests[2]!.body;
+      expect(last.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+      expect(last.messages).toMatchObject([
+        { content: 'one' },
+        { content: [{ type: 'text', text: 'First answer.' }] },
+        { content: 'two' },
+        { content: [{ type: 'text', text: 'Second answer.' }] },
+        { content: 'three' },
+      ]);
+      // Both sites' tools are offered (each site's list_notes under a name of its own).
+      const listNotes = (last.tools ?? []).filter((t) => t.name.includes('list_notes'));
+      expect(listNotes).toHaveLength(2);
+    } finally {
+      await other.stop();
+    }
   });
 
   it('answers once in JSON without Accept: text/event-stream; a model 500 is MODEL_ERROR', async () => {
