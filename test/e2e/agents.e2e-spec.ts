@@ -250,6 +250,12 @@ describe('agents and runs on Temporal (e2e)', () => {
       409,
     );
     await waitForRun(http, user.token, first.body.id, ['active']);
+    // Nobody else can cancel it: another user, and an admin, are told it does not exist, and it runs on.
+    const stranger = await registerUser(http);
+    for (const token of [stranger.token, admin.token]) {
+      expectError(await http.post(`/api/runs/${first.body.id}/cancel`, undefined, { token }), 'RUN_NOT_FOUND', 404);
+    }
+    expect((await http.get(`/api/runs/${first.body.id}`, { token: user.token })).body.status).toBe('active');
     model.script({ text: 'ok' });
     const cancelled = await http.post(`/api/runs/${first.body.id}/cancel`, undefined, { token: user.token });
     expect(cancelled.status).toBe(200);
