@@ -16,6 +16,7 @@ import { RateLimitsUnlogged1764600000300 } from './migrations/1764600000300-rate
 import { SiteCacheInvalidation1764600000400 } from './migrations/1764600000400-site-cache-invalidation.js';
 import { CreditsCacheUpdate1764600000500 } from './migrations/1764600000500-credits-cache-update.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
+import { DatabaseLogger } from './database-logger.js';
 
 /** Every migration, oldest first. */
 export const MIGRATIONS = [
@@ -64,7 +65,9 @@ export function dataSourceOptions(settings: Settings, entities: EntityClass[] = 
     migrations: migrationsFor(settings),
     migrationsTransactionMode: 'each',
     synchronize: false,
+    // Failed statements are logged without their parameters or the values the error quotes.
     logging: ['error'],
+    logger: new DatabaseLogger(),
     extra: {
       // Per process: every API and worker has a pool of its own, and together they must stay under
       // PostgreSQL's max_connections (or a pooler's limit) when the service is scaled out.

@@ -8,6 +8,7 @@ import { eventually, waitForRun } from '../utils/runs.js';
 import { type Stack } from '../utils/stack.js';
 import { registerUser, type TestUser } from '../utils/users.js';
 import { startWorld, type World } from '../utils/world.js';
+import { sql } from '../utils/db.js';
 
 type Line = Record<string, unknown> & { level: string; message: string; service: string; time: string };
 
@@ -193,6 +194,42 @@ describe('logs: one JSON shape, access lines, a request followed into its run (e
     expect(insane.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(insane.headers.get('x-correlation-id')).toBe(insane.headers.get('x-request-id'));
     expect(stack.logs()).not.toContain('spaces and');
+  });
+
+  it('a statement PostgreSQL refuses is logged by its SQLSTATE and text, never with its parameters', async () => {
+    const user = await registerUser(http);
+    const siteId = (await http.post('/api/vault/sites', { url: site.url }, { token: user.token })).body.id;
+    const session = (await http.post('/api/sessions', { sites: [{ siteId }] }, { token: user.token })).body.token;
+    const secret = `private-words-${randomUUID()}`;
+    // The turn's save is refused by the database (as a constraint or a failover would refuse it);
+    // the trigger's own message names nothing, so only the statement's parameters could carry it.
+    await sql(
+      `CREATE FUNCTION test_refuse_secret() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ` +
+        `IF NEW.content LIKE 'private-words-%' THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = '23514'; END IF; ` +
+        `RETURN NEW; END $$`,
+    );
+    await sql(
+      'CREATE TRIGGER test_refuse_secret BEFORE INSERT ON chat_messages FOR EACH ROW EXECUTE FUNCTION test_refuse_secret()',
+    );
+    try {
+      model.script({ text: 'A reply that will not be saved.' });
+      const turn = await http.post(`/api/sessions/${session}/messages`, { content: secret }, { token: user.token });
+      expect(turn.status).toBeGreaterThanOrEqual(500);
+      // The turn's own error line comes after the statement's: by then every line about it is written.
+      await eventually('the failed turn in the log', async () =>
+        linesOf(stack.api.logFile).find((l) => l.context === 'Chat' && /chat turn failed/.test(l.message)),
+      );
+      expect(readFileSync(stack.api.logFile, 'utf8')).not.toContain(secret);
+      const failed = linesOf(stack.api.logFile).find(
+        (l) => l.context === 'Database' && /statement failed/.test(l.message),
+      );
+      expect(failed?.level).toBe('error');
+      expect(failed?.message).toContain('code 23514');
+      expect(failed?.message).toContain('INSERT INTO chat_messages');
+    } finally {
+      await sql('DROP TRIGGER test_refuse_secret ON chat_messages');
+      await sql('DROP FUNCTION test_refuse_secret()');
+    }
   });
 
   it('every line of both processes is JSON of the one shape, the Temporal SDK’s own lines included', async () => {
