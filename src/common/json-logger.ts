@@ -2,7 +2,7 @@ import { format } from 'node:util';
 import { ConsoleLogger, type LogLevel as NestLogLevel } from '@nestjs/common';
 import type { LogLevel } from '../config/settings.js';
 import { currentLogFields } from './log-context.js';
-import { formatLogLine, type LogLevelName, type LogService, messageText } from './log-format.js';
+import { formatLogLine, type LogLevelName, type LogService, messageText, stackForLog } from './log-format.js';
 
 /** LOG_LEVEL → the Nest levels written. */
 export const NEST_LEVELS: Record<LogLevel, NestLogLevel[]> = {
@@ -46,7 +46,7 @@ export class JsonLogger extends ConsoleLogger {
       fields.error = options.error;
     }
     if (typeof options.errorStack === 'string' && options.errorStack !== '') {
-      fields.stack = options.errorStack;
+      fields.stack = stackForLog(options.errorStack);
     }
     const line = formatLogLine({
       level: LEVEL_NAMES[options.logLevel],

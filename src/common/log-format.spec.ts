@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
-import { formatLogLine, messageText, sanitize, serializeError } from './log-format.js';
+import { formatLogLine, messageText, sanitize, serializeError, stackForLog } from './log-format.js';
 
 function parse(line: string): Record<string, unknown> {
   expect(line).not.toContain('\n');
@@ -121,6 +121,24 @@ describe('serializeError', () => {
     const out = serializeError(failure);
     expect(out).toEqual({ name: 'ApplicationFailure', type: 'TOOL_EXECUTION_ERROR' });
     expect(JSON.stringify(sanitize('error', failure))).not.toContain('Salaries');
+  });
+
+  it("keeps a PostgreSQL error's SQLSTATE, never its message, which quotes values", () => {
+    const quoted = 'invalid input syntax for type uuid: "private words"';
+    const typeorm = Object.assign(new Error(quoted), { name: 'QueryFailedError', code: '22P02' });
+    const pg = Object.assign(new Error(quoted), { name: 'error', code: '22P02' });
+    for (const err of [typeorm, pg]) {
+      expect(serializeError(err)).toEqual({ name: err.name, code: '22P02' });
+      expect(messageText(err)).not.toContain('private words');
+      const stack = stackForLog(err.stack!);
+      expect(stack).not.toContain('private words');
+      expect(stack.split('\n')[0]).toBe(`${err.name}: [PostgreSQL's message omitted: it may quote values]`);
+      // The frames stay: they tell where it failed.
+      expect(stack.split('\n').length).toBe(err.stack!.split('\n').length);
+    }
+    // Any other error's stack is left as it is.
+    const own = new TypeError('x is undefined');
+    expect(stackForLog(own.stack!)).toBe(own.stack);
   });
 
   it('follows causes, a few levels deep', () => {

@@ -61,15 +61,32 @@ function byteSize(value: unknown): number {
 }
 
 /**
+ * The classes of PostgreSQL's errors as they reach our code: TypeORM's wrapper, and pg's own
+ * (`DatabaseError`, whose name is `error`). Their message is PostgreSQL's, which quotes the values
+ * that failed (`invalid input syntax for type uuid: "…"`): the log keeps their SQLSTATE instead
+ * (DatabaseLogger has already written it with the statement).
+ */
+const DATABASE_ERROR_NAMES = new Set(['QueryFailedError', 'error']);
+const DATABASE_STACK_HEAD = /^(QueryFailedError|error): [^\n]*/;
+/** What replaces the message of a PostgreSQL error in a log line. */
+export const DATABASE_MESSAGE_OMITTED = "[PostgreSQL's message omitted: it may quote values]";
+
+/** A stack as the log keeps it: a PostgreSQL error's first line without its message. */
+export function stackForLog(stack: string): string {
+  return stack.replace(DATABASE_STACK_HEAD, (_head, name: string) => `${name}: ${DATABASE_MESSAGE_OMITTED}`);
+}
+
+/**
  * An error as the log keeps it: its class and code, the message only of errors of our own code.
  * Temporal's failures (an activity's or a run's outcome) carry a site's or the model's words, which
- * stay encrypted in Temporal and out of the log; their type is the specification's code.
+ * stay encrypted in Temporal and out of the log; their type is the specification's code. A
+ * PostgreSQL error keeps its SQLSTATE (`code`), not its message.
  */
 export function serializeError(error: unknown, depth = 0): Record<string, unknown> {
   const e = error as { name?: unknown; message?: unknown; type?: unknown; code?: unknown; cause?: unknown };
   const name = typeof e?.name === 'string' ? e.name : typeof error;
   const out: Record<string, unknown> = { name };
-  const failure = name.endsWith('Failure') || typeof e?.type === 'string';
+  const failure = name.endsWith('Failure') || typeof e?.type === 'string' || DATABASE_ERROR_NAMES.has(name);
   if (typeof e?.type === 'string') {
     out.type = e.type;
   }
@@ -178,7 +195,7 @@ export function messageText(message: unknown): string {
   }
   if (isError(message)) {
     const e = message as Error;
-    return `${e.name}: ${e.message}`;
+    return DATABASE_ERROR_NAMES.has(e.name) ? `${e.name}: ${DATABASE_MESSAGE_OMITTED}` : `${e.name}: ${e.message}`;
   }
   try {
     return JSON.stringify(sanitize('message', message)) ?? String(message);

@@ -196,16 +196,17 @@ describe('logs: one JSON shape, access lines, a request followed into its run (e
     expect(stack.logs()).not.toContain('spaces and');
   });
 
-  it('a statement PostgreSQL refuses is logged by its SQLSTATE and text, never with its parameters', async () => {
+  it('a statement PostgreSQL refuses is logged by its SQLSTATE and text, never with its parameters or its message', async () => {
     const user = await registerUser(http);
     const siteId = (await http.post('/api/vault/sites', { url: site.url }, { token: user.token })).body.id;
     const session = (await http.post('/api/sessions', { sites: [{ siteId }] }, { token: user.token })).body.token;
     const secret = `private-words-${randomUUID()}`;
-    // The turn's save is refused by the database (as a constraint or a failover would refuse it);
-    // the trigger's own message names nothing, so only the statement's parameters could carry it.
+    // The turn's save is refused by the database (as a constraint or a failover would refuse it), with
+    // a message that quotes the value, as PostgreSQL's own messages do (`invalid input syntax …: "…"`):
+    // neither the statement's parameters nor PostgreSQL's message may reach the log.
     await sql(
       `CREATE FUNCTION test_refuse_secret() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ` +
-        `IF NEW.content LIKE 'private-words-%' THEN RAISE EXCEPTION 'refused by the test' USING ERRCODE = '23514'; END IF; ` +
+        `IF NEW.content LIKE 'private-words-%' THEN RAISE EXCEPTION 'refused: %', NEW.content USING ERRCODE = '23514'; END IF; ` +
         `RETURN NEW; END $$`,
     );
     await sql(
@@ -226,6 +227,12 @@ describe('logs: one JSON shape, access lines, a request followed into its run (e
       expect(failed?.level).toBe('error');
       expect(failed?.message).toContain('code 23514');
       expect(failed?.message).toContain('INSERT INTO chat_messages');
+      // The turn's error line keeps the error's class and where it failed, not PostgreSQL's words.
+      const turnLine = linesOf(stack.api.logFile).find(
+        (l) => l.context === 'Chat' && /chat turn failed/.test(l.message),
+      );
+      expect(String(turnLine?.stack)).toMatch(/^QueryFailedError: \[PostgreSQL's message omitted/);
+      expect(String(turnLine?.stack)).toContain('saveTurn');
     } finally {
       await sql('DROP TRIGGER test_refuse_secret ON chat_messages');
       await sql('DROP FUNCTION test_refuse_secret()');
