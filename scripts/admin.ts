@@ -44,8 +44,9 @@ async function run(args: string[]): Promise<void> {
   }
 
   const settings = loadSettings();
-  // Errors are reported here in one line each; TypeORM's own query log would repeat them.
-  const dataSource = new DataSource({ ...dataSourceOptions(settings), logging: false });
+  // Errors are reported here in one line each; a database log would repeat them: TypeORM's built-in
+  // logger, switched off, instead of the service's.
+  const dataSource = new DataSource({ ...dataSourceOptions(settings), logger: 'advanced-console', logging: false });
   try {
     await dataSource.initialize();
   } catch (err) {

@@ -67,7 +67,7 @@ function byteSize(value: unknown): number {
  * (DatabaseLogger has already written it with the statement).
  */
 const DATABASE_ERROR_NAMES = new Set(['QueryFailedError', 'error']);
-const DATABASE_STACK_HEAD = /^(QueryFailedError|error): [^\n]*/;
+const DATABASE_STACK_HEAD = new RegExp(`^(${[...DATABASE_ERROR_NAMES].join('|')}): [^\\n]*`);
 /** What replaces the message of a PostgreSQL error in a log line. */
 export const DATABASE_MESSAGE_OMITTED = "[PostgreSQL's message omitted: it may quote values]";
 

@@ -65,8 +65,8 @@ export function dataSourceOptions(settings: Settings, entities: EntityClass[] = 
     migrations: migrationsFor(settings),
     migrationsTransactionMode: 'each',
     synchronize: false,
-    // Failed statements are logged without their parameters or the values the error quotes.
-    logging: ['error'],
+    // Failed statements are logged without their parameters or the values the error quotes (a logger
+    // object of our own: TypeORM then ignores its `logging` option).
     logger: new DatabaseLogger(),
     extra: {
       // Per process: every API and worker has a pool of its own, and together they must stay under

@@ -24,7 +24,7 @@ function statementOf(query: string): string {
 }
 
 /**
- * TypeORM's logger for the API, the worker and the scripts. TypeORM's own (`logging: ['error']`)
+ * TypeORM's logger for the API, the worker and the migrations. TypeORM's own (`logging: ['error']`)
  * prints every failed statement with its parameters: a chat message, a run's payload or a sealed
  * credential would reach the log whenever PostgreSQL refused or dropped a statement. This one writes
  * through the process's JSON logger (context `Database`) and names the statement and the error's
