@@ -9,7 +9,10 @@
  * - `POST /api/tool`: the same HTTPS call to the site's tool through axios with a keep-alive agent,
  *   its JSON answered;
  * - `POST /api/chat`: the same streamed request to the model through the Anthropic SDK, each text
- *   delta written as an SSE `text` event.
+ *   delta written as an SSE `text` event. The request is the one the service sent the model for the
+ *   same turn (system, tools, the session's messages so far), handed over beforehand, untimed, by
+ *   `POST /api/chat/prepare` and named by `prepared`: the timed request's body stays as small as the
+ *   service's, whose history is in its database.
  * Their targets come from BENCH_SITE_TOOL_URL, BENCH_SITE_TOKEN, BENCH_SITE_CA (PEM) and
  * BENCH_MODEL_URL. `node dist/bench/adapters.js bare|express|fastify` prints `listening <port>`.
  */
@@ -55,6 +58,13 @@ class MeController {
 const siteAgent = new https.Agent({ keepAlive: true, maxSockets: 64, ca: process.env.BENCH_SITE_CA });
 const model = new Anthropic({ apiKey: 'bench', baseURL: process.env.BENCH_MODEL_URL, maxRetries: 0 });
 
+/** What the floor sends the model: the service's own request to it, as the fake model recorded it. */
+type ModelRequest = Pick<
+  Anthropic.MessageCreateParamsNonStreaming,
+  'model' | 'max_tokens' | 'system' | 'messages' | 'tools'
+>;
+const prepared = new Map<string, ModelRequest>();
+
 /** The floor of benchmarks 3, 4 and 9 (see the header). */
 @Controller()
 class FloorController {
@@ -68,17 +78,28 @@ class FloorController {
     return { result: res.data };
   }
 
+  /** Keeps a request the service sent the model (untimed), for a timed `chat` to send again. */
+  @Post('chat/prepare')
+  @HttpCode(204)
+  prepare(@Body() body: { key: string; request: ModelRequest }): void {
+    prepared.set(body.key, body.request);
+  }
+
   @Post('chat')
   async chat(
-    @Body() body: { content?: string },
+    @Body() body: { content?: string; prepared?: string },
     @Res()
     res: { writeHead: (s: number, h: Record<string, string>) => void; write: (c: string) => void; end: () => void },
   ): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const request = body.prepared === undefined ? undefined : prepared.get(body.prepared);
+    if (body.prepared !== undefined) {
+      prepared.delete(body.prepared);
+    }
     const stream = model.messages.stream({
       model: 'claude-sonnet-4-6',
       max_tokens: 1024,
-      messages: [{ role: 'user', content: body.content ?? 'hi' }],
+      ...(request ?? { messages: [{ role: 'user', content: body.content ?? 'hi' }] }),
     });
     stream.on('text', (text) => res.write(`event: text\ndata: ${JSON.stringify({ text })}\n\n`));
     await stream.finalMessage();

@@ -1,5 +1,6 @@
 /** The benchmarks' HTTP client side: keep-alive requests, and the time to a streamed answer's first text. */
 import http from 'node:http';
+import type { FakeModel, RecordedRequest } from '../test/fixtures/fake-model.js';
 
 export const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
@@ -98,4 +99,38 @@ export function firstText(
     req.on('error', reject);
     req.end(data);
   });
+}
+
+/**
+ * The requests the service sent the fake model from index `from` of its record on, by the content of
+ * their last message (the turn's own, unique in a benchmark): the baselines of benchmarks 4 and 9
+ * send the model these same requests.
+ */
+export function serviceRequests(model: FakeModel, from: number): Map<string, RecordedRequest['body']> {
+  const byTurn = new Map<string, RecordedRequest['body']>();
+  for (const { body } of model.requests.slice(from)) {
+    const last = body.messages.at(-1)?.content;
+    if (typeof last === 'string') {
+      byTurn.set(last, body);
+    }
+  }
+  return byTurn;
+}
+
+/** The parts of a recorded request the floor app sends again through the Anthropic SDK. */
+function floorRequest(body: RecordedRequest['body']): Record<string, unknown> {
+  const { model, system, messages, tools } = body;
+  return { model, max_tokens: body.max_tokens ?? 1024, system, messages, tools };
+}
+
+/** Hands the floor app (adapters.ts) a request to send the model on its next `chat` naming `key`. */
+export async function prepareFloor(floorUrl: string, key: string, body: RecordedRequest['body']): Promise<void> {
+  const res = await post(
+    `${floorUrl}/api/chat/prepare`,
+    { key, request: floorRequest(body) },
+    { authorization: 'Bearer x' },
+  );
+  if (res.status !== 204) {
+    throw new Error(`the floor app refused a prepared request: ${res.status} ${res.text}`);
+  }
 }

@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: each figure against a baseline measured in the same run on the same machine.
- * Starts its own PostgreSQL, Temporal dev server, reference site, fake model, API and worker.
+ * Starts its own PostgreSQL, Temporal (the dev server, or with BENCH_TEMPORAL=cluster a Temporal server on
+ * the same PostgreSQL), reference site, fake model, API and worker.
  */
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -17,6 +18,8 @@ import { at, type Events } from './history-phases.js';
 import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
 import { freePort } from '../scripts/runtime/processes.js';
 import { ensureTemporalCli, startTemporalDevServer } from '../scripts/runtime/temporal.js';
+import { ensureTemporalServer, startTemporalCluster } from '../scripts/runtime/temporal-cluster.js';
+import { EMBEDDED_DB } from '../src/config/settings.js';
 import { FakeModel, toolNamed } from '../test/fixtures/fake-model.js';
 import { TEST_ENV } from '../test/setup/shared-runtime.js';
 import { Http } from '../test/utils/http.js';
@@ -25,7 +28,7 @@ import { Stack } from '../test/utils/stack.js';
 import { temporalClient } from '../test/utils/temporal.js';
 import { registerAdmin } from '../test/utils/admin.js';
 import { registerUser } from '../test/utils/users.js';
-import { firstText, get, post } from './client.js';
+import { firstText, get, post, prepareFloor, serviceRequests } from './client.js';
 import { RunWatch } from './run-watch.js';
 import { clockTicks, concurrentChat, cpuMs, cronBurst, type ScaleContext, sustainedWebhooks } from './scale.js';
 import { fmt, interleaved, line, load, percentile } from './stats.js';
@@ -133,24 +136,43 @@ async function drained(watch: RunWatch): Promise<void> {
 const selected = new Set(process.argv.slice(2));
 const want = (n: number): boolean => selected.size === 0 || selected.has(String(n));
 
+/** Which Temporal the benchmarks run on: `dev` (`npm start`'s dev server, the default) or `cluster`. */
+const TEMPORAL_KIND = process.env.BENCH_TEMPORAL ?? 'dev';
+if (TEMPORAL_KIND !== 'dev' && TEMPORAL_KIND !== 'cluster') {
+  throw new Error(`BENCH_TEMPORAL must be dev or cluster, not "${TEMPORAL_KIND}"`);
+}
+
 async function main(): Promise<void> {
   const workDir = mkdtempSync(path.join(tmpdir(), 'agentsite-bench-'));
   chmodSync(workDir, 0o755);
-  const cliPath = await ensureTemporalCli((l) => console.log(`[bench] ${l}`));
+  const log = (l: string): void => console.log(`[bench] ${l}`);
   // The durability `npm start` runs with (issue #17, decision 1): PostgreSQL with fsync, synchronous
   // commits and full-page writes (the tests turn them off, the bench does not), and Temporal's state
   // in a SQLite file rather than in memory.
-  const postgres = await startEmbeddedPostgres({
-    dir: path.join(workDir, 'postgres'),
-    port: await freePort(),
-  });
-  const temporal = await startTemporalDevServer({
-    cliPath,
-    port: await freePort(),
-    namespace: 'default',
-    dbFile: path.join(workDir, 'temporal.sqlite'),
-    logFile: path.join(workDir, 'temporal.log'),
-  });
+  const postgresPort = await freePort();
+  const postgres = await startEmbeddedPostgres({ dir: path.join(workDir, 'postgres'), port: postgresPort });
+  // BENCH_TEMPORAL=cluster: docker-compose.yml's Temporal server on the same PostgreSQL, in place of
+  // `npm start`'s dev server (whose SQLite store is the limit of benchmark 7).
+  const temporal =
+    TEMPORAL_KIND === 'cluster'
+      ? await startTemporalCluster({
+          serverDir: await ensureTemporalServer(log),
+          postgres: { host: '127.0.0.1', port: postgresPort, user: EMBEDDED_DB.user, password: EMBEDDED_DB.password },
+          namespace: 'default',
+          dynamicConfigFile: fileURLToPath(
+            new URL('../../deploy/temporal/dynamicconfig/agentsite.yaml', import.meta.url),
+          ),
+          logFile: path.join(workDir, 'temporal.log'),
+          log,
+        })
+      : await startTemporalDevServer({
+          cliPath: await ensureTemporalCli(log),
+          port: await freePort(),
+          namespace: 'default',
+          dbFile: path.join(workDir, 'temporal.sqlite'),
+          logFile: path.join(workDir, 'temporal.log'),
+        });
+  log(`Temporal: ${TEMPORAL_KIND === 'cluster' ? 'server on PostgreSQL (BENCH_TEMPORAL=cluster)' : 'dev server'}`);
   process.env[TEST_ENV.databaseUrl] = postgres.url;
   process.env[TEST_ENV.temporalAddress] = temporal.address;
   process.env[TEST_ENV.workDir] = workDir;
@@ -308,20 +330,22 @@ async function main(): Promise<void> {
       const viaChat: number[] = [];
       const viaModel: number[] = [];
       const viaMinimal: number[] = [];
+      // The floor and the model directly are sent the request the service sent the model for the same
+      // turn: its system prompt, the session's tool and every message so far (it grows turn by turn).
       for (let i = 0; i < N4; i += 1) {
+        const from = model.requests.length;
         viaChat.push(
           await firstText(`${stack.baseUrl}/api/sessions/${session}/messages`, { content: `hi ${i}` }, auth),
         );
+        const sent = serviceRequests(model, from).get(`hi ${i}`);
+        if (sent === undefined) {
+          throw new Error(`the service's request to the model for turn ${i} was not recorded`);
+        }
+        await prepareFloor(floor!.url, `4-${i}`, sent);
         viaMinimal.push(
-          await firstText(`${floor!.url}/api/chat`, { content: `hi ${i}` }, { authorization: 'Bearer x' }),
+          await firstText(`${floor!.url}/api/chat`, { prepared: `4-${i}` }, { authorization: 'Bearer x' }),
         );
-        viaModel.push(
-          await firstText(
-            `${model.url}/v1/messages`,
-            { model: 'x', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'hi' }] },
-            {},
-          ),
-        );
+        viaModel.push(await firstText(`${model.url}/v1/messages`, sent, {}));
       }
       line('4. chat SSE time to first text event vs the fake model directly', {
         goal: '≤+3 ms p50',
@@ -639,6 +663,7 @@ async function main(): Promise<void> {
       ...(floor !== undefined ? { floor: { url: floor.url, pid: floor.child.pid! } } : {}),
       drained: () => drained(watch),
       watch,
+      cronWindowMs: TEMPORAL_KIND === 'cluster' ? 240_000 : 60_000,
     };
     if (want(8)) {
       await sustainedWebhooks(scale);

@@ -111,22 +111,30 @@ export interface RunningTemporal {
   stop(): Promise<void>;
 }
 
+/**
+ * The dev server's dynamic config. Latency settings for a single dev server: one partition per task
+ * queue (partitions spread matching over the hosts of a cluster); history's task queues may be read
+ * more than 20 times a second (the default): each step of a workflow (a task to dispatch, a child to
+ * start, a timer, a visibility update) otherwise waited about 30 ms for its queue's next read,
+ * measured in the run timelines. And the schedule settings of compose's server
+ * (deploy/temporal/dynamicconfig/agentsite.yaml says why): scheduled agents due together.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
+  'matching.numTaskqueueReadPartitions': 1,
+  'matching.numTaskqueueWritePartitions': 1,
+  'history.transferProcessorMaxPollRPS': 1000,
+  'history.timerProcessorMaxPollRPS': 1000,
+  'history.visibilityProcessorMaxPollRPS': 1000,
+  'worker.perNamespaceWorkerOptions': { StickyScheduleToStartTimeout: '60s' },
+  'worker.schedulerNamespaceStartWorkflowRPS': 1000,
+};
+
 /** Starts `temporal server start-dev` with our search attributes and waits until its frontend answers. */
 export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<RunningTemporal> {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'warn'];
   args.push('--namespace', options.namespace);
-  // Latency settings for a single dev server. One partition per task queue: partitions spread matching
-  // over the hosts of a cluster. History's task queues may be read more than 20 times a second (the
-  // default): each step of a workflow (a task to dispatch, a child to start, a timer, a visibility
-  // update) otherwise waited about 30 ms for its queue's next read, measured in the run timelines.
-  for (const [key, value] of [
-    ['matching.numTaskqueueReadPartitions', 1],
-    ['matching.numTaskqueueWritePartitions', 1],
-    ['history.transferProcessorMaxPollRPS', 1000],
-    ['history.timerProcessorMaxPollRPS', 1000],
-    ['history.visibilityProcessorMaxPollRPS', 1000],
-  ] as const) {
-    args.push('--dynamic-config-value', `${key}=${value}`);
+  for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) {
     args.push('--search-attribute', `${name}=${type === 'KEYWORD_LIST' ? 'KeywordList' : 'Keyword'}`);

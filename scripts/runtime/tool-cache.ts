@@ -24,6 +24,8 @@ export interface ObtainOnce {
   /** A lock older than this belongs to a process that died. */
   staleLockMs: number;
   log: Log;
+  /** Whether the target is complete (default: an executable file); a directory of tools says its own. */
+  ready?: (target: string) => boolean;
   /** Puts the binary into `staging` (a fresh directory on the cache's file system); returns its path. */
   obtain(staging: string): Promise<string>;
 }
@@ -35,6 +37,7 @@ export interface ObtainOnce {
  */
 export async function obtainOnce(options: ObtainOnce): Promise<string> {
   const { target, name, staleLockMs, log } = options;
+  const ready = options.ready ?? executable;
   const dir = path.dirname(target);
   mkdirSync(path.dirname(dir), { recursive: true });
   const lock = `${dir}.lock`;
@@ -54,19 +57,20 @@ export async function obtainOnce(options: ObtainOnce): Promise<string> {
       log(`another process is obtaining ${name}; waiting for it`);
       await waitFor(`${name} from another process`, async () => !existsSync(lock), staleLockMs, 1_000);
     }
-    if (executable(target)) {
+    if (ready(target)) {
       return target;
     }
   }
   try {
     // The lock's holder may have finished between our look and our lock.
-    if (executable(target)) {
+    if (ready(target)) {
       return target;
     }
     const staging = mkdtempSync(`${dir}.build-`);
     try {
       const built = await options.obtain(staging);
       mkdirSync(dir, { recursive: true });
+      rmSync(target, { recursive: true, force: true }); // what an interrupted attempt left
       renameSync(built, target);
     } finally {
       rmSync(staging, { recursive: true, force: true });

@@ -7,6 +7,8 @@ import { Connection } from '@temporalio/client';
 import YAML from 'yaml';
 import { loadSettings, PAYMENT_PROVIDERS } from '../../src/config/settings.js';
 import { testEnv } from '../setup/shared-runtime.js';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/runtime/temporal.js';
+import { TEMPORAL_SERVER_VERSION } from '../../scripts/runtime/temporal-cluster.js';
 
 const root = process.cwd();
 const read = (file: string): string => readFileSync(path.join(root, file), 'utf8');
@@ -260,6 +262,16 @@ describe('deployment files', () => {
     expect(services['temporal-ui']!.environment.TEMPORAL_CODEC_ENDPOINT).toMatch(
       /^\$\{PUBLIC_BASE_URL:\?[^}]+\}\/api\/temporal-codec$/,
     );
+  });
+
+  it("compose's Temporal server has the dev server's schedule settings; the bench's cluster runs compose's release", () => {
+    const dynamic = YAML.parse(read('deploy/temporal/dynamicconfig/agentsite.yaml')) as Record<string, unknown>;
+    for (const key of ['worker.perNamespaceWorkerOptions', 'worker.schedulerNamespaceStartWorkflowRPS']) {
+      expect(DEV_SERVER_DYNAMIC_CONFIG[key]).toBeDefined();
+      expect(dynamic[key]).toEqual([{ value: DEV_SERVER_DYNAMIC_CONFIG[key], constraints: {} }]);
+    }
+    const { services } = compose();
+    expect((services as Record<string, Service>).temporal!.image).toBe(`temporalio/server:${TEMPORAL_SERVER_VERSION}`);
   });
 
   it('docker compose config accepts docker-compose.yml with the secrets set, and refuses it without the password', () => {
