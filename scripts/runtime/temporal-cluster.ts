@@ -6,16 +6,14 @@
  * Temporal's own temporal-sql-tool are built once per machine from the Go module proxy, with the
  * schema files of the same release.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import { executable, onPath } from './executables.js';
-import { createServer } from 'node:net';
-import { StopWaiting, stopChild, waitFor } from './processes.js';
-import type { RunningTemporal } from './temporal.js';
+import { launchTemporal, type RunningTemporal } from './temporal.js';
 import { goInstall, type Log, obtainOnce, toolCacheDir } from './tool-cache.js';
 
 const execFileAsync = promisify(execFile);
@@ -162,10 +160,11 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   ]) {
     ports[name] = String(await freeLowPort(new Set(Object.values(ports).map(Number))));
   }
-  mkdirSync(path.dirname(options.logFile), { recursive: true });
-  const logStream = createWriteStream(options.logFile, { flags: 'a' });
   // docker-compose.yml's temporal service: the image runs `temporal-server start` with these variables.
-  const child: ChildProcess = spawn(serverBinary(options.serverDir), ['start'], {
+  return launchTemporal({
+    what: 'the Temporal server',
+    command: serverBinary(options.serverDir),
+    args: ['start'],
     env: {
       ...process.env,
       ...ports,
@@ -178,57 +177,23 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
       LOG_LEVEL: 'warn',
       DYNAMIC_CONFIG_FILE_PATH: options.dynamicConfigFile,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.pipe(logStream);
-  child.stderr!.pipe(logStream);
-  let exited: string | undefined;
-  child.on('exit', (code, signal) => {
-    exited = `exit ${code ?? signal}`;
-  });
-  const address = `127.0.0.1:${ports.FRONTEND_GRPC_PORT}`;
-  try {
-    await waitFor(
-      `the Temporal server's namespace ${options.namespace} on ${address}`,
-      async () => {
-        if (exited !== undefined) {
-          throw new StopWaiting(`the Temporal server stopped (${exited}); see ${options.logFile}`);
-        }
-        const connection = await Connection.connect({ address, connectTimeout: '1 second' });
+    logFile: options.logFile,
+    address: `127.0.0.1:${ports.FRONTEND_GRPC_PORT}`,
+    ready: (connection) =>
+      connection.withDeadline(Date.now() + 2_000, async () => {
         try {
-          return await connection.withDeadline(Date.now() + 2_000, async () => {
-            try {
-              await connection.workflowService.describeNamespace({ namespace: options.namespace });
-              return true;
-            } catch {
-              // Unknown yet, or just created and not yet in the frontend's namespace cache.
-              await connection.workflowService
-                .registerNamespace({
-                  namespace: options.namespace,
-                  workflowExecutionRetentionPeriod: msToTs('1 day'),
-                })
-                .catch(() => undefined);
-              return false;
-            }
-          });
-        } finally {
-          await connection.close();
+          await connection.workflowService.describeNamespace({ namespace: options.namespace });
+          return true;
+        } catch {
+          // Unknown yet, or just created and not yet in the frontend's namespace cache.
+          await connection.workflowService
+            .registerNamespace({ namespace: options.namespace, workflowExecutionRetentionPeriod: msToTs('1 day') })
+            .catch(() => undefined);
+          return false;
         }
-      },
-      120_000,
-      500,
-    );
-  } catch (err) {
-    await stopChild(child, 5_000);
-    throw err;
-  }
-  return {
-    address,
-    uiUrl: undefined,
-    process: child,
-    stop: async () => {
-      await stopChild(child, 15_000);
-      logStream.end();
-    },
-  };
+      }),
+    timeoutMs: 120_000,
+    intervalMs: 500,
+    stopGraceMs: 15_000,
+  });
 }

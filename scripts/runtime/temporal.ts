@@ -151,46 +151,85 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   } else {
     args.push('--headless');
   }
-  mkdirSync(path.dirname(options.logFile), { recursive: true });
-  const logStream = createWriteStream(options.logFile, { flags: 'a' });
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  return launchTemporal({
+    what: 'the Temporal dev server',
+    command: options.cliPath,
+    args,
+    logFile: options.logFile,
+    address: `127.0.0.1:${options.port}`,
+    ready: async (connection) => {
+      await connection.withDeadline(Date.now() + 1_000, () =>
+        connection.workflowService.describeNamespace({ namespace: options.namespace }),
+      );
+      return true;
+    },
+    timeoutMs: 60_000,
+    intervalMs: 250,
+    stopGraceMs: 10_000,
+    uiUrl: options.uiPort === undefined ? undefined : `http://localhost:${options.uiPort}`,
+  });
+}
+
+export interface TemporalLaunch {
+  /** What the messages call it, e.g. "the Temporal dev server". */
+  what: string;
+  command: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  /** Its output, appended. */
+  logFile: string;
+  /** The frontend's host:port. */
+  address: string;
+  /** Asked on a fresh connection until it answers true (an error counts as not yet). */
+  ready: (connection: Connection) => Promise<boolean>;
+  timeoutMs: number;
+  intervalMs: number;
+  /** How long a stop waits after SIGTERM. */
+  stopGraceMs: number;
+  uiUrl?: string;
+}
+
+/**
+ * Starts a Temporal server process with its output in its log file and waits until it is ready; one
+ * that exits meanwhile fails the wait at once, one that is not ready in time is stopped.
+ */
+export async function launchTemporal(launch: TemporalLaunch): Promise<RunningTemporal> {
+  mkdirSync(path.dirname(launch.logFile), { recursive: true });
+  const logStream = createWriteStream(launch.logFile, { flags: 'a' });
+  const child = spawn(launch.command, launch.args, { env: launch.env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.pipe(logStream);
   child.stderr.pipe(logStream);
   let exited: string | undefined;
   child.on('exit', (code, signal) => {
     exited = `exit ${code ?? signal}`;
   });
-  const address = `127.0.0.1:${options.port}`;
   try {
     await waitFor(
-      `Temporal dev server on ${address}`,
+      `${launch.what} on ${launch.address}`,
       async () => {
         if (exited !== undefined) {
-          throw new StopWaiting(`the Temporal dev server stopped (${exited}); see ${options.logFile}`);
+          throw new StopWaiting(`${launch.what} stopped (${exited}); see ${launch.logFile}`);
         }
-        const connection = await Connection.connect({ address, connectTimeout: '1 second' });
+        const connection = await Connection.connect({ address: launch.address, connectTimeout: '1 second' });
         try {
-          await connection.withDeadline(Date.now() + 1_000, () =>
-            connection.workflowService.describeNamespace({ namespace: options.namespace }),
-          );
-          return true;
+          return await launch.ready(connection);
         } finally {
           await connection.close();
         }
       },
-      60_000,
-      250,
+      launch.timeoutMs,
+      launch.intervalMs,
     );
   } catch (err) {
-    await stopChild(child, 2_000);
+    await stopChild(child, launch.stopGraceMs);
     throw err;
   }
   return {
-    address,
-    uiUrl: options.uiPort === undefined ? undefined : `http://localhost:${options.uiPort}`,
+    address: launch.address,
+    uiUrl: launch.uiUrl,
     process: child,
     stop: async () => {
-      await stopChild(child, 10_000);
+      await stopChild(child, launch.stopGraceMs);
       logStream.end();
     },
   };
