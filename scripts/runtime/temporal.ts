@@ -112,12 +112,13 @@ export interface RunningTemporal {
 }
 
 /**
- * The dev server's dynamic config. Latency settings for a single dev server: one partition per task
+ * The dev server's dynamic config, the same as compose's server (deployment.e2e holds them equal).
+ * Latency settings for a single server: one partition per task
  * queue (partitions spread matching over the hosts of a cluster); history's task queues may be read
  * more than 20 times a second (the default): each step of a workflow (a task to dispatch, a child to
  * start, a timer, a visibility update) otherwise waited about 30 ms for its queue's next read,
- * measured in the run timelines. And the schedule settings of compose's server
- * (deploy/temporal/dynamicconfig/agentsite.yaml says why): scheduled agents due together.
+ * measured in the run timelines. And the schedule settings (deploy/temporal/dynamicconfig/agentsite.yaml
+ * says why): scheduled agents due together.
  */
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   'matching.numTaskqueueReadPartitions': 1,
