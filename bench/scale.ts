@@ -216,10 +216,24 @@ export async function cronBurst(ctx: ScaleContext): Promise<void> {
     Array.from({ length: N7 }, (_, i) => arrivals.get(`bench7-${side}-${i}`))
       .filter((at): at is number => at !== undefined)
       .map((at) => at - due);
+  const tracing = process.env.BENCH_TRACE === '1';
+  const ticks = clockTicks();
   const waitSide = async (side: 'svc' | 'bare', due: number): Promise<number[]> => {
     await sleep(Math.max(0, due - Date.now()));
+    const before = tracing ? stackCpu(ctx, ticks) : {};
     while (delays(side, due).length < N7 && Date.now() < due + CRON_RUN_LIMIT_MS) {
       await sleep(250);
+    }
+    if (tracing) {
+      // BENCH_TRACE: where the CPU went from the due time until the last run reached the model (or
+      // the window closed), per run that reached it.
+      const ran = delays(side, due).length;
+      const spent = Object.entries(stackCpu(ctx, ticks)).map(
+        ([name, ms]) => `${name} ${fmt((ms - before[name]!) / Math.max(1, ran))}`,
+      );
+      console.log(
+        `trace cpu 7 (${side}, per run, ${ran} runs, ${fmt(Date.now() - due)} from due): ${spent.join(', ')}`,
+      );
     }
     return delays(side, due);
   };
@@ -426,20 +440,10 @@ export async function sustainedWebhooks(ctx: ScaleContext): Promise<void> {
   const bare: { completed: number; latencies: number[] } = { completed: 0, latencies: [] };
   try {
     await ctx.drained();
-    // BENCH_TRACE: the CPU time each process spent per run completed, on each side (the Temporal dev
-    // server, the API, the worker, and this process: the bare side's worker, the fake model, the site).
+    // BENCH_TRACE: the CPU time each process spent per run completed, on each side (stackCpu).
     const tracing = process.env.BENCH_TRACE === '1';
     const ticks = clockTicks();
-    const pids = tracing
-      ? {
-          temporal: Number(execFileSync('pgrep', ['-n', '-f', 'server start-dev'], { encoding: 'utf8' }).trim()),
-          api: ctx.stack.api.child.pid!,
-          worker: ctx.stack.worker!.child.pid!,
-          bench: process.pid,
-        }
-      : {};
-    const cpuNow = (): Record<string, number> =>
-      Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid, ticks)]));
+    const cpuNow = (): Record<string, number> => (tracing ? stackCpu(ctx, ticks) : {});
     const cpu = { service: {} as Record<string, number>, bare: {} as Record<string, number> };
     const timedRound = async (
       side: 'service' | 'bare',
@@ -522,10 +526,42 @@ async function traceLoadPhases(
 
 /** CPU time (ms) the process has used so far, user and system, from /proc/<pid>/stat. */
 /** CPU time (user + system) a process has used, in ms, from /proc. */
-export function cpuMs(pid: number, ticksPerSecond: number): number {
-  // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+export function cpuMs(pid: number, ticksPerSecond: number, withChildren = false): number {
+  // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th, the
+  // time of the children it waited for (cutime, cstime) the 14th and 15th.
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+  const ticks = [11, 12, ...(withChildren ? [13, 14] : [])].reduce((sum, i) => sum + Number(fields[i]), 0);
+  return (ticks * 1000) / ticksPerSecond;
+}
+
+/**
+ * BENCH_TRACE: the CPU time (ms) the stack's processes have used so far: the Temporal server (the dev
+ * server or compose's), PostgreSQL (every `postgres` process, with the backends that have exited),
+ * the API, the worker, and this process (the bare side's worker, the fake model, the site).
+ */
+export function stackCpu(ctx: Pick<ScaleContext, 'stack'>, ticks: number): Record<string, number> {
+  const pids = (args: string[]): number[] => {
+    try {
+      return execFileSync('pgrep', args, { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+    } catch {
+      return []; // pgrep exits 1 when nothing matches
+    }
+  };
+  const sum = (list: number[], withChildren: boolean): number =>
+    list.reduce((total, pid) => {
+      try {
+        return total + cpuMs(pid, ticks, withChildren);
+      } catch {
+        return total; // gone since pgrep listed it
+      }
+    }, 0);
+  return {
+    temporal: sum(pids(['-f', 'server start']), false),
+    postgres: sum(pids(['-x', 'postgres']), true),
+    api: cpuMs(ctx.stack.api.child.pid!, ticks),
+    worker: cpuMs(ctx.stack.worker!.child.pid!, ticks),
+    bench: cpuMs(process.pid, ticks),
+  };
 }
 
 export function clockTicks(): number {
