@@ -128,6 +128,7 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   'history.visibilityProcessorMaxPollRPS': 1000,
   'worker.perNamespaceWorkerOptions': { StickyScheduleToStartTimeout: '60s' },
   'worker.schedulerNamespaceStartWorkflowRPS': 1000,
+  'system.enableActivityEagerExecution': true,
 };
 
 /** Starts `temporal server start-dev` with our search attributes and waits until its frontend answers. */
