@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { In, IsNull, type DataSource } from 'typeorm';
 import { RowMapper } from '../common/database/row-mapper.js';
 import { keysetWhere, type PageQuery } from '../common/pagination.js';
+import { preparedStatement } from '../common/database/prepared-statement.js';
 import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import { CredentialEntity } from '../vault/credential.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
@@ -145,10 +146,10 @@ export class ChatRepository {
 
   /** A turn's read: the session with its sites and membership, and its messages so far (one statement). */
   async turnRows(key: SessionKey, userId: string): Promise<TurnRows> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.turnQuery[key.column], [
-      key.value,
-      userId,
-    ]);
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      preparedStatement(`chat_turn_by_${key.column}`, this.turnQuery[key.column]),
+      [key.value, userId],
+    );
     // On the first row as PostgreSQL numbered them; looked for rather than assumed to come first.
     const history = (rows.find((row) => row.history !== null)?.history ?? []) as Array<
       [ChatMessageEntity['role'], string, ModelMessage[] | null]

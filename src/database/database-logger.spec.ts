@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Logger, type LoggerService } from '@nestjs/common';
 import { DatabaseLogger, databaseErrorFacts } from './database-logger.js';
+import { preparedStatement } from '../common/database/prepared-statement.js';
 
 describe('DatabaseLogger', () => {
   it("names a failed statement's SQLSTATE and PostgreSQL's names, never its message, detail or parameters", () => {
@@ -31,6 +32,20 @@ describe('DatabaseLogger', () => {
     expect(lines[1]![0]).toBe('warn');
     expect(lines[1]![1]).toMatch(/^slow statement \(1200 ms\): SELECT x, x, .*…$/);
     expect(lines[1]![1].length).toBeLessThan(220);
+  });
+
+  it("quotes a prepared statement's text, not its config object", () => {
+    const lines: string[] = [];
+    Logger.overrideLogger({ log: () => undefined, warn: () => undefined, error: (m: string) => void lines.push(m) });
+    try {
+      new DatabaseLogger().logQueryError(
+        Object.assign(new Error('boom'), { code: '57014' }),
+        preparedStatement('chat_turn_by_id', 'SELECT 1\n  FROM chat_sessions WHERE id = $1'),
+      );
+    } finally {
+      Logger.overrideLogger(['error', 'warn', 'log']);
+    }
+    expect(lines).toEqual(['statement failed (code 57014): SELECT 1 FROM chat_sessions WHERE id = $1']);
   });
 
   it('falls back to the error class when PostgreSQL reported nothing', () => {

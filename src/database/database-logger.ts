@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Logger as TypeOrmLogger } from 'typeorm';
+import { statementText } from '../common/database/prepared-statement.js';
 
 /** How much of a statement's text a line quotes: enough to tell which statement it was. */
 const STATEMENT_CHARS = 160;
@@ -19,7 +20,7 @@ export function databaseErrorFacts(error: unknown): string {
 
 /** The statement's text, whitespace folded, cut short. Parameters are never part of it. */
 function statementOf(query: string): string {
-  const text = String(query).replace(/\s+/g, ' ').trim();
+  const text = statementText(query).replace(/\s+/g, ' ').trim();
   return text.length > STATEMENT_CHARS ? `${text.slice(0, STATEMENT_CHARS)}…` : text;
 }
 

@@ -1,6 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { ReferenceSite } from '../../examples/site/site.js';
+import { ChatRepository } from '../../src/chat/chat.repository.js';
+import { loadSettings } from '../../src/config/settings.js';
+import { openDataSource } from '../../src/database/data-source.js';
+import { ENTITIES } from '../../src/entities.js';
 import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { expectError, Http } from '../utils/http.js';
@@ -210,6 +215,54 @@ describe('chat sessions (e2e)', () => {
     expect(streamed.events.map((e) => e.event)).toEqual(['error']);
     expect(streamed.events[0]!.data).toMatchObject({ code: 'MODEL_ERROR', statusCode: 502 });
     expect((await http.get(`/api/sessions/${token}`, { token: user.token })).body.messages).toHaveLength(2);
+  });
+
+  it("a turn's read is a named statement, prepared once per connection, and reads the session as before", async () => {
+    const { user, token, body } = await session();
+    model.script({ text: 'Hello there.' });
+    expect((await http.post(`/api/sessions/${token}/messages`, { content: 'Hi' }, { token: user.token })).status).toBe(
+      200,
+    );
+    // The repository on a pool of its own, two connections at most (another process of the service).
+    const settings = {
+      ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
+      databaseUrl: testEnv('databaseUrl'),
+      databasePoolMax: 2,
+    };
+    const dataSource = await openDataSource(settings, ENTITIES);
+    try {
+      const chats = new ChatRepository(dataSource);
+      for (let i = 0; i < 3; i += 1) {
+        const rows = await chats.turnRows({ column: 'id', value: body.id }, user.id);
+        expect(rows.found?.session.id).toBe(body.id);
+        expect(rows.sites.map((s) => s.id)).toEqual([body.sites[0].siteId]);
+        expect(rows.history.map((m) => [m.role, m.content])).toEqual([
+          ['user', 'Hi'],
+          ['assistant', 'Hello there.'],
+        ]);
+        // Another user's id finds nothing through the same prepared statement.
+        expect((await chats.turnRows({ column: 'id', value: body.id }, randomUUID())).found).toBeNull();
+      }
+      // Both of the pool's connections at once: the statement is prepared (at the protocol level, not
+      // by SQL PREPARE) on those that ran it, once each.
+      const runners = [dataSource.createQueryRunner(), dataSource.createQueryRunner()];
+      try {
+        const prepared = (
+          await Promise.all(
+            runners.map((runner) =>
+              runner.query('SELECT name, from_sql FROM pg_prepared_statements WHERE name LIKE $1', ['chat_turn_%']),
+            ),
+          )
+        ).flat() as Array<{ name: string; from_sql: boolean }>;
+        expect(prepared.length).toBeGreaterThanOrEqual(1);
+        expect(prepared.length).toBeLessThanOrEqual(2);
+        expect(prepared.every((p) => p.name === 'chat_turn_by_id' && !p.from_sql)).toBe(true);
+      } finally {
+        await Promise.all(runners.map((runner) => runner.release()));
+      }
+    } finally {
+      await dataSource.destroy();
+    }
   });
 
   it('session token errors: INVALID_SESSION, SESSION_NOT_FOUND, SESSION_EXPIRED', async () => {
