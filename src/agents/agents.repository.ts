@@ -8,6 +8,7 @@ import { SiteEntity } from '../vault/site.entity.js';
 import { type Scope, scopeSql, scopeWhere } from '../workspaces/scope.js';
 import { AgentEntity } from './agent.entity.js';
 import { lockUserRow } from '../users/user-lock.js';
+import { preparedStatement } from '../common/database/prepared-statement.js';
 
 /** A webhook's target as its one query reads it (see AgentsRepository.webhookTarget). */
 export interface WebhookTarget {
@@ -51,7 +52,10 @@ export class AgentsRepository {
 
   /** One round trip; null for an unknown agent. `agentId` must be a UUID (the caller checks). */
   async webhookTarget(agentId: string): Promise<WebhookTarget | null> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.webhookQuery, [agentId]);
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      preparedStatement('agents_webhook_target', this.webhookQuery),
+      [agentId],
+    );
     const row = rows[0];
     if (row === undefined) {
       return null;

@@ -6,6 +6,7 @@ import { type LocalCache } from '../common/cache/local-cache.js';
 import { RowMapper } from '../common/database/row-mapper.js';
 import { UserEntity } from '../users/user.entity.js';
 import { RevokedTokenEntity } from './revoked-token.entity.js';
+import { preparedStatement } from '../common/database/prepared-statement.js';
 
 /** A token's user as the JWT check reads it, with the token's revocation. */
 export interface TokenUser {
@@ -82,7 +83,10 @@ export class AuthRepository {
     // Taken before the query: a notification that arrives while it runs keeps its answer out of the cache.
     const userTicket = this.cachedUsers.ticket();
     const tokenTicket = this.cachedRevocations.ticket();
-    const rows = (await this.dataSource.query(this.userQuery, [id, jti])) as Array<Record<string, unknown>>;
+    const rows = (await this.dataSource.query(preparedStatement('auth_token_user', this.userQuery), [
+      id,
+      jti,
+    ])) as Array<Record<string, unknown>>;
     const row = rows[0];
     if (row === undefined) {
       return { user: null, revoked: false };

@@ -12,6 +12,7 @@ import type { CallToolInput, FinishRunInput, RunTrigger } from '../../workflows/
 import { RunArchiveEntity } from './run-archive.entity.js';
 import { RunEntity } from './run.entity.js';
 import type { TimelineEntry } from './timeline.js';
+import { preparedStatement } from '../common/database/prepared-statement.js';
 
 /** SQL: the statuses of a run that has ended. */
 const ENDED = "('completed', 'failed', 'cancelled')";
@@ -143,7 +144,9 @@ export class RunsRepository {
       return c.json && value !== null ? JSON.stringify(value) : value;
     });
     const rows: Array<{ ahead: number }> = await this.dataSource.query(
-      countAhead ? this.insertCountingQuery : this.insertQuery,
+      countAhead
+        ? preparedStatement('runs_insert_counting', this.insertCountingQuery)
+        : preparedStatement('runs_insert', this.insertQuery),
       params,
     );
     return { inserted: rows.length > 0, ahead: rows[0]?.ahead ?? 0 };
@@ -171,7 +174,10 @@ export class RunsRepository {
 
   /** A run by id (raw SQL through the row mapper: the end of every run reads it, to archive it). */
   async findById(id: string): Promise<RunEntity | null> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.byIdQuery, [id]);
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      preparedStatement('runs_by_id', this.byIdQuery),
+      [id],
+    );
     return rows[0] === undefined ? null : this.runRows.from(rows[0]);
   }
 
@@ -210,13 +216,10 @@ export class RunsRepository {
     ids: { agentId: string; runId: string; userId: string },
     execution: { workflowId: string; runId: string },
   ): Promise<StartedRun | null> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.startQuery, [
-      ids.agentId,
-      ids.runId,
-      ids.userId,
-      execution.workflowId,
-      execution.runId,
-    ]);
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      preparedStatement('runs_start', this.startQuery),
+      [ids.agentId, ids.runId, ids.userId, execution.workflowId, execution.runId],
+    );
     const started = rows[0];
     if (started?.run_triggered_by === null || started?.run_triggered_by === undefined) {
       return null;
@@ -246,11 +249,10 @@ export class RunsRepository {
     found: { run_status: string | null; listed: boolean | null; owned: boolean | null } | undefined;
     credential: CredentialEntity | null;
   }> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.toolSiteQuery, [
-      input.siteId,
-      input.runId,
-      input.userId,
-    ]);
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      preparedStatement('runs_tool_site', this.toolSiteQuery),
+      [input.siteId, input.runId, input.userId],
+    );
     const row = rows[0];
     if (row === undefined) {
       return { site: undefined, found: undefined, credential: null };
@@ -300,8 +302,11 @@ export class RunsRepository {
     }
     // TypeORM answers an UPDATE's raw query with [rows, affected].
     const [rows] = (await this.dataSource.query(
-      `UPDATE runs SET status = $1, ended_at = now(), error = $2::jsonb WHERE ${column} = $3 AND status = ANY($4::text[]) ` +
-        `RETURNING ${ENDED_RETURNING}`,
+      preparedStatement(
+        `runs_end_by_${column}`,
+        `UPDATE runs SET status = $1, ended_at = now(), error = $2::jsonb WHERE ${column} = $3 AND status = ANY($4::text[]) ` +
+          `RETURNING ${ENDED_RETURNING}`,
+      ),
       [status, error === null ? null : JSON.stringify(error), key, from],
     )) as [unknown, number];
     return endedRunsOf(rows);
@@ -335,11 +340,14 @@ export class RunsRepository {
     timeline: TimelineEntry[];
   }): Promise<boolean> {
     const rows: unknown[] = await this.dataSource.query(
-      'INSERT INTO run_archives (run_id, temporal_run_id, timeline) ' +
-        'SELECT r.id, $2, $3::json FROM runs r WHERE r.id = $1 AND r.workflow_id = $4 ' +
-        `AND r.status IN ${ENDED} AND COALESCE(r.temporal_run_id, $2) = $2 ` +
-        'ON CONFLICT (run_id) DO UPDATE SET timeline = EXCLUDED.timeline, archived_at = now() ' +
-        'WHERE run_archives.temporal_run_id = EXCLUDED.temporal_run_id RETURNING run_id',
+      preparedStatement(
+        'runs_save_archive',
+        'INSERT INTO run_archives (run_id, temporal_run_id, timeline) ' +
+          'SELECT r.id, $2, $3::json FROM runs r WHERE r.id = $1 AND r.workflow_id = $4 ' +
+          `AND r.status IN ${ENDED} AND COALESCE(r.temporal_run_id, $2) = $2 ` +
+          'ON CONFLICT (run_id) DO UPDATE SET timeline = EXCLUDED.timeline, archived_at = now() ' +
+          'WHERE run_archives.temporal_run_id = EXCLUDED.temporal_run_id RETURNING run_id',
+      ),
       [archive.runId, archive.temporalRunId, JSON.stringify(archive.timeline), archive.workflowId],
     );
     return rows.length > 0;
