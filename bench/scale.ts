@@ -535,29 +535,34 @@ export function cpuMs(pid: number, ticksPerSecond: number, withChildren = false)
 }
 
 /**
+ * The CPU time (ms) used so far by the processes `pgrep` finds with `pgrep` arguments, with (`withChildren`)
+ * the time of the children they waited for (PostgreSQL's postmaster reaps its exited backends).
+ */
+export function processesCpu(pgrepArgs: string[], ticks: number, withChildren: boolean): number {
+  let pids: number[];
+  try {
+    pids = execFileSync('pgrep', pgrepArgs, { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+  } catch {
+    return 0; // pgrep exits 1 when nothing matches
+  }
+  return pids.reduce((total, pid) => {
+    try {
+      return total + cpuMs(pid, ticks, withChildren);
+    } catch {
+      return total; // gone since pgrep listed it
+    }
+  }, 0);
+}
+
+/**
  * BENCH_TRACE: the CPU time (ms) the stack's processes have used so far: the Temporal server (the dev
  * server or compose's), PostgreSQL (every `postgres` process, with the backends that have exited),
  * the API, the worker, and this process (the bare side's worker, the fake model, the site).
  */
 export function stackCpu(ctx: Pick<ScaleContext, 'stack'>, ticks: number): Record<string, number> {
-  const pids = (args: string[]): number[] => {
-    try {
-      return execFileSync('pgrep', args, { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
-    } catch {
-      return []; // pgrep exits 1 when nothing matches
-    }
-  };
-  const sum = (list: number[], withChildren: boolean): number =>
-    list.reduce((total, pid) => {
-      try {
-        return total + cpuMs(pid, ticks, withChildren);
-      } catch {
-        return total; // gone since pgrep listed it
-      }
-    }, 0);
   return {
-    temporal: sum(pids(['-f', 'server start']), false),
-    postgres: sum(pids(['-x', 'postgres']), true),
+    temporal: processesCpu(['-f', 'server start'], ticks, false),
+    postgres: processesCpu(['-x', 'postgres'], ticks, true),
     api: cpuMs(ctx.stack.api.child.pid!, ticks),
     worker: cpuMs(ctx.stack.worker!.child.pid!, ticks),
     bench: cpuMs(process.pid, ticks),

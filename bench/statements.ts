@@ -7,13 +7,12 @@
  * every statement finds nothing and writes nothing, so both sides do the same work but the planning.
  */
 import { randomUUID } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
-import { fmt, line } from './stats.js';
-import { clockTicks } from './scale.js';
+import { fmt, line, percentile } from './stats.js';
+import { clockTicks, processesCpu } from './scale.js';
 import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
 import { freePort } from '../scripts/runtime/processes.js';
 import { AgentsRepository } from '../src/agents/agents.repository.js';
@@ -25,24 +24,6 @@ import { RunsRepository } from '../src/runs/runs.repository.js';
 
 const CALLS_PER_ROUND = 1500;
 const ROUNDS = 3;
-
-/** The CPU time (ms) PostgreSQL's processes have used, with the backends that exited. */
-function postgresCpu(ticks: number): number {
-  let pids: number[];
-  try {
-    pids = execFileSync('pgrep', ['-x', 'postgres'], { encoding: 'utf8' }).trim().split('\n').map(Number);
-  } catch {
-    return 0; // pgrep exits 1 when nothing matches
-  }
-  return pids.reduce((total, pid) => {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return total + ([11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) * 1000) / ticks;
-    } catch {
-      return total;
-    }
-  }, 0);
-}
 
 /** Sends every statement the repositories name as it is, or (`named` false) as its bare text. */
 function switchable(dataSource: DataSource): { set(named: boolean): void } {
@@ -58,7 +39,8 @@ function switchable(dataSource: DataSource): { set(named: boolean): void } {
   return { set: (value) => void (named = value) };
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const median = (values: number[]): number => percentile(values, 50);
+const postgresCpu = (ticks: number): number => processesCpu(['-x', 'postgres'], ticks, true);
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'agentsite-bench-statements-'));
