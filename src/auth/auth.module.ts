@@ -30,6 +30,6 @@ import { ApiRateLimits } from '../common/rate-limit.js';
   ],
   controllers: [AuthController, MeController],
   providers: [AuthService, AuthRepository, JwtStrategy, ApiRateLimits, PasswordHasher, LoginThrottle],
-  exports: [ApiRateLimits],
+  exports: [ApiRateLimits, JwtStrategy],
 })
 export class AuthModule {}

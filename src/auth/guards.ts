@@ -7,7 +7,7 @@ import { requestLogFields } from '../common/correlation.js';
 import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT, rateLimitExempt } from '../common/rate-limit.js';
 import type { AuthUser } from './auth-user.js';
 import { ADMIN_ONLY, IS_PUBLIC, TERMS_REQUIRED, TOKEN_ALSO_FROM, type TokenSources } from './decorators.js';
-import { ALTERNATE_TOKEN, cookieValue, hasAuthorizationHeader } from './jwt.strategy.js';
+import { ALTERNATE_TOKEN, cookieValue, hasAuthorizationHeader, JwtStrategy } from './jwt.strategy.js';
 import { AuthenticatedPrefetch, PREFETCH_ON_AUTH } from './prefetch.js';
 
 function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
@@ -28,6 +28,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     private readonly reflector: Reflector,
     private readonly limits: ApiRateLimits,
     private readonly prefetch: AuthenticatedPrefetch,
+    private readonly strategy: JwtStrategy,
   ) {
     super();
   }
@@ -42,9 +43,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     const address = exempt
       ? Promise.resolve()
       : consumeOrThrow(this.limits.perIp, req.ip ?? 'unknown', 'RATE_LIMITED', 'Too many requests from this address');
-    const authenticated = isPublic(this.reflector, context)
-      ? Promise.resolve(true)
-      : (super.canActivate(context) as Promise<boolean>);
+    const authenticated = isPublic(this.reflector, context) ? Promise.resolve(true) : this.authenticate(req, context);
     const [limited, authentication] = await Promise.allSettled([address, authenticated]);
     if (limited.status === 'rejected') {
       throw limited.reason;
@@ -53,6 +52,21 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
       throw authentication.reason;
     }
     return authentication.value;
+  }
+
+  /**
+   * Passport's verdict, the same as AuthGuard's: `req.user` on success, else the error handleRequest
+   * throws. A token this process has verified before takes the strategy's checks directly: passport
+   * would only wrap them (a middleware, a strategy object and a promise per request).
+   */
+  private async authenticate(req: Request, context: ExecutionContext): Promise<boolean> {
+    const remembered = this.strategy.rememberedUser(req);
+    if (remembered === undefined) {
+      return super.canActivate(context) as Promise<boolean>;
+    }
+    // A failed check rejects with the error passport's path would throw too (handleRequest rethrows it).
+    req.user = this.handleRequest(null, await remembered, undefined, context);
+    return true;
   }
 
   /** On routes marked @TokenAlsoFrom(), without an Authorization header: the cookie's or form field's token. */

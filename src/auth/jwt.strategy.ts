@@ -48,16 +48,26 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
    * which calls validate() when the signature and expiry hold.
    */
   override authenticate(req: Request, options?: unknown): void {
-    const token = requestToken(req);
-    const claims = token === null ? undefined : this.verified.get(token);
-    if (claims === undefined) {
+    const remembered = this.rememberedUser(req);
+    if (remembered === undefined) {
       super.authenticate(req, options);
       return;
     }
-    this.checked(req, claims).then(
+    remembered.then(
       (user) => this.success(user),
       (err: unknown) => this.error(err as Error),
     );
+  }
+
+  /**
+   * For a token this process verified before: the checks every request makes (user, revocation,
+   * limit), without passport's per-request machinery. Undefined when the token is not remembered:
+   * it must go through authenticate() and have its signature checked.
+   */
+  rememberedUser(req: Request): Promise<AuthUser> | undefined {
+    const token = requestToken(req);
+    const claims = token === null ? undefined : this.verified.get(token);
+    return claims === undefined ? undefined : this.checked(req, claims);
   }
 
   /** Called by passport-jwt with the claims of a token whose signature and expiry it verified. */

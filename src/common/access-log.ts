@@ -24,6 +24,11 @@ const logger = new Logger('http');
  * headers or bodies: those carry ids of other users' objects, tokens and run data.
  */
 export function accessLogMiddleware(req: Request, res: Response, next: NextFunction): void {
+  // LOG_LEVEL above info writes no access lines: nothing to time or listen for.
+  if (!Logger.isLevelEnabled('log')) {
+    next();
+    return;
+  }
   const started = performance.now();
   let written = false;
   const write = (): void => {

@@ -15,18 +15,22 @@ import { UUID } from '../common/ids.js';
 export class WorkspaceScopeGuard implements CanActivate {
   constructor(private readonly workspaces: WorkspacesRepository) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request & { user?: AuthUser; scope?: Scope }>();
     if (req.user === undefined) {
       return true;
     }
     const header = req.headers[WORKSPACE_HEADER];
     if (header === undefined || header === '') {
+      // Most requests: the personal scope, answered without a promise.
       req.scope = { user: req.user.user, workspace: null };
       return true;
     }
-    const id = Array.isArray(header) ? header[0]! : header;
-    const membership = UUID.test(id) ? await this.workspaces.findMembership(id, req.user.user.id) : null;
+    return this.workspaceScope(req, req.user, Array.isArray(header) ? header[0]! : header);
+  }
+
+  private async workspaceScope(req: Request & { scope?: Scope }, user: AuthUser, id: string): Promise<boolean> {
+    const membership = UUID.test(id) ? await this.workspaces.findMembership(id, user.user.id) : null;
     if (membership === null) {
       throw new AppError('WORKSPACE_NOT_FOUND', 'No workspace with this id');
     }
@@ -34,7 +38,7 @@ export class WorkspaceScopeGuard implements CanActivate {
     if (limitsOf(owner).workspaces === 0) {
       throw new AppError('WORKSPACE_REQUIRED', "This workspace's owner is no longer on the Team plan");
     }
-    req.scope = { user: req.user.user, workspace: { id, role: membership.role, owner } };
+    req.scope = { user: user.user, workspace: { id, role: membership.role, owner } };
     return true;
   }
 }
