@@ -230,15 +230,18 @@ export class ChatRepository {
    * is the lower one. Answers the saved reply.
    */
   async saveTurn({ sessionId, content, reply }: SavedTurn): Promise<ChatMessageEntity> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(this.saveTurnQuery, [
-      sessionId,
-      content,
-      reply.id,
-      reply.content,
-      jsonParameter(reply.toolCalls),
-      jsonParameter(reply.modelMessages),
-      jsonParameter(reply.usage),
-    ]);
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      preparedStatement('chat_save_turn', this.saveTurnQuery),
+      [
+        sessionId,
+        content,
+        reply.id,
+        reply.content,
+        jsonParameter(reply.toolCalls),
+        jsonParameter(reply.modelMessages),
+        jsonParameter(reply.usage),
+      ],
+    );
     const saved = rows.map((row) => this.messageRows.from(row)!).find((m) => m.role === 'assistant');
     if (saved === undefined) {
       throw new Error('the reply was not saved');

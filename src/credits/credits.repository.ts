@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager } from 'typeorm';
 import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
+import { preparedStatement } from '../common/database/prepared-statement.js';
 
 /** One row of `credit_ledger`, as the ledger page reads it. */
 export interface LedgerRow {
@@ -12,6 +13,9 @@ export interface LedgerRow {
   balanceAfter: number;
   createdAt: Date;
 }
+
+/** Every chat turn and model turn sends it: parsed and planned once per connection. */
+const CHARGE_QUERY = 'SELECT out_charged, out_balance FROM charge_credits($1, $2, $3, $4, $5, $6, $7)';
 
 /** A charge as the charge_credits function answered it; null when the user does not exist. */
 export interface ChargeRow {
@@ -55,7 +59,7 @@ export class CreditsRepository {
     run: { runId: string; inputTokens: number; outputTokens: number } | undefined,
   ): Promise<ChargeRow> {
     const rows: Array<{ out_charged: string; out_balance: string }> = await this.dataSource.query(
-      'SELECT out_charged, out_balance FROM charge_credits($1, $2, $3, $4, $5, $6, $7)',
+      preparedStatement('charge_credits', CHARGE_QUERY),
       [userId, amount, reason, reference, run?.runId ?? null, run?.inputTokens ?? 0, run?.outputTokens ?? 0],
     );
     // No drop here: the users trigger's `credits:<id>:<balance>` notification sets the balance of

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import pg from 'pg';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { ChatRepository } from '../../src/chat/chat.repository.js';
+import type { CacheInvalidationBus } from '../../src/common/cache/invalidation-bus.js';
 import { loadSettings } from '../../src/config/settings.js';
+import { CreditsRepository } from '../../src/credits/credits.repository.js';
 import { openDataSource } from '../../src/database/data-source.js';
 import { ENTITIES } from '../../src/entities.js';
 import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
@@ -217,7 +219,7 @@ describe('chat sessions (e2e)', () => {
     expect((await http.get(`/api/sessions/${token}`, { token: user.token })).body.messages).toHaveLength(2);
   });
 
-  it("a turn's read is a named statement, prepared once per connection, and reads the session as before", async () => {
+  it("a turn's read, its save and its charge are named statements, prepared once per connection, and work as before", async () => {
     const { user, token, body } = await session();
     model.script({ text: 'Hello there.' });
     expect((await http.post(`/api/sessions/${token}/messages`, { content: 'Hi' }, { token: user.token })).status).toBe(
@@ -243,6 +245,30 @@ describe('chat sessions (e2e)', () => {
         // Another user's id finds nothing through the same prepared statement.
         expect((await chats.turnRows({ column: 'id', value: body.id }, randomUUID())).found).toBeNull();
       }
+      // The save and the charge, three times each through the same two connections.
+      const credits = new CreditsRepository(dataSource, undefined as unknown as CacheInvalidationBus);
+      const balances: number[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        const reply = { id: randomUUID(), content: `Saved ${i}`, toolCalls: [], modelMessages: [], usage: null };
+        const saved = await chats.saveTurn({ sessionId: body.id, content: `Asked ${i}`, reply });
+        expect(saved).toMatchObject({ id: reply.id, role: 'assistant', content: `Saved ${i}` });
+        const charge = await credits.charge(user.id, 1, 'chat_turn', `chat:${reply.id}:1`, undefined);
+        expect(charge.charged).toBe(1);
+        balances.push(charge.balance);
+      }
+      expect(balances).toEqual([balances[0], balances[0]! - 1, balances[0]! - 2]);
+      await expect(credits.charge(randomUUID(), 1, 'chat_turn', null, undefined)).rejects.toMatchObject({
+        code: 'P0002',
+      });
+      const history = (await chats.turnRows({ column: 'id', value: body.id }, user.id)).history;
+      expect(history.map((m) => m.content).slice(2)).toEqual([
+        'Asked 0',
+        'Saved 0',
+        'Asked 1',
+        'Saved 1',
+        'Asked 2',
+        'Saved 2',
+      ]);
       // Both of the pool's connections at once: the statement is prepared (at the protocol level, not
       // by SQL PREPARE) on those that ran it, once each.
       const runners = [dataSource.createQueryRunner(), dataSource.createQueryRunner()];
@@ -250,13 +276,17 @@ describe('chat sessions (e2e)', () => {
         const prepared = (
           await Promise.all(
             runners.map((runner) =>
-              runner.query('SELECT name, from_sql FROM pg_prepared_statements WHERE name LIKE $1', ['chat_turn_%']),
+              runner.query('SELECT name, from_sql FROM pg_prepared_statements WHERE name = ANY($1)', [
+                ['chat_turn_by_id', 'chat_save_turn', 'charge_credits'],
+              ]),
             ),
           )
         ).flat() as Array<{ name: string; from_sql: boolean }>;
-        expect(prepared.length).toBeGreaterThanOrEqual(1);
-        expect(prepared.length).toBeLessThanOrEqual(2);
-        expect(prepared.every((p) => p.name === 'chat_turn_by_id' && !p.from_sql)).toBe(true);
+        for (const name of ['chat_turn_by_id', 'chat_save_turn', 'charge_credits']) {
+          const on = prepared.filter((p) => p.name === name);
+          expect([name, on.length >= 1 && on.length <= 2]).toEqual([name, true]);
+        }
+        expect(prepared.every((p) => !p.from_sql)).toBe(true);
       } finally {
         await Promise.all(runners.map((runner) => runner.release()));
       }
