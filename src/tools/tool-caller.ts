@@ -48,13 +48,24 @@ export function outgoingKey(serverUrl: string): string {
   return new URL(serverUrl).host.toLowerCase();
 }
 
-/** The domain label of a site's calls: its tool server's host (as the outgoing limit counts it). */
+/** Each stored manifest object's domain: the site cache hands every call the same object. */
+const domains = new WeakMap<SiteEntity['manifest'], string>();
+
+/**
+ * The domain of a site's calls, its tool server's host: the outgoing limit's key and the metrics'
+ * label ('invalid' when the URL does not parse, which the manifest check refuses before any call).
+ */
 function domainOf(site: SiteEntity): string {
-  try {
-    return outgoingKey(site.manifest.server.url);
-  } catch {
-    return 'invalid';
+  let domain = domains.get(site.manifest);
+  if (domain === undefined) {
+    try {
+      domain = outgoingKey(site.manifest.server.url);
+    } catch {
+      domain = 'invalid';
+    }
+    domains.set(site.manifest, domain);
   }
+  return domain;
 }
 
 /** Whose share of a domain's budget a call uses: the vault the site is in (a workspace's, or a user's). */
@@ -126,7 +137,7 @@ export class ToolCaller {
     // checked first, so failing calls cannot spend a domain's budget. The slot comes before a refresh,
     // so a refused call never touches the token endpoint either.
     const stored = await this.credentials.usableRow(site, request.credential);
-    await this.takeOutgoingSlot(endpoint, site);
+    await this.takeOutgoingSlot(site);
     let credential = await this.tokens.tokenFor(site, undefined, stored);
     let refreshed = false;
     let response = await this.post(endpoint, credential.token, request);
@@ -144,8 +155,9 @@ export class ToolCaller {
    * The vault's share first, then the domain's: a vault past its share is refused without spending
    * the domain's budget that other users need.
    */
-  private async takeOutgoingSlot(endpoint: string, site: SiteEntity): Promise<void> {
-    const key = outgoingKey(endpoint);
+  private async takeOutgoingSlot(site: SiteEntity): Promise<void> {
+    // The call's endpoint is on the tool server: its host is this key (outgoingKey), parsed once per manifest.
+    const key = domainOf(site);
     try {
       await this.outgoingPerVault?.consume(`${vaultKey(site)}|${key}`, 1);
       await this.outgoing.consume(key, 1);
