@@ -232,15 +232,19 @@ async function main(): Promise<void> {
         // CPU a request of the API process and of the minimal Express app's, 16 at once as above,
         // in alternating rounds: what each costs, apart from the load generator's share of the cores.
         const ticks6 = clockTicks();
-        const cpu6 = [0, 0];
-        const pids6 = [stack.api.child.pid!, servers[SERVER_KINDS.indexOf('express')]!.child.pid!];
+        const express6 = SERVER_KINDS.indexOf('express');
+        const cpuSides = [
+          { pid: stack.api.child.pid!, target: targets[0]!, msPerRequest: 0 },
+          { pid: servers[express6]!.child.pid!, target: targets[1 + express6]!, msPerRequest: 0 },
+        ];
         for (let round = 0; round < 4; round += 1) {
-          for (const side of [0, 1]) {
-            const before = cpuMs(pids6[side]!, ticks6);
-            await load(N6 / 4, 16, targets[side === 0 ? 0 : 1 + SERVER_KINDS.indexOf('express')]!);
-            cpu6[side]! += (cpuMs(pids6[side]!, ticks6) - before) / N6;
+          for (const side of cpuSides) {
+            const before = cpuMs(side.pid, ticks6);
+            await load(N6 / 4, 16, side.target);
+            side.msPerRequest += (cpuMs(side.pid, ticks6) - before) / N6;
           }
         }
+        const [serviceCpu6, expressCpu6] = cpuSides.map((side) => side.msPerRequest) as [number, number];
         const rps = results.map((r) => (N6 / r.wallMs) * 1000);
         const [service, bare, express, fastify] = rps as [number, number, number, number];
         // Per-request cost (1/rps): what the adapter costs, and the share of the service's cost a switch
@@ -256,9 +260,9 @@ async function main(): Promise<void> {
           minimal_nest_express_rps: Math.round(express),
           minimal_nest_fastify_rps: Math.round(fastify),
           fastify_would_save: `${((saving / (1 / service)) * 100).toFixed(1)} % of a service request`,
-          service_cpu_per_request: `${Math.round(cpu6[0]! * 1000)} µs`,
-          minimal_express_cpu_per_request: `${Math.round(cpu6[1]! * 1000)} µs`,
-          cpu_vs_minimal: (cpu6[1]! / cpu6[0]!).toFixed(2),
+          service_cpu_per_request: `${Math.round(serviceCpu6 * 1000)} µs`,
+          minimal_express_cpu_per_request: `${Math.round(expressCpu6 * 1000)} µs`,
+          cpu_vs_minimal: (expressCpu6 / serviceCpu6).toFixed(2),
           service_p50: fmt(percentile(results[0]!.latencies, 50)),
           bare_p50: fmt(percentile(results[1]!.latencies, 50)),
         });
