@@ -90,11 +90,14 @@ export class ChatRepository {
       token_hash: query('token_hash'),
       id: query('id'),
     });
+    // The sites are looked up by their primary key: `s.id = ANY (ARRAY(…))` is an index condition,
+    // whereas comparing `s.id::text` to the session's ids read every row of the sites table (of every
+    // user) on every turn. The ids were validated as UUIDs when the session was created.
     this.sessionQuery = byKey(
       (column) =>
         `SELECT ${this.sessionRows.select()}, ${this.siteRows.select()}, ${MEMBERSHIP_COLUMNS} FROM chat_sessions cs ` +
         `${MEMBERSHIP_JOINS} ` +
-        "LEFT JOIN sites s ON s.id::text IN (SELECT e->>'siteId' FROM jsonb_array_elements(cs.sites) e) " +
+        "LEFT JOIN sites s ON s.id = ANY (ARRAY(SELECT (e->>'siteId')::uuid FROM jsonb_array_elements(cs.sites) e)) " +
         `AND ${inOwnersVaultSql('s', 'cs')} WHERE cs.${column} = $1 AND cs.user_id = $2`,
     );
     this.findQuery = byKey(

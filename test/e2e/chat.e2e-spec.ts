@@ -23,6 +23,18 @@ interface SseEvent {
   receivedAt: number;
 }
 
+/** A node of PostgreSQL's `EXPLAIN (FORMAT JSON)` plan, with the fields the tests read. */
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+/** Every node of a plan, its subplans included. */
+function planNodes(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(planNodes)];
+}
+
 /** Reads an SSE answer event by event; `onEvent` may return 'stop' to disconnect like a closed tab. */
 async function streamTurn(
   baseUrl: string,
@@ -290,6 +302,32 @@ describe('chat sessions (e2e)', () => {
       } finally {
         await Promise.all(runners.map((runner) => runner.release()));
       }
+    } finally {
+      await dataSource.destroy();
+    }
+  });
+
+  it("a turn's read finds the session's sites by their primary key, not by reading every user's sites", async () => {
+    const { user, body } = await session();
+    const settings = {
+      ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
+      databaseUrl: testEnv('databaseUrl'),
+      databasePoolMax: 1,
+    };
+    const dataSource = await openDataSource(settings, ENTITIES);
+    try {
+      const chats = new ChatRepository(dataSource);
+      // Prepares the statement on the pool's one connection, which then explains it.
+      expect((await chats.turnRows({ column: 'id', value: body.id }, user.id)).sites).toHaveLength(1);
+      // With sequential scans priced out, PostgreSQL still picks one where no index can answer the
+      // condition: the plan must reach `sites` some other way.
+      await dataSource.query('SET enable_seqscan = off');
+      const explained: Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }> = await dataSource.query(
+        `EXPLAIN (FORMAT JSON) EXECUTE chat_turn_by_id('${body.id}', '${user.id}')`,
+      );
+      const onSites = planNodes(explained[0]!['QUERY PLAN'][0]!.Plan).filter((n) => n['Relation Name'] === 'sites');
+      expect(onSites.length).toBeGreaterThan(0);
+      expect(onSites.map((n) => n['Node Type'])).not.toContain('Seq Scan');
     } finally {
       await dataSource.destroy();
     }
