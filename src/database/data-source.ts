@@ -1,4 +1,5 @@
-import { DataSource, type DataSourceOptions, type EntitySchema } from 'typeorm';
+import { Logger } from '@nestjs/common';
+import { DataSource, type DataSourceOptions, type EntitySchema, type QueryRunner } from 'typeorm';
 import { effectiveDatabaseUrl, type Settings } from '../config/settings.js';
 import { Initial1763769600000 } from './migrations/1763769600000-initial.js';
 import { Vault1763856000000 } from './migrations/1763856000000-vault.js';
@@ -47,7 +48,7 @@ export function migrationsFor(settings: Settings): Array<new () => unknown> {
 }
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */
-const MIGRATION_LOCK_KEY = 4_242_001;
+export const MIGRATION_LOCK_KEY = 4_242_001;
 
 /** An entity class (or schema) for a data source's `entities`. */
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for entity classes
@@ -83,6 +84,33 @@ export function dataSourceOptions(settings: Settings, entities: EntityClass[] = 
   };
 }
 
+/** How often a process waiting for another's migrations asks for the lock again. */
+const MIGRATION_LOCK_POLL_MS = 250;
+
+/**
+ * Takes the migration lock, asking again until the process that holds it has finished. Asked, not
+ * waited for in one statement: a statement waiting for the lock would be a transaction in progress,
+ * and a migration that builds an index CONCURRENTLY waits for every transaction in progress to end,
+ * so the two would wait for each other (and the waiting statement would time out first, after
+ * DB_QUERY_TIMEOUT_MS, however long the other's migrations rightly take).
+ */
+async function takeMigrationLock(runner: QueryRunner): Promise<void> {
+  let told = false;
+  for (;;) {
+    const rows: Array<{ taken: boolean }> = await runner.query('SELECT pg_try_advisory_lock($1) AS taken', [
+      MIGRATION_LOCK_KEY,
+    ]);
+    if (rows[0]?.taken === true) {
+      return;
+    }
+    if (!told) {
+      new Logger('Database').log('Another process is running the migrations: waiting for it to finish');
+      told = true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_POLL_MS));
+  }
+}
+
 /**
  * Runs pending migrations under a PostgreSQL advisory lock, so an API and a worker starting at the
  * same moment never apply the same migration twice.
@@ -91,7 +119,7 @@ export async function runMigrations(dataSource: DataSource): Promise<string[]> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
-    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await takeMigrationLock(runner);
     const applied = await dataSource.runMigrations({ transaction: 'each' });
     return applied.map((m) => m.name);
   } finally {
