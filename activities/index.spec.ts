@@ -26,8 +26,8 @@ function request(): RunRequest {
 
 function deps() {
   const context: RunContext = { system: 's', model: 'm', tools: [] };
-  const startRun = jest.fn<ActivityDeps['runs']['startRun']>(async () => context);
-  const turn = jest.fn(async () => ({
+  const startRun = jest.fn<ActivityDeps['runs']['startRun']>(async () => ({ context, trigger: 'Run now.' }));
+  const turn = jest.fn<ActivityDeps['model']['turn']>(async () => ({
     content: [{ type: 'text' as const, text: 'ok' }],
     text: 'ok',
     stopReason: 'end_turn',
@@ -53,6 +53,45 @@ describe('modelTurn (turn 1)', () => {
     await env().run(createActivities(all).modelTurn, input);
     expect(startRun).toHaveBeenCalledWith(request(), { workflowId: `run-${RUN}`, runId: 'exec-1' });
     expect(turn).toHaveBeenCalledTimes(1);
+  });
+
+  it("puts the run's trigger, as startRun read it from the row, first in the model's messages, and never in its answer", async () => {
+    const { all, turn } = deps();
+    const later = { role: 'assistant' as const, content: 'earlier' };
+    const input: ModelTurnInput = {
+      runId: RUN,
+      userId: OWNER,
+      messages: [later],
+      trigger: 'row',
+      start: request(),
+      last: false,
+    };
+    const output = await env().run(createActivities(all).modelTurn, input);
+    expect(turn.mock.calls[0]![0]).toMatchObject({ messages: [{ role: 'user', content: 'Run now.' }, later] });
+    expect(turn.mock.calls[0]![0]).not.toHaveProperty('triggerFromRow');
+    expect(JSON.stringify(output)).not.toContain('Run now.');
+  });
+
+  it('asks a later turn to read the trigger from the row, and an input of before (trigger in its messages) not', async () => {
+    const context: RunContext = { system: 's', model: 'm', tools: [] };
+    for (const [trigger, expected] of [
+      ['row', true],
+      [undefined, undefined],
+    ] as const) {
+      const { all, startRun, turn } = deps();
+      const input: ModelTurnInput = {
+        runId: RUN,
+        userId: OWNER,
+        messages: [{ role: 'user', content: 'hi' }],
+        ...(trigger ? { trigger } : {}),
+        context,
+        last: false,
+      };
+      await env().run(createActivities(all).modelTurn, input);
+      expect(startRun).not.toHaveBeenCalled();
+      expect((turn.mock.calls[0]![0] as { triggerFromRow?: boolean }).triggerFromRow).toBe(expected);
+      expect(turn.mock.calls[0]![0]).toMatchObject({ messages: [{ role: 'user', content: 'hi' }] });
+    }
   });
 
   it('refuses a turn whose run or user differ from those of the run it starts: nothing started, nothing charged', async () => {

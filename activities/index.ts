@@ -20,8 +20,15 @@ import { ActivityError, classified } from './failures.js';
 
 /** Run bookkeeping and the agent's queue, filled by the worker with the application's services. */
 export interface RunsPort {
-  /** `execution`: the workflow execution that asks (from Temporal, not from the input). */
-  startRun(request: RunRequest, execution: { workflowId: string; runId: string }): Promise<RunContext>;
+  /**
+   * `execution`: the workflow execution that asks (from Temporal, not from the input). Also answers
+   * the run's first message, built from its row (triggerMessage): it goes to the model, not back to
+   * the workflow.
+   */
+  startRun(
+    request: RunRequest,
+    execution: { workflowId: string; runId: string },
+  ): Promise<{ context: RunContext; trigger: string }>;
   finishRun(input: FinishRunInput): Promise<void>;
   /** Keeps the ended run's timeline in the database; `execution` as for startRun. */
   archiveRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void>;
@@ -134,16 +141,18 @@ export function createActivities(deps: ActivityDeps) {
             );
           }
           // Idempotent: a retried turn 1 finds the run active already.
-          const context =
+          const started =
             input.start !== undefined
               ? await deps.runs.startRun(input.start, {
                   workflowId: info.workflowExecution?.workflowId ?? '',
                   runId: info.workflowExecution?.runId ?? '',
                 })
-              : input.context;
+              : undefined;
+          const context = started?.context ?? input.context;
           if (context === undefined) {
             throw new MissingRunContextError();
           }
+          const fromRow = input.trigger === 'row';
           const tools = modelToolsOf(context.tools);
           const answer = await deps.model.turn(
             {
@@ -151,8 +160,13 @@ export function createActivities(deps: ActivityDeps) {
               userId: input.userId,
               model: context.model,
               system: context.system,
-              messages: input.messages,
+              // Turn 1 has the trigger from startRun; later turns read it with their credit check.
+              messages:
+                fromRow && started !== undefined
+                  ? [{ role: 'user', content: started.trigger }, ...input.messages]
+                  : input.messages,
               tools,
+              ...(fromRow && started === undefined ? { triggerFromRow: true } : {}),
             },
             reference,
             signal,
@@ -162,7 +176,7 @@ export function createActivities(deps: ActivityDeps) {
           if (ended) {
             await deps.runs.finishRun({ runId: input.runId, status: 'completed', output: answer.text });
           }
-          return { ...answer, ...(input.start !== undefined ? { context } : {}), ended };
+          return { ...answer, ...(started !== undefined ? { context } : {}), ended };
         }),
       );
     },

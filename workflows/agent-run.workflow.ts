@@ -16,8 +16,10 @@ import {
   MAX_DURABLE_WAIT_SECONDS,
   MAX_MODEL_TURNS,
   MAX_RATE_LIMIT_WAITS,
+  MAX_TURN_INPUT_BYTES,
   type ModelContentBlock,
   type ModelMessage,
+  type ModelTurnInput,
   RATE_LIMIT_TIMER_SUMMARY,
   RUN_LOG_FIELD,
   type FinishRunInput,
@@ -26,6 +28,7 @@ import {
   type RunLogIds,
   type RunRequest,
   type ToolResultBlock,
+  toolResultContent,
 } from './contracts.js';
 
 /**
@@ -151,31 +154,27 @@ function logIds(request: RunRequest): RunLogIds {
   };
 }
 
-function firstMessage(request: RunRequest): string {
-  switch (request.triggeredBy) {
-    case 'manual':
-      return request.input ?? 'Run now.';
-    case 'webhook':
-      return `Triggered by: Webhook. Payload received:\n${JSON.stringify(request.payload, null, 2)}`;
-    case 'schedule':
-      return `Triggered by: Schedule at ${request.requestedAt}.`;
-  }
-}
-
-/** The turns of the run; `recorded`: the last turn has marked the run completed. */
+/**
+ * The turns of the run; `recorded`: the last turn has marked the run completed. The conversation's
+ * first message, what triggered the run, is the activity's to build from the run's row (`trigger:
+ * 'row'`): a webhook's payload is not carried through Temporal with every turn.
+ */
 async function loop(request: RunRequest): Promise<{ output: string; recorded: boolean }> {
-  const messages: ModelMessage[] = [{ role: 'user', content: firstMessage(request) }];
+  const messages: ModelMessage[] = [];
   let context: RunContext | undefined;
   let output = '';
   for (let turn = 1; turn <= MAX_MODEL_TURNS; turn += 1) {
-    const answer = await model.modelTurn({
+    const input: ModelTurnInput = {
       ...logIds(request),
       runId: request.runId,
       userId: request.userId,
       messages,
+      trigger: 'row',
       ...(context === undefined ? { start: request } : { context }),
       last: turn === MAX_MODEL_TURNS,
-    });
+    };
+    assertTurnFits(input);
+    const answer = await model.modelTurn(input);
     context ??= answer.context;
     messages.push({ role: 'assistant', content: answer.content });
     if (answer.text !== '') {
@@ -217,7 +216,7 @@ async function callTool(
         tool: tool.tool,
         input: use.input,
       });
-      return { type: 'tool_result', tool_use_id: use.id, content: JSON.stringify(result.result) };
+      return { type: 'tool_result', tool_use_id: use.id, content: toolResultContent(result) };
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : undefined;
       if (!(cause instanceof ApplicationFailure)) {
@@ -244,6 +243,20 @@ async function callTool(
       }
       return { type: 'tool_result', tool_use_id: use.id, content: cause.message, is_error: true };
     }
+  }
+}
+
+/**
+ * A turn whose input Temporal would refuse (over its payload limit) would stop the agent's queue:
+ * the run fails instead, saying why, and the queue goes on.
+ */
+function assertTurnFits(input: ModelTurnInput): void {
+  const bytes = new TextEncoder().encode(JSON.stringify(input)).length;
+  if (bytes > MAX_TURN_INPUT_BYTES) {
+    throw ApplicationFailure.nonRetryable(
+      `The run's conversation has grown to ${bytes} bytes, over the ${MAX_TURN_INPUT_BYTES} one model turn may carry`,
+      FAILURE.modelError,
+    );
   }
 }
 

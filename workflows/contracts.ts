@@ -84,10 +84,17 @@ export interface RunRequest {
   triggeredBy: RunTrigger;
   /** Text given to a manual run. */
   input: string | null;
-  /** The webhook payload, whole. */
+  /**
+   * The webhook payload. Null in the requests the API sends since payloads stay out of Temporal: the
+   * payload is in the run's row, which the run's turns read (see triggerMessage). Requests queued
+   * before carry it whole; nothing reads it from here any more.
+   */
   payload: unknown;
-  /** The webhook's `action`, when the agent allows it to replace the system prompt. */
-  actionOverride: string | null;
+  /**
+   * Whether the webhook's `action` replaces the system prompt for this run: the text is the payload's
+   * own (in the row). Requests queued before carry the text itself.
+   */
+  actionOverride: string | boolean | null;
   deliveryId: string | null;
   mode: EnqueueMode;
   /** A workflow to signal when this run ends (the scheduled trigger waits for its run). */
@@ -193,6 +200,8 @@ export interface ModelCall {
   system: string;
   messages: ModelMessage[];
   tools: ModelTool[];
+  /** `messages` lacks the run's trigger: the turn reads it from the run's row and puts it first. */
+  triggerFromRow?: boolean;
 }
 
 /**
@@ -203,7 +212,13 @@ export interface ModelCall {
 export interface ModelTurnInput extends RunLogIds {
   runId: string;
   userId: string;
+  /**
+   * The conversation so far. With `trigger: 'row'` it lacks its first message, the run's trigger,
+   * which the activity builds from the run's row (triggerMessage): a webhook's payload or a manual
+   * run's text is not carried through Temporal on every turn. Inputs scheduled before carry it.
+   */
   messages: ModelMessage[];
+  trigger?: 'row';
   /** Turn 1: the run's request (the turn starts the run and returns its context). */
   start?: RunRequest;
   /** Later turns: the context turn 1 returned. */
@@ -239,9 +254,12 @@ export interface CallToolInput extends RunLogIds {
 }
 
 export interface CallToolOutput {
+  /** The site's answer; with `truncated`, the first MAX_TOOL_RESULT_BYTES of its JSON text, as a string. */
   result: unknown;
   durationMs: number;
   refreshed: boolean;
+  /** The answer's JSON was longer than MAX_TOOL_RESULT_BYTES: its length in bytes. */
+  truncated?: number;
 }
 
 export interface FinishRunInput extends RunLogIds {
@@ -273,6 +291,53 @@ export interface ScheduledTriggerResult {
 
 /** Ends a run early: turns of the model per run. */
 export const MAX_MODEL_TURNS = 20;
+
+/**
+ * The most of a tool's answer a run keeps (bytes of its JSON text): more would not fit the model's
+ * context anyway, and every later turn of the run carries the conversation through Temporal, whose
+ * payloads are limited (2 MB by default). A longer answer reaches the model and the timeline cut to
+ * this, with a note of its length (toolResultContent).
+ */
+export const MAX_TOOL_RESULT_BYTES = 64 * 1024;
+
+/**
+ * What one model turn's input may carry of the conversation (bytes of its JSON): under Temporal's
+ * default payload limit (2 MB) with room for the run's context. A run whose conversation outgrows it
+ * fails (MODEL_ERROR, saying so) rather than give Temporal a command it would refuse, which would stop
+ * the agent's queue with every run behind it.
+ */
+export const MAX_TURN_INPUT_BYTES = 1_500_000;
+
+/** What the model is told of a tool's answer (the tool_result block's content). */
+export function toolResultContent(output: Pick<CallToolOutput, 'result' | 'truncated'>): string {
+  if (output.truncated === undefined) {
+    return JSON.stringify(output.result);
+  }
+  return (
+    `${String(output.result)}\n[cut: the answer was ${output.truncated} bytes; ` +
+    `only its first ${MAX_TOOL_RESULT_BYTES} are kept]`
+  );
+}
+
+/** What started a run, as its row records it: the first message of its conversation. */
+export interface RunTriggerFields {
+  triggeredBy: RunTrigger;
+  input: string | null;
+  payload: unknown;
+  queuedAt: Date;
+}
+
+/** The run's first message to the model: what triggered it (manual text, the webhook's payload, the schedule's time). */
+export function triggerMessage(trigger: RunTriggerFields): string {
+  switch (trigger.triggeredBy) {
+    case 'manual':
+      return trigger.input ?? 'Run now.';
+    case 'webhook':
+      return `Triggered by: Webhook. Payload received:\n${JSON.stringify(trigger.payload, null, 2)}`;
+    case 'schedule':
+      return `Triggered by: Schedule at ${trigger.queuedAt.toISOString()}.`;
+  }
+}
 /**
  * The longest durable wait a site's Retry-After (or our outgoing limit) may impose on a run's tool call:
  * past it the call fails instead, so one site cannot park an agent's queue for days.

@@ -30,6 +30,12 @@ export interface Settings extends TemporalAccess {
   temporalTaskQueue: string;
   /** How long an execution of an agent's queue lasts before it continues as new (after its current run). */
   agentQueueExecutionSeconds: number;
+  /**
+   * Runs an agent may have waiting: a webhook past it is refused (RATE_LIMITED, Retry-After) before it
+   * is accepted. The queue travels whole from one execution of the agent's queue to the next, and
+   * Temporal limits what one continue-as-new may carry (2 MB by default, a few hundred bytes a run).
+   */
+  maxQueuedRuns: number;
   temporalCliPath: string | undefined;
   embeddedPostgresPort: number;
   temporalDevPort: number;
@@ -204,6 +210,7 @@ export function loadSettings(env: Env = process.env): Settings {
     temporalNamespace: reader.str('TEMPORAL_NAMESPACE') ?? 'default',
     temporalTaskQueue: reader.str('TEMPORAL_TASK_QUEUE') ?? 'agentsite',
     agentQueueExecutionSeconds: reader.int('AGENT_QUEUE_EXECUTION_SECONDS', 600, 1, 86400),
+    maxQueuedRuns: reader.int('MAX_QUEUED_RUNS', 1000, 1, 2000),
     temporalCliPath: reader.str('TEMPORAL_CLI_PATH'),
     embeddedPostgresPort: reader.int('EMBEDDED_POSTGRES_PORT', 54329, 1, 65535),
     temporalDevPort,

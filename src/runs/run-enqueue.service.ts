@@ -76,10 +76,13 @@ export function agentQueueStart(
   };
 }
 
-/** Runs handed to their agent's queue workflow: the row first, then Temporal. */
+/** When a sender refused for a full queue is told to come back (Retry-After). */
+const QUEUE_FULL_RETRY_SECONDS = 60;
+
 /** Tries of a refused manual start while the agent's previous run is closing (about 4.5 s in all). */
 const CLOSING_RUN_RETRIES = 10;
 
+/** Runs handed to their agent's queue workflow: the row first, then Temporal. */
 @Injectable()
 export class RunEnqueueService {
   constructor(
@@ -104,7 +107,7 @@ export class RunEnqueueService {
     addLogFields({ agentId: agent.id, runId: request.runId });
     // The row first: the worker starts only runs whose row the API wrote (startRun), and the run may
     // start as soon as the update is accepted.
-    const row = this.queuedRow(request);
+    const row = this.queuedRow(request, options);
     let result: EnqueueResult | undefined;
     for (let attempt = 1; result === undefined; attempt += 1) {
       await this.runs.insertQueued(row, false);
@@ -170,7 +173,7 @@ export class RunEnqueueService {
     addLogFields({ agentId: agent.id, runId: request.runId });
     // One statement writes the row and counts the runs ahead of it; a repeated delivery id inserts
     // nothing and returns no row.
-    let run = this.queuedRow(request);
+    let run = this.queuedRow(request, options);
     const { inserted, ahead } = await this.runs.insertQueued(run, true);
     const duplicate = !inserted;
     let queuePosition = ahead;
@@ -179,9 +182,19 @@ export class RunEnqueueService {
       run = await this.runs.findByDeliveryOrFail(agent.id, request.deliveryId!);
       request.runId = run.id;
       request.requestedAt = run.queuedAt.toISOString();
-      request.payload = run.payload;
+      request.actionOverride = run.systemPromptSource === 'webhook_action';
       queuePosition = await this.runs.countAhead(run);
       addLogFields({ runId: run.id });
+    } else if (ahead >= this.settings.maxQueuedRuns) {
+      // A queue this long would outgrow what Temporal carries from one execution of the agent's queue
+      // to the next: refused before it is accepted (the sender retries later), never dropped after.
+      await this.runs.deleteIfQueued(request.runId);
+      throw new AppError(
+        'RATE_LIMITED',
+        `The agent already has ${ahead} runs queued or running, the most it takes (MAX_QUEUED_RUNS); retry later`,
+        undefined,
+        QUEUE_FULL_RETRY_SECONDS,
+      );
     }
     try {
       await this.client.workflow.signalWithStart('agentQueueWorkflow', {
@@ -202,14 +215,15 @@ export class RunEnqueueService {
     return { run: toRunResponse(run), queuePosition, duplicate };
   }
 
-  private queuedRow(request: RunRequest): RunEntity {
+  /** The run's row: what triggered it, whole (the request sent to Temporal carries no payload). */
+  private queuedRow(request: RunRequest, options: Pick<EnqueueOptions, 'payload'>): RunEntity {
     return this.runs.create({
       id: request.runId,
       agentId: request.agentId,
       userId: request.userId,
       status: 'queued',
       triggeredBy: request.triggeredBy,
-      payload: request.payload,
+      payload: options.payload ?? null,
       input: request.input,
       systemPromptSource: request.actionOverride ? 'webhook_action' : 'agent',
       deliveryId: request.deliveryId,
@@ -223,7 +237,12 @@ export class RunEnqueueService {
   }
 }
 
-/** The request the queue workflow receives for a new run (its id is ours). */
+/**
+ * The request the queue workflow receives for a new run (its id is ours). The webhook's payload and
+ * action stay in the run's row, which the run's turns read: a queue of waiting webhooks then weighs a
+ * few hundred bytes a run in Temporal whatever the payloads, and a payload is not copied into the
+ * history of every turn.
+ */
 function runRequest(agent: AgentEntity, options: EnqueueOptions): RunRequest {
   return {
     runId: randomUUID(),
@@ -232,8 +251,8 @@ function runRequest(agent: AgentEntity, options: EnqueueOptions): RunRequest {
     agentName: agent.name,
     triggeredBy: options.triggeredBy,
     input: options.input ?? null,
-    payload: options.payload ?? null,
-    actionOverride: options.actionOverride ?? null,
+    payload: null,
+    actionOverride: options.actionOverride ? true : null,
     deliveryId: options.deliveryId ?? null,
     mode: options.mode,
     notifyWorkflowId: options.notifyWorkflowId,

@@ -17,6 +17,7 @@ import type {
   RunTrigger,
   ScheduledTriggerResult,
 } from '../../workflows/contracts.js';
+import { triggerMessage } from '../../workflows/contracts.js';
 import { RunArchiveService } from './run-archive.service.js';
 import { RunEnqueueService } from './run-enqueue.service.js';
 import { RunRetentionService } from './run-retention.service.js';
@@ -47,7 +48,10 @@ export class RunRecordsService implements RunsPort {
    * Anything else is PERMISSION_DENIED (non-retryable) and writes nothing. One round trip: the
    * update and the agent's query are one statement.
    */
-  async startRun(request: RunRequest, execution: { workflowId: string; runId: string }): Promise<RunContext> {
+  async startRun(
+    request: RunRequest,
+    execution: { workflowId: string; runId: string },
+  ): Promise<{ context: RunContext; trigger: string }> {
     if (![request.runId, request.agentId, request.userId].every((id) => typeof id === 'string' && UUID.test(id))) {
       throw this.refusedStart(request, 'malformed ids');
     }
@@ -70,17 +74,16 @@ export class RunRecordsService implements RunsPort {
     if (started.ownerCredits <= 0) {
       throw new AppError('NO_CREDITS', 'Insufficient credit balance');
     }
-    return {
-      // The webhook's action only where the API accepted one for this run.
+    const context: RunContext = {
+      // The webhook's action only where the API accepted one for this run: the payload's, in the row.
       system:
-        started.promptSource === 'webhook_action' && request.actionOverride
-          ? request.actionOverride
-          : agent.systemPrompt,
+        (started.promptSource === 'webhook_action' ? actionOf(started.trigger.payload) : null) ?? agent.systemPrompt,
       model: agent.model ?? this.settings.defaultModel,
       tools: buildRunTools(
         agent.siteIds.map((id) => sites.find((s) => s.id === id)).filter((s): s is SiteEntity => s !== undefined),
       ),
     };
+    return { context, trigger: triggerMessage(started.trigger) };
   }
 
   private refusedStart(request: RunRequest, why: string): AppError {
@@ -127,6 +130,12 @@ export class RunRecordsService implements RunsPort {
       throw err;
     }
   }
+}
+
+/** The webhook payload's `action` (the API recorded `webhook_action` only when it was a non-blank string). */
+function actionOf(payload: unknown): string | null {
+  const action = (payload as { action?: unknown } | null)?.action;
+  return typeof action === 'string' && action.trim() !== '' ? action : null;
 }
 
 /** What the trigger of a run needs of the tier, checked when the run starts (manual runs need nothing). */

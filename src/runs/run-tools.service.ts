@@ -5,6 +5,7 @@ import { ToolCallFailure } from '../sites/tool-failure.js';
 import { ToolCaller } from '../tools/tool-caller.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
 import type { SiteEntity } from '../vault/site.entity.js';
+import { keptResult } from './run-tools.js';
 import { RunsRepository } from './runs.repository.js';
 import { type CallToolInput, type CallToolOutput, MAX_DURABLE_WAIT_SECONDS } from '../../workflows/contracts.js';
 
@@ -20,7 +21,7 @@ export class RunToolsService {
 
   async call(input: CallToolInput, idempotencyKey: string, signal: AbortSignal): Promise<CallToolOutput> {
     const { site, credential } = await this.ownedSite(input);
-    return this.caller.call({
+    const { result, durationMs, refreshed } = await this.caller.call({
       site,
       credential,
       tool: input.tool,
@@ -29,6 +30,7 @@ export class RunToolsService {
       signal,
       maxRetryAfterSeconds: MAX_DURABLE_WAIT_SECONDS,
     });
+    return { ...keptResult(result), durationMs, refreshed };
   }
 
   /**

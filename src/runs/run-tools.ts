@@ -1,4 +1,4 @@
-import type { RunTool } from '../../workflows/contracts.js';
+import { type CallToolOutput, MAX_TOOL_RESULT_BYTES, type RunTool } from '../../workflows/contracts.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 
 const MAX_TOOL_NAME = 64;
@@ -48,4 +48,22 @@ export function buildRunTools(sites: SiteEntity[], chosen?: (site: SiteEntity, t
     }
   }
   return tools;
+}
+
+/**
+ * What a run keeps of a tool's answer: the answer itself, or, when its JSON is longer than
+ * MAX_TOOL_RESULT_BYTES, the first MAX_TOOL_RESULT_BYTES of that text (never a character cut in two)
+ * and the answer's length. The result travels through Temporal with the run's later turns.
+ */
+export function keptResult(result: unknown): Pick<CallToolOutput, 'result' | 'truncated'> {
+  const json = Buffer.from(JSON.stringify(result) ?? 'null', 'utf8');
+  if (json.length <= MAX_TOOL_RESULT_BYTES) {
+    return { result };
+  }
+  let end = MAX_TOOL_RESULT_BYTES;
+  // Back to the first byte of a character (continuation bytes are 10xxxxxx).
+  while (end > 0 && (json[end]! & 0xc0) === 0x80) {
+    end -= 1;
+  }
+  return { result: json.subarray(0, end).toString('utf8'), truncated: json.length };
 }

@@ -8,7 +8,7 @@ import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import { CredentialEntity } from '../vault/credential.entity.js';
 import { SiteEntity } from '../vault/site.entity.js';
 import { inOwnersVaultSql, type Scope, scopeWhere } from '../workspaces/scope.js';
-import type { CallToolInput, FinishRunInput, RunTrigger } from '../../workflows/contracts.js';
+import type { CallToolInput, FinishRunInput, RunTrigger, RunTriggerFields } from '../../workflows/contracts.js';
 import { RunArchiveEntity } from './run-archive.entity.js';
 import { RunEntity } from './run.entity.js';
 import type { TimelineEntry } from './timeline.js';
@@ -38,6 +38,8 @@ export interface StartedRun {
   sites: SiteEntity[];
   ownerCredits: number;
   tierOwner: { tier: Tier; subscriptionStatus: SubscriptionStatus };
+  /** What triggered the run, as its row records it (the run's first message is built from it). */
+  trigger: RunTriggerFields;
 }
 
 /** A run whose row a statement has just marked ended (for the run metrics). */
@@ -103,9 +105,14 @@ export class RunsRepository {
       "started AS (UPDATE runs SET status = 'active', workflow_id = $4, temporal_run_id = $5, " +
       'started_at = COALESCE(started_at, now()) ' +
       "WHERE id = $2 AND agent_id = $1 AND user_id = $3 AND $4 IN ('agent-' || agent_id, 'run-' || id) " +
-      "AND (status = 'queued' OR (status = 'active' AND temporal_run_id = $5)) RETURNING triggered_by, system_prompt_source) " +
+      "AND (status = 'queued' OR (status = 'active' AND temporal_run_id = $5)) " +
+      'RETURNING triggered_by, system_prompt_source, input, payload, queued_at) ' +
       'SELECT st.triggered_by AS run_triggered_by, st.system_prompt_source AS run_prompt_source, ' +
-      '(SELECT status FROM previous) AS run_previous_status, ' +
+      '(SELECT status FROM previous) AS run_previous_status, st.queued_at AS run_queued_at, ' +
+      // The trigger's text and payload (up to the webhook body limit) once, not on every site's row.
+      'row_number() OVER () = 1 AS run_first_row, ' +
+      'CASE WHEN row_number() OVER () = 1 THEN st.input END AS run_input, ' +
+      'CASE WHEN row_number() OVER () = 1 THEN st.payload END AS run_payload, ' +
       `${this.agentRows.select()}, ${this.siteRows.select()}, ` +
       'u.credits AS owner_credits, t.tier AS tier_owner_tier, t.subscription_status AS tier_owner_status ' +
       'FROM (SELECT 1) one LEFT JOIN started st ON true LEFT JOIN (agents a JOIN users u ON u.id = a.user_id LEFT JOIN workspaces w ON w.id = a.workspace_id ' +
@@ -220,7 +227,7 @@ export class RunsRepository {
       preparedStatement('runs_start', this.startQuery),
       [ids.agentId, ids.runId, ids.userId, execution.workflowId, execution.runId],
     );
-    const started = rows[0];
+    const started = rows.find((row) => row.run_first_row === true);
     if (started?.run_triggered_by === null || started?.run_triggered_by === undefined) {
       return null;
     }
@@ -234,6 +241,12 @@ export class RunsRepository {
       tierOwner: {
         tier: started.tier_owner_tier as Tier,
         subscriptionStatus: started.tier_owner_status as SubscriptionStatus,
+      },
+      trigger: {
+        triggeredBy: started.run_triggered_by as RunTrigger,
+        input: (started.run_input as string | null) ?? null,
+        payload: started.run_payload ?? null,
+        queuedAt: started.run_queued_at as Date,
       },
     };
   }

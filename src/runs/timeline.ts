@@ -233,6 +233,7 @@ function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference
             tool: call.tool,
             ok: true,
             result: result?.result,
+            ...(result?.truncated !== undefined ? { truncated: result.truncated } : {}),
             durationMs: result?.durationMs,
             attempt: attempts.get(key) ?? 1,
           });

@@ -38,6 +38,9 @@ class TemporalLifecycle implements OnApplicationShutdown {
   }
 }
 
+/** The largest answer the client takes from Temporal (a page of history), instead of gRPC's 4 MB. */
+const MAX_HISTORY_PAGE_BYTES = 128 * 1024 * 1024;
+
 /**
  * The Temporal client. The connection is lazy: the API starts (and reports Temporal as down in
  * /api/health) even while the Temporal server is not reachable yet.
@@ -49,7 +52,13 @@ class TemporalLifecycle implements OnApplicationShutdown {
       provide: TEMPORAL_CONNECTION,
       inject: [SETTINGS],
       useFactory: (settings: Settings): Connection =>
-        Connection.lazy({ ...temporalConnectionOptions(settings), connectTimeout: '5 seconds' }),
+        Connection.lazy({
+          ...temporalConnectionOptions(settings),
+          connectTimeout: '5 seconds',
+          // A page of history (a run's timeline, its archive) can be larger than gRPC's default 4 MB:
+          // the server sends what the history holds, up to its own limits.
+          channelArgs: { 'grpc.max_receive_message_length': MAX_HISTORY_PAGE_BYTES },
+        }),
     },
     {
       provide: TEMPORAL_CLIENT,

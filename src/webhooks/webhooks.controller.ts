@@ -43,7 +43,12 @@ export class WebhooksController {
     'WEBHOOK_PAYLOAD_INVALID',
     'NO_CREDITS',
   )
-  @ApiOperation({ summary: 'Trigger a webhook agent: 202 once the run is durably queued' })
+  @ApiOperation({
+    summary: 'Trigger a webhook agent: 202 once the run is durably queued',
+    description:
+      'RATE_LIMITED (with Retry-After) also when the agent already has MAX_QUEUED_RUNS (1,000) runs waiting: ' +
+      'the delivery is refused before it is accepted, and may be sent again later.',
+  })
   trigger(
     @Param('agentId') agentId: string,
     @Headers('x-webhook-secret') secret: string | undefined,

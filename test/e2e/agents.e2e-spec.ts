@@ -395,6 +395,59 @@ describe('agents and runs on Temporal (e2e)', () => {
     expect((await http.get('/api/me', { token: user.token })).body.credits).toBe(0);
   });
 
+  it("a tool's answer over 64 KB reaches the model and the timeline cut to its first 64 KB, with its length", async () => {
+    const { user, siteId } = await userWithSite();
+    for (const n of [1, 2, 3]) {
+      site.createNote('alice', `long note ${n}`, 'x'.repeat(30_000));
+    }
+    const agent = (await createAgent(user, { siteIds: [siteId] })).body;
+    model.script((req) => ({ text: 'Listing.', toolUses: [{ name: toolNamed(req, 'list_notes'), input: {} }] }), {
+      text: 'Listed.',
+    });
+    const started = await http.post(`/api/agents/${agent.id}/runs`, { input: 'List my notes' }, { token: user.token });
+    const run = await waitForRun(http, user.token, started.body.id);
+    expect(run.status).toBe('completed');
+    const result = run.timeline.find((e) => e.type === 'tool_result')!;
+    expect(result).toMatchObject({ ok: true, tool: 'list_notes' });
+    expect(result.truncated).toBeGreaterThan(90_000);
+    expect(typeof result.result).toBe('string');
+    expect(Buffer.byteLength(result.result as string)).toBeLessThanOrEqual(64 * 1024);
+    expect((result.result as string).startsWith('{"results":[')).toBe(true);
+    // The model was shown the same cut text, and told it was cut.
+    const shown = JSON.stringify(model.requests.at(-1)!.body.messages.at(-1));
+    expect(shown).toContain(`[cut: the answer was ${result.truncated} bytes; only its first 65536 are kept]`);
+  });
+
+  it('a run whose conversation outgrows what a turn may carry fails saying so, and the agent runs on', async () => {
+    const { user, siteId } = await userWithSite();
+    const agent = (await createAgent(user, { siteIds: [siteId] })).body;
+    // Every answer is long and calls a tool again: the conversation grows by about 200 KB a turn.
+    model.fallback = (req) => ({
+      text: 'y'.repeat(150_000),
+      toolUses: [{ name: toolNamed(req, 'list_notes'), input: {} }],
+    });
+    let run;
+    try {
+      const started = await http.post(`/api/agents/${agent.id}/runs`, { input: 'Go on' }, { token: user.token });
+      run = await waitForRun(http, user.token, started.body.id, undefined, 120_000);
+    } finally {
+      model.fallback = { text: 'Done.', stopReason: 'end_turn' };
+    }
+    expect(run.status).toBe('failed');
+    expect(run.error?.code).toBe('MODEL_ERROR');
+    expect(run.error?.error).toMatch(
+      /^The run's conversation has grown to \d+ bytes, over the 1500000 one model turn may carry$/,
+    );
+    const turns = run.timeline.filter((e) => e.type === 'model_turn').length;
+    expect(turns).toBeGreaterThan(3);
+    expect(turns).toBeLessThan(20);
+    // The agent's queue was not stopped: its next run completes.
+    model.script({ text: 'Fine.' });
+    const next = await http.post(`/api/agents/${agent.id}/runs`, { input: 'Again' }, { token: user.token });
+    expect(next.status).toBe(201);
+    expect((await waitForRun(http, user.token, next.body.id)).status).toBe('completed');
+  });
+
   it('a worker killed (SIGKILL) during a tool call: the run completes on a new worker, the site saw one effect', async () => {
     const { user, siteId } = await userWithSite();
     const agent = (await createAgent(user, { siteIds: [siteId] })).body;

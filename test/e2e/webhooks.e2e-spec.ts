@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { defaultPayloadConverter } from '@temporalio/common';
+import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { decodeHistoryEvents } from '../../src/temporal/history-codec.js';
 import { WORKFLOW_BUNDLE_PATH } from '../../src/temporal/worker-factory.js';
@@ -209,6 +210,49 @@ describe('webhook triggers (e2e)', () => {
     }
   });
 
+  it('25 webhooks of 200 KB to a busy agent all run, each with its payload, which Temporal never carries', async () => {
+    const { user, agent } = await webhookAgent();
+    const blob = 'p'.repeat(200 * 1024);
+    // The first run holds the agent while the other 24 arrive: 5 MB of payloads wait at once.
+    model.script({ text: 'first, slowly', delayMs: 2000 });
+    model.fallback = { text: 'handled' };
+    try {
+      const runIds: string[] = [];
+      for (let i = 0; i < 25; i += 1) {
+        const accepted = await fire(agent, { ticket: `big-${i}`, blob });
+        expect(accepted.status).toBe(202);
+        runIds.push(accepted.body.runId as string);
+      }
+      // A waiting run reads as any other (its timeline comes from the queue's history).
+      const waiting = await http.get(`/api/runs/${runIds[24]}`, { token: user.token });
+      expect(waiting.status).toBe(200);
+      expect(waiting.body).toMatchObject({ status: 'queued', payload: { ticket: 'big-24', blob } });
+      for (const runId of runIds) {
+        expect((await waitForRun(http, user.token, runId, undefined, 120_000)).status).toBe('completed');
+      }
+      // Every run's first message to the model carried its own payload, whole, read from its row.
+      const firsts = model.requests.map((r) => String(r.body.messages[0]!.content));
+      for (let i = 0; i < 25; i += 1) {
+        expect(firsts.filter((m) => m.includes(`"ticket": "big-${i}"`) && m.includes(blob))).toHaveLength(1);
+      }
+      // The queue's executions hold ids and small requests: far less than the 5 MB of payloads.
+      const { client, connection } = await temporalClient();
+      try {
+        let executions = 0;
+        for await (const wf of client.workflow.list({ query: `WorkflowId = "agent-${agent.id}"` })) {
+          const history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+          expect(proto.temporal.api.history.v1.History.encode(history).finish().length).toBeLessThan(500_000);
+          executions += 1;
+        }
+        expect(executions).toBeGreaterThan(0);
+      } finally {
+        await connection.close();
+      }
+    } finally {
+      model.fallback = { text: 'Done.', stopReason: 'end_turn' };
+    }
+  });
+
   /**
    * Run ids in the order the agent's queue received them: its executions in the order they started
    * (each continues as new after a run), each execution's history in order. A request carried over to
@@ -280,5 +324,58 @@ describe('webhook triggers (e2e)', () => {
     } finally {
       await connection.close();
     }
+  });
+});
+
+describe('a full webhook queue (e2e, MAX_QUEUED_RUNS=3)', () => {
+  let world: World;
+
+  beforeAll(async () => {
+    world = await startWorld({ env: { MAX_QUEUED_RUNS: '3' } });
+  });
+
+  afterAll(async () => {
+    await world?.stop();
+  });
+
+  it('refuses a delivery with 3 runs ahead (RATE_LIMITED, Retry-After) and keeps nothing of it; the accepted ones run', async () => {
+    const { http, admin, model } = world;
+    const user = await registerUser(http);
+    await http.patch(`/api/admin/users/${user.id}`, { tier: 'harness', credits: 10_000 }, { token: admin.token });
+    const agent = (
+      await http.post(
+        '/api/agents',
+        { name: 'Busy', systemPrompt: 'p', siteIds: [], trigger: { type: 'webhook', schema: [] } },
+        { token: user.token },
+      )
+    ).body as { id: string; webhookSecret: string };
+    const fire = (body: unknown, headers: Record<string, string> = {}) =>
+      http.post(`/api/webhooks/agent/${agent.id}`, body, {
+        headers: { 'x-webhook-secret': agent.webhookSecret, ...headers },
+      });
+    model.script({ text: 'slow', delayMs: 2000 });
+    const accepted = [];
+    for (const n of [0, 1, 2]) {
+      const res = await fire({ n });
+      expect(res.status).toBe(202);
+      expect(res.body.queuePosition).toBe(n);
+      accepted.push(res.body.runId as string);
+    }
+    const refused = await fire({ n: 3 }, { 'x-webhook-delivery-id': 'full-queue-1' });
+    expectError(refused, 'RATE_LIMITED', 429);
+    expect(refused.headers.get('retry-after')).toBe('60');
+    expect(refused.body.error).toContain('3 runs queued or running');
+    const listed = (await http.get(`/api/agents/${agent.id}/runs`, { token: user.token })).body.items as Array<{
+      id: string;
+    }>;
+    expect(listed.map((r) => r.id).sort()).toEqual([...accepted].sort());
+    for (const runId of accepted) {
+      expect((await waitForRun(http, user.token, runId)).status).toBe('completed');
+    }
+    // Sent again once the queue has room, the refused delivery is accepted as a new run.
+    const again = await fire({ n: 3 }, { 'x-webhook-delivery-id': 'full-queue-1' });
+    expect(again.status).toBe(202);
+    expect(accepted).not.toContain(again.body.runId);
+    expect((await waitForRun(http, user.token, again.body.runId)).status).toBe('completed');
   });
 });

@@ -91,8 +91,19 @@ export class ToolResultEntryDto extends EntryBase {
   @ApiProperty()
   ok: boolean;
 
-  @ApiPropertyOptional(anyJson("ok: the site's JSON result"))
+  @ApiPropertyOptional(
+    anyJson(
+      "ok: the site's JSON result; with `truncated`, the first 65,536 bytes of its JSON text (a string), which is what the run kept and the model was shown",
+    ),
+  )
   result?: unknown;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    description:
+      "ok: present when the site's answer was longer than a run keeps (65,536 bytes of JSON): its length in bytes",
+  })
+  truncated?: number;
 
   @ApiPropertyOptional({ description: 'ok: milliseconds' })
   durationMs?: number;
