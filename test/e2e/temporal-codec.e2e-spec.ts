@@ -134,6 +134,8 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
     expect(run.status).toBe('completed');
     // The model did see the markers: they were really in the run's data.
     expect(JSON.stringify(model.requests.map((r) => r.body))).toContain(MARKERS.prompt);
+    // The payload reached the model in the run's first message, read from the run's row.
+    expect(JSON.stringify(model.requests.map((r) => r.body.messages[0]))).toContain(MARKERS.payload);
 
     // A client WITHOUT the codec, as anyone reading Temporal's database or UI would.
     plain.connection = await Connection.connect({ address: testEnv('temporalAddress') });
@@ -187,14 +189,11 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
   it('decodes with the codec, and the API timeline is the decoded history, markers included', async () => {
     const decoded = await decodeHistoryEvents(copyOf(rawRun), testPayloadCodec());
     const text = serialized(decoded);
-    for (const marker of [
-      MARKERS.payload,
-      MARKERS.prompt,
-      MARKERS.toolInput,
-      MARKERS.toolResult,
-      MARKERS.answer,
-      MARKERS.siteError,
-    ]) {
+    // The webhook's payload is not in Temporal at all, sealed or not: it stays in the run's row, which
+    // the run's turns and its timeline read.
+    expect(text).not.toContain(MARKERS.payload);
+    expect(serialized(await decodeHistoryEvents(copyOf(rawAgent), testPayloadCodec()))).not.toContain(MARKERS.payload);
+    for (const marker of [MARKERS.prompt, MARKERS.toolInput, MARKERS.toolResult, MARKERS.answer, MARKERS.siteError]) {
       expect(text).toContain(marker);
     }
     expect(serialized(await decodeHistoryEvents(copyOf(rawAgent), testPayloadCodec()))).toContain(MARKERS.agentName);
@@ -238,11 +237,10 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
   });
 
   describe('POST /api/temporal-codec/decode', () => {
-    /** The run's request as the webhook's signal brought it to the agent's queue. */
+    /** The run's first tool call as the queue scheduled it (its input names the note to create). */
     const sealedInput = (): Payload =>
-      [...rawRun, ...rawAgent].find(
-        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'enqueueRunSignal',
-      )!.workflowExecutionSignaledEventAttributes!.input!.payloads![0]! as Payload;
+      [...rawRun, ...rawAgent].find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callTool')!
+        .activityTaskScheduledEventAttributes!.input!.payloads![0]! as Payload;
 
     it('refuses unauthenticated callers and non-admins, and decodes for an admin', async () => {
       const { http, admin } = world;
@@ -259,7 +257,8 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
       expect(Buffer.from(payload!.metadata.encoding!, 'base64').toString()).toBe('json/plain');
       expect(JSON.parse(Buffer.from(payload!.data, 'base64').toString())).toMatchObject({
         runId: run.id,
-        payload: { ticket: MARKERS.payload },
+        tool: 'create_note',
+        input: { title: MARKERS.toolInput },
       });
       // Payloads it did not seal come back as they were; encode seals what decode opens.
       const clear = asJson(defaultPayloadConverter.toPayload({ hello: 'world' }));
@@ -359,7 +358,7 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
       );
       expect(viaCookie.status).toBe(200);
       expect(viaCookie.headers.get('access-control-allow-origin')).toBe(uiOrigin);
-      expect(Buffer.from(viaCookie.body.payloads[0].data, 'base64').toString()).toContain(MARKERS.payload);
+      expect(Buffer.from(viaCookie.body.payloads[0].data, 'base64').toString()).toContain(MARKERS.toolInput);
       // The cookie is no credential anywhere else, and a user's token in it is still not an admin's.
       expectError(await http.get('/api/me', { headers: { cookie: jar } }), 'UNAUTHORIZED', 401);
       const userForm = await http.request('POST', '/api/temporal-codec/session', {
@@ -407,10 +406,10 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
           (err: { stdout?: string; stderr?: string }) => `${err.stdout ?? ''}${err.stderr ?? ''}`,
         );
       const decoded = await show(['--codec-auth', `Bearer ${world.admin.token}`]);
-      expect(decoded).toContain(MARKERS.payload);
+      expect(decoded).toContain(MARKERS.toolInput);
       expect(decoded).toContain(MARKERS.answer);
       const refused = await show(['--codec-auth', `Bearer ${user.token}`]);
-      expect(refused).not.toContain(MARKERS.payload);
+      expect(refused).not.toContain(MARKERS.toolInput);
     });
 
     it('takes payloads larger than the API’s usual body limit (a long model conversation)', async () => {
