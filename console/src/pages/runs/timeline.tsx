@@ -52,8 +52,13 @@ function Body({ entry }: { entry: Entry }) {
           {entry.durationMs === undefined ? null : <span className="muted"> in {Math.round(entry.durationMs)} ms</span>}
           {entry.ok ? (
             <details>
-              <summary>Result</summary>
-              <pre>{json(entry.result)}</pre>
+              <summary>
+                Result
+                {entry.truncated === undefined
+                  ? null
+                  : ` (cut: the site answered ${entry.truncated.toLocaleString()} bytes; the run kept the first 65,536)`}
+              </summary>
+              <pre>{entry.truncated === undefined ? json(entry.result) : String(entry.result)}</pre>
             </details>
           ) : (
             <p className="field-error">
