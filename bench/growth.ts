@@ -14,6 +14,7 @@ import path from 'node:path';
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { fmt, line, percentile } from './stats.js';
+import { queuedWebhookRow } from '../test/utils/runs.js';
 import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
 import { freePort } from '../scripts/runtime/processes.js';
 import { AgentsRepository } from '../src/agents/agents.repository.js';
@@ -161,26 +162,7 @@ function statementsOf(db: DataSource, seeded: Seeded): Record<string, Statement>
       call: () => chat.turnRows({ column: 'token_hash', value: seeded.sessionTokenHash }, seeded.userId),
     },
     'webhook intake: the run and its queue position (every delivery)': {
-      call: () =>
-        runs.insertQueued(
-          runs.create({
-            id: randomUUID(),
-            agentId: seeded.agentId,
-            userId: seeded.userId,
-            status: 'queued',
-            triggeredBy: 'webhook',
-            payload: null,
-            input: null,
-            systemPromptSource: 'agent',
-            deliveryId: randomUUID(),
-            workflowId: 'agent-x',
-            temporalRunId: null,
-            error: null,
-            usage: { inputTokens: 0, outputTokens: 0, credits: 0 },
-            queuedAt: new Date(),
-          }),
-          true,
-        ),
+      call: () => runs.insertQueued(queuedWebhookRow(runs, seeded), true),
       after: async () => {
         await db.query("DELETE FROM runs WHERE agent_id = $1 AND status = 'queued' AND id <> $2", [
           seeded.agentId,

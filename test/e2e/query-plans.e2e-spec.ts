@@ -15,6 +15,7 @@ import { VaultRepository } from '../../src/vault/vault.repository.js';
 import type { Scope } from '../../src/workspaces/scope.js';
 import { WorkspacesRepository } from '../../src/workspaces/workspaces.repository.js';
 import { testEnv } from '../setup/shared-runtime.js';
+import { queuedWebhookRow } from '../utils/runs.js';
 
 /** A node of a JSON plan, with the fields these tests read (EXPLAIN ANALYZE's counts). */
 interface PlanNode {
@@ -152,22 +153,7 @@ describe('query plans of request paths', () => {
       [agentId, users[0], OTHERS],
     );
     const runs = new RunsRepository(explained);
-    const row = runs.create({
-      id: randomUUID(),
-      agentId,
-      userId: users[0],
-      status: 'queued',
-      triggeredBy: 'webhook',
-      payload: null,
-      input: null,
-      systemPromptSource: 'agent',
-      deliveryId: randomUUID(),
-      workflowId: 'agent-x',
-      temporalRunId: null,
-      error: null,
-      usage: { inputTokens: 0, outputTokens: 0, credits: 0 },
-      queuedAt: new Date(),
-    });
+    const row = queuedWebhookRow(runs, { agentId, userId: users[0]! });
     const inserted = await plansOf(() => runs.insertQueued(row, true));
     expect(inserted.result).toEqual({ inserted: true, ahead: 2 });
     expect(rowsRead(inserted.plans, 'runs')).toBeLessThan(10);

@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import type { RunEntity } from '../../src/runs/run.entity.js';
+import type { RunsRepository } from '../../src/runs/runs.repository.js';
 import type { Http } from './http.js';
 
 export interface RunView {
@@ -50,4 +53,24 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`${what}: not within ${timeoutMs} ms`);
+}
+
+/** A new webhook run's row as the intake writes it (not saved): for the statements' plans and benches. */
+export function queuedWebhookRow(runs: RunsRepository, ids: { agentId: string; userId: string }): RunEntity {
+  return runs.create({
+    id: randomUUID(),
+    agentId: ids.agentId,
+    userId: ids.userId,
+    status: 'queued',
+    triggeredBy: 'webhook',
+    payload: null,
+    input: null,
+    systemPromptSource: 'agent',
+    deliveryId: randomUUID(),
+    workflowId: 'agent-x',
+    temporalRunId: null,
+    error: null,
+    usage: { inputTokens: 0, outputTokens: 0, credits: 0 },
+    queuedAt: new Date(),
+  });
 }
