@@ -5,7 +5,7 @@ import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { CreditsService, creditsFor } from '../credits/credits.service.js';
 import { type ModelAnswer, ModelClient, type ModelStreamEvent } from '../model/model-client.js';
-import { buildRunTools } from '../runs/run-tools.js';
+import { buildRunTools, keptResult } from '../runs/run-tools.js';
 import { ToolCaller } from '../tools/tool-caller.js';
 import {
   modelToolsOf,
@@ -13,6 +13,7 @@ import {
   type ModelMessage,
   type RunTool,
   type ToolResultBlock,
+  toolResultContent,
 } from '../../workflows/contracts.js';
 import { type MessageResponse, toMessageResponse, type TurnContext, type TurnSink } from './chat-responses.js';
 import type { ToolCallRecord } from './chat.entities.js';
@@ -155,7 +156,9 @@ export class ChatReplyService {
       const called = await this.tools.call({ site, tool: tool.tool, input: use.input, signal });
       record.ok = true;
       record.result = called.result;
-      result = { type: 'tool_result', tool_use_id: use.id, content: JSON.stringify(called.result) };
+      // The user is shown the whole answer; the model, as in a run, its first MAX_TOOL_RESULT_BYTES:
+      // it is sent again with every later turn of the session.
+      result = { type: 'tool_result', tool_use_id: use.id, content: toolResultContent(keptResult(called.result)) };
       sink?.toolResult({ id: use.id, ok: true, result: called.result });
     } catch (err) {
       signal.throwIfAborted();

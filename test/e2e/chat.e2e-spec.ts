@@ -181,6 +181,38 @@ describe('chat sessions (e2e)', () => {
     expect(sent[4]).toEqual({ role: 'user', content: 'And now?' });
   });
 
+  it("a tool's answer over 64 KB: the user gets it whole, the model its first 64 KB, in this turn and the next", async () => {
+    const { user, token } = await session();
+    for (const n of [1, 2, 3]) {
+      site.createNote('alice', `chat long note ${n}`, 'z'.repeat(30_000));
+    }
+    model.script(
+      (req) => ({ text: 'Listing.', toolUses: [{ name: toolNamed(req, 'list_notes'), input: {} }] }),
+      { text: 'Listed.' },
+      { text: 'Again.' },
+    );
+    const { events } = await streamTurn(stack.baseUrl, user.token, token, 'List my notes');
+    const result = events.find((e) => e.event === 'tool_result')!;
+    const whole = JSON.stringify(result.data.result);
+    expect(whole.length).toBeGreaterThan(90_000);
+    expect(result.data.result.results.filter((n: { body: string }) => n.body.length === 30_000)).toHaveLength(3);
+    const cut = `[cut: the answer was ${Buffer.byteLength(whole)} bytes; only its first 65536 are kept]`;
+    /** The tool_result block the model was sent in request `n` of this test. */
+    const shown = (n: number): string => {
+      const blocks = model.requests[n]!.body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+      const block = blocks.find((b: { type?: string }) => b.type === 'tool_result') as { content: string };
+      return block.content;
+    };
+    expect(shown(1).endsWith(cut)).toBe(true);
+    expect(Buffer.byteLength(shown(1))).toBeLessThanOrEqual(65_536 + Buffer.byteLength(cut) + 1);
+    expect(whole.startsWith(shown(1).slice(0, 65_000))).toBe(true);
+    const stored = await http.get(`/api/sessions/${token}`, { token: user.token });
+    // Kept whole for the user (PostgreSQL's jsonb orders the keys its own way).
+    expect(stored.body.messages[1].toolCalls[0].result).toEqual(result.data.result);
+    await http.post(`/api/sessions/${token}/messages`, { content: 'And now?' }, { token: user.token });
+    expect(shown(2)).toBe(shown(1));
+  });
+
   it("a session over two sites offers both sites' tools and sends each earlier message once", async () => {
     const other = await sites.start();
     try {
