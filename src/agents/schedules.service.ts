@@ -1,5 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import {
+  type Client,
+  ScheduleClient,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  type ScheduleOptionsStartWorkflowAction,
+  type ScheduleUpdateOptions,
+  type Workflow,
+} from '@temporalio/client';
+import { compileUpdatedScheduleOptions } from '@temporalio/client/lib/schedule-helpers.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
@@ -8,33 +17,45 @@ import { workflowIds } from '../../workflows/contracts.js';
 /** How late a missed firing may still run (after an outage of Temporal or the workers). */
 export const SCHEDULE_CATCHUP_WINDOW = '5 minutes';
 
+/**
+ * The SDK's schedule client with one more call: UpdateSchedule given the schedule's whole definition.
+ * The SDK's `handle.update()` describes the schedule first, and a description is a query to the
+ * schedule's workflow, which a busy server answered only after 20 s and more (a PATCH of the agent
+ * waited for it). An agent's schedule is wholly defined by the agent, so nothing of it needs reading.
+ */
+class AgentScheduleClient extends ScheduleClient {
+  /** Replaces the schedule's spec, action, policies and state; ScheduleNotFoundError when there is none. */
+  async replace(scheduleId: string, definition: ScheduleUpdateOptions): Promise<void> {
+    await this._updateSchedule(scheduleId, compileUpdatedScheduleOptions(scheduleId, definition), {});
+  }
+}
+
 /** One Temporal Schedule per scheduled agent: created, updated, paused and deleted with the agent. */
 @Injectable()
 export class SchedulesService {
+  private readonly replacing: AgentScheduleClient;
+
   constructor(
     @Inject(TEMPORAL_CLIENT) private readonly client: Client,
     @Inject(SETTINGS) private readonly settings: Settings,
-  ) {}
-
-  private spec(cron: string, timezone: string | null) {
-    return { cronExpressions: [cron], timezone: timezone ?? 'UTC' };
+  ) {
+    // The same connection, namespace and payload codec as the service's client.
+    this.replacing = new AgentScheduleClient({
+      connection: client.connection,
+      namespace: client.options.namespace,
+      dataConverter: client.options.dataConverter,
+    });
   }
 
-  /** Creates the agent's schedule, or replaces its spec when it exists. */
-  async upsert(agentId: string, agentName: string, cron: string, timezone: string | null): Promise<void> {
-    const scheduleId = workflowIds.schedule(agentId);
-    const handle = this.client.schedule.getHandle(scheduleId);
-    try {
-      await handle.update((previous) => ({ ...previous, spec: this.spec(cron, timezone), state: { paused: false } }));
-      return;
-    } catch (err) {
-      if (!(err instanceof ScheduleNotFoundError)) {
-        throw err;
-      }
-    }
-    await this.client.schedule.create({
-      scheduleId,
-      spec: this.spec(cron, timezone),
+  /** The schedule of an agent, whole: what creating it sets, and what replacing it sets again. */
+  private definition(
+    agentId: string,
+    agentName: string,
+    cron: string,
+    timezone: string | null,
+  ): ScheduleUpdateOptions<ScheduleOptionsStartWorkflowAction<Workflow>> {
+    return {
+      spec: { cronExpressions: [cron], timezone: timezone ?? 'UTC' },
       action: {
         type: 'startWorkflow',
         workflowType: 'scheduledTriggerWorkflow',
@@ -44,8 +65,23 @@ export class SchedulesService {
         memo: { agentName },
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: SCHEDULE_CATCHUP_WINDOW },
-      memo: { agentName },
-    });
+      state: { paused: false },
+    };
+  }
+
+  /** Creates the agent's schedule, or replaces its definition when it exists (without reading it first). */
+  async upsert(agentId: string, agentName: string, cron: string, timezone: string | null): Promise<void> {
+    const scheduleId = workflowIds.schedule(agentId);
+    const definition = this.definition(agentId, agentName, cron, timezone);
+    try {
+      await this.replacing.replace(scheduleId, definition);
+      return;
+    } catch (err) {
+      if (!(err instanceof ScheduleNotFoundError)) {
+        throw err;
+      }
+    }
+    await this.client.schedule.create({ scheduleId, ...definition, memo: { agentName } });
   }
 
   async remove(agentId: string): Promise<void> {

@@ -90,6 +90,25 @@ describe('agents and runs on Temporal (e2e)', () => {
     const schedule = await temporal.schedule.getHandle(`schedule-${scheduled.body.id}`).describe();
     expect(schedule.spec.timezone).toBe('Europe/Berlin');
     expect(schedule.policies.overlap).toBe('SKIP');
+    // A change of schedule or name replaces the schedule's definition (without reading it first).
+    const renamed = await http.patch(
+      `/api/agents/${scheduled.body.id}`,
+      { name: 'Morning digest', trigger: { type: 'scheduled', cron: '30 6 * * *', timezone: 'Asia/Tokyo' } },
+      { token: user.token },
+    );
+    expect(renamed.status).toBe(200);
+    const replaced = await temporal.schedule.getHandle(`schedule-${scheduled.body.id}`).describe();
+    expect(replaced.spec.timezone).toBe('Asia/Tokyo');
+    expect(replaced.spec.calendars).toMatchObject([{ hour: [{ start: 6 }], minute: [{ start: 30 }] }]);
+    expect(replaced.policies).toMatchObject({ overlap: 'SKIP', catchupWindow: 300_000 });
+    expect(replaced.state.paused).toBe(false);
+    expect(replaced.action).toMatchObject({
+      type: 'startWorkflow',
+      workflowType: 'scheduledTriggerWorkflow',
+      workflowId: `scheduled-${scheduled.body.id}`,
+      args: [{ agentId: scheduled.body.id }],
+      memo: { agentName: 'Morning digest' },
+    });
 
     await http.patch(`/api/admin/users/${user.id}`, { tier: 'harness' }, { token: admin.token });
     const hook = await createAgent(user, {
