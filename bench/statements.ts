@@ -85,7 +85,7 @@ async function main(): Promise<void> {
         ),
       'runs_tool_site (tool call)': () =>
         runs.siteForToolCall({ siteId: randomUUID(), runId: randomUUID(), userId: randomUUID() }),
-      'model_active_run_turn (next turns)': () => model.activeRunOwnerCredits(randomUUID(), randomUUID()),
+      'model_active_run_turn (next turns)': () => model.activeRunTurn(randomUUID(), randomUUID()),
       'runs_end_by_id (run end)': () =>
         runs.finish({
           runId: randomUUID(),

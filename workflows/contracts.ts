@@ -319,6 +319,16 @@ export function toolResultContent(output: Pick<CallToolOutput, 'result' | 'trunc
   );
 }
 
+/**
+ * A webhook payload's `action`, the text that replaces the agent's system prompt when the agent
+ * allows it: a non-blank string, else null. The API decides with it whether a run takes the action
+ * (its row's `webhook_action`), the worker reads the text from the row's payload with it.
+ */
+export function webhookAction(payload: unknown): string | null {
+  const action = (payload as { action?: unknown } | null | undefined)?.action;
+  return typeof action === 'string' && action.trim() !== '' ? action : null;
+}
+
 /** What started a run, as its row records it: the first message of its conversation. */
 export interface RunTriggerFields {
   triggeredBy: RunTrigger;

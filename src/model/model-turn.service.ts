@@ -60,7 +60,7 @@ export class ModelTurnService {
   private async assertRunOwnerCredits(input: ModelCall): Promise<RunTriggerFields> {
     const { runId, userId } = input;
     const found = [runId, userId].every((id) => typeof id === 'string' && UUID.test(id))
-      ? await this.modelRows.activeRunOwnerCredits(runId, userId)
+      ? await this.modelRows.activeRunTurn(runId, userId)
       : undefined;
     if (found === undefined) {
       // Ids only: enough for an operator to find the forged task in the Temporal UI.

@@ -14,7 +14,7 @@ export class ModelRepository {
    * the run (its first message is built from it); undefined otherwise. Both ids must be UUIDs (the
    * caller checks). One round trip.
    */
-  async activeRunOwnerCredits(
+  async activeRunTurn(
     runId: string,
     userId: string,
   ): Promise<{ credits: number; trigger: RunTriggerFields } | undefined> {

@@ -17,7 +17,7 @@ import type {
   RunTrigger,
   ScheduledTriggerResult,
 } from '../../workflows/contracts.js';
-import { triggerMessage } from '../../workflows/contracts.js';
+import { triggerMessage, webhookAction } from '../../workflows/contracts.js';
 import { RunArchiveService } from './run-archive.service.js';
 import { RunEnqueueService } from './run-enqueue.service.js';
 import { RunRetentionService } from './run-retention.service.js';
@@ -77,7 +77,8 @@ export class RunRecordsService implements RunsPort {
     const context: RunContext = {
       // The webhook's action only where the API accepted one for this run: the payload's, in the row.
       system:
-        (started.promptSource === 'webhook_action' ? actionOf(started.trigger.payload) : null) ?? agent.systemPrompt,
+        (started.promptSource === 'webhook_action' ? webhookAction(started.trigger.payload) : null) ??
+        agent.systemPrompt,
       model: agent.model ?? this.settings.defaultModel,
       tools: buildRunTools(
         agent.siteIds.map((id) => sites.find((s) => s.id === id)).filter((s): s is SiteEntity => s !== undefined),
@@ -130,12 +131,6 @@ export class RunRecordsService implements RunsPort {
       throw err;
     }
   }
-}
-
-/** The webhook payload's `action` (the API recorded `webhook_action` only when it was a non-blank string). */
-function actionOf(payload: unknown): string | null {
-  const action = (payload as { action?: unknown } | null)?.action;
-  return typeof action === 'string' && action.trim() !== '' ? action : null;
 }
 
 /** What the trigger of a run needs of the tier, checked when the run starts (manual runs need nothing). */

@@ -4,6 +4,7 @@ import { requireFeature } from '../billing/tiers.js';
 import { AppError } from '../common/app-error.js';
 import { RunEnqueueService } from '../runs/run-enqueue.service.js';
 import { validatePayload } from './webhook-payload.js';
+import { webhookAction } from '../../workflows/contracts.js';
 
 export interface WebhookAccepted {
   runId: string;
@@ -57,10 +58,7 @@ export class WebhooksService {
     if (payerCredits <= 0) {
       throw new AppError('NO_CREDITS', 'Insufficient credit balance');
     }
-    const action =
-      agent.allowActionOverride && typeof payload.action === 'string' && payload.action.trim() !== ''
-        ? payload.action
-        : null;
+    const action = agent.allowActionOverride ? webhookAction(payload) : null;
     const { run, queuePosition, duplicate } = await this.enqueuer.enqueueWebhook(agent, {
       payload,
       actionOverride: action,
