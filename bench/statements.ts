@@ -106,7 +106,7 @@ async function main(): Promise<void> {
           .saveTurn({
             sessionId: randomUUID(),
             content: 'hello',
-            reply: { id: randomUUID(), content: 'hi', toolCalls: [], modelMessages: [], usage: null },
+            reply: { id: randomUUID(), content: 'hi', toolCalls: [], modelMessages: [], usage: null, cut: false },
           })
           .catch(refused),
     };

@@ -3,8 +3,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { CreditsService, creditsFor } from '../credits/credits.service.js';
-import { type ModelAnswer, ModelClient, type ModelStreamEvent } from '../model/model-client.js';
+import { type BilledAnswer, BilledModel } from '../model/billed-model.js';
+import type { ModelStreamEvent } from '../model/model-client.js';
 import { buildRunTools, keptResult } from '../runs/run-tools.js';
 import { ToolCaller } from '../tools/tool-caller.js';
 import {
@@ -27,23 +27,25 @@ export const MAX_CHAT_MODEL_TURNS = 10;
 export class ChatReplyService {
   constructor(
     private readonly chats: ChatRepository,
-    private readonly model: ModelClient,
+    private readonly model: BilledModel,
     private readonly tools: ToolCaller,
-    private readonly credits: CreditsService,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
   /**
    * One chat turn: the conversation so far and the new message go to the model with the session's
-   * tools; tool calls go through the ToolCaller; the loop goes on until the model stops. Nothing is
-   * saved unless the turn completes (an aborted or timed-out turn leaves no partial reply).
+   * tools; tool calls go through the ToolCaller; the loop goes on until the model stops. Every model
+   * call holds its estimated cost first (BilledModel). Nothing is saved when the first call is
+   * refused (NO_CREDITS, or a conversation over MAX_CHAT_INPUT_BYTES) or the turn is aborted or times
+   * out. A later call refused for the same reasons ends the turn there: the reply so far is saved,
+   * marked as cut, and the refusal is thrown (the stream's `error` event).
    */
   async reply(
     { session, sites, history }: TurnContext,
     content: string,
     sink: TurnSink | undefined,
     signal: AbortSignal,
-    /** The user's balance as read for this request (by authentication). */
+    /** The user's balance as read for this request (by authentication): a first, cheap refusal. */
     balance: number,
   ): Promise<MessageResponse> {
     if (balance <= 0) {
@@ -56,28 +58,37 @@ export class ChatReplyService {
     const messages: ModelMessage[] = [];
     for (const row of history) {
       if (row.role === 'user') {
-        messages.push({ role: 'user', content: row.content });
+        appendUserText(messages, row.content);
       } else {
         messages.push(...(row.modelMessages ?? [{ role: 'assistant', content: row.content }]));
       }
     }
     const turnMessages: ModelMessage[] = [];
-    messages.push({ role: 'user', content });
+    appendUserText(messages, content);
     const usage = { inputTokens: 0, outputTokens: 0, credits: 0 };
     const toolCalls: ToolCallRecord[] = [];
     const replyId = randomUUID();
     let text = '';
+    let refused: AppError | undefined;
     for (let turn = 1; turn <= MAX_CHAT_MODEL_TURNS; turn += 1) {
-      const answer = await this.modelTurn(tools, messages, sink, signal);
-      const charge = await this.credits.charge(
-        session.userId,
-        creditsFor(answer.usage),
-        'chat_turn',
-        `chat:${replyId}:${turn}`,
-      );
+      let answer: BilledAnswer;
+      try {
+        this.assertInputSize(messages);
+        answer = await this.modelTurn(tools, messages, sink, signal, {
+          userId: session.userId,
+          reference: `chat:${replyId}:${turn}`,
+        });
+      } catch (err) {
+        const cuttable = err instanceof AppError && (err.code === 'NO_CREDITS' || err.code === 'VALIDATION_ERROR');
+        if (turn === 1 || !cuttable || signal.aborted) {
+          throw err;
+        }
+        refused = err;
+        break;
+      }
       usage.inputTokens += answer.usage.inputTokens;
       usage.outputTokens += answer.usage.outputTokens;
-      usage.credits += charge.charged;
+      usage.credits += answer.charge.charged;
       const assistant: ModelMessage = { role: 'assistant', content: answer.content };
       messages.push(assistant);
       turnMessages.push(assistant);
@@ -100,9 +111,24 @@ export class ChatReplyService {
     const saved = await this.chats.saveTurn({
       sessionId: session.id,
       content,
-      reply: { id: replyId, content: text, toolCalls, modelMessages: turnMessages, usage },
+      reply: { id: replyId, content: text, toolCalls, modelMessages: turnMessages, usage, cut: refused !== undefined },
     });
+    if (refused !== undefined) {
+      throw refused;
+    }
     return toMessageResponse(saved);
+  }
+
+  /** VALIDATION_ERROR when the conversation a call would send is over MAX_CHAT_INPUT_BYTES. */
+  private assertInputSize(messages: ModelMessage[]): void {
+    const bytes = Buffer.byteLength(JSON.stringify(messages), 'utf8');
+    if (bytes > this.settings.maxChatInputBytes) {
+      throw new AppError(
+        'VALIDATION_ERROR',
+        `The conversation has grown to ${bytes} bytes, over the ${this.settings.maxChatInputBytes} a chat turn ` +
+          'may send to the model: start a new session',
+      );
+    }
   }
 
   private async modelTurn(
@@ -110,25 +136,23 @@ export class ChatReplyService {
     messages: ModelMessage[],
     sink: TurnSink | undefined,
     signal: AbortSignal,
-  ): Promise<ModelAnswer> {
+    billing: { userId: string; reference: string },
+  ): Promise<BilledAnswer> {
     const request = {
       model: this.settings.defaultModel,
       system: 'You are the assistant of agentsite. Use the tools of the sites the user connected when they help.',
       messages,
       tools: modelToolsOf(tools),
     };
+    const bill = { ...billing, reason: 'chat_turn' as const };
     if (sink === undefined) {
-      return this.model.create(request, signal);
+      return this.model.call(request, bill, signal);
     }
-    return this.model.stream(
-      request,
-      (event: ModelStreamEvent) => {
-        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') {
-          sink.text(event.delta.text);
-        }
-      },
-      signal,
-    );
+    return this.model.call(request, bill, signal, (event: ModelStreamEvent) => {
+      if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') {
+        sink.text(event.delta.text);
+      }
+    });
   }
 
   private async callTool(
@@ -172,5 +196,19 @@ export class ChatReplyService {
     }
     records.push(record);
     return result;
+  }
+}
+
+/**
+ * Adds a user's text to the conversation. After a reply that was cut following tool calls, the
+ * conversation ends with the tool results (a user message): the text joins that message, since the
+ * model expects the roles to alternate.
+ */
+function appendUserText(messages: ModelMessage[], text: string): void {
+  const last = messages[messages.length - 1];
+  if (last?.role === 'user' && Array.isArray(last.content)) {
+    last.content = [...last.content, { type: 'text', text }];
+  } else {
+    messages.push({ role: 'user', content: text });
   }
 }

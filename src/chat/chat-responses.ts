@@ -40,6 +40,8 @@ export interface MessageResponse {
   content: string;
   toolCalls?: ToolCallRecord[];
   usage?: { inputTokens: number; outputTokens: number; credits: number };
+  /** Assistant messages: the turn was ended before the model was done (credits, or its input limit). */
+  cut?: boolean;
   createdAt: string;
 }
 
@@ -62,7 +64,9 @@ export function toMessageResponse(row: ChatMessageEntity): MessageResponse {
     id: row.id,
     role: row.role,
     content: row.content,
-    ...(row.role === 'assistant' ? { toolCalls: row.toolCalls ?? [], usage: row.usage ?? undefined } : {}),
+    ...(row.role === 'assistant'
+      ? { toolCalls: row.toolCalls ?? [], usage: row.usage ?? undefined, cut: row.cut === true }
+      : {}),
     createdAt: row.createdAt.toISOString(),
   };
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { AuthenticatedPrefetch } from '../auth/prefetch.js';
@@ -11,6 +12,7 @@ import { ChatReplyService } from './chat-reply.service.js';
 import type { TurnContext, TurnSink } from './chat-responses.js';
 import { ChatSessionsService } from './chat-sessions.service.js';
 import { ChatTurnAbortedError } from './chat-turn-aborted.error.js';
+import { ChatRepository } from './chat.repository.js';
 import type { ChatEvents, ChatReplyDto } from './dto/chat-response.dto.js';
 
 /** The key the turn route declares with @PrefetchOnAuth: its session and messages are read ahead. */
@@ -26,6 +28,9 @@ interface TurnPrefetch {
 }
 
 type TurnRequest = Request & { [TURN_PREFETCH]?: TurnPrefetch };
+
+/** Retry-After of a turn refused because the user's other turns are in progress. */
+const TURN_SLOT_RETRY_AFTER_SECONDS = 5;
 
 /** One SSE event; its data is the event's schema in the API document (CHAT_EVENTS). */
 function sse<E extends keyof ChatEvents>(res: Response, event: E, data: ChatEvents[E]): void {
@@ -43,6 +48,7 @@ export class ChatTurnService implements OnModuleInit {
   constructor(
     private readonly sessions: ChatSessionsService,
     private readonly replies: ChatReplyService,
+    private readonly chats: ChatRepository,
     private readonly prefetch: AuthenticatedPrefetch,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
@@ -65,6 +71,7 @@ export class ChatTurnService implements OnModuleInit {
    * With `Accept: text/event-stream` the answer is an SSE stream of `text`, `tool_call`,
    * `tool_result`, then `done` (or `error`); otherwise one JSON answer when the turn ends. The whole
    * turn is capped (CHAT_TIMEOUT); a client that goes away aborts it (STREAM_ABORTED, nothing saved).
+   * A user has at most MAX_CONCURRENT_CHAT_TURNS turns in progress (RATE_LIMITED beyond).
    */
   async send(auth: AuthUser, token: string, content: string, req: Request, res: Response): Promise<void> {
     // Read ahead during authentication (onModuleInit) when it was for this user and token.
@@ -72,6 +79,38 @@ export class ChatTurnService implements OnModuleInit {
     const context = await (ahead !== undefined && ahead.userId === auth.user.id && ahead.token === token
       ? ahead.context
       : this.sessions.openTurn(auth.user.id, token));
+    const turn = randomUUID();
+    // Held past the turn's own cap: a slot is only taken over once its turn cannot be running.
+    const slot = await this.chats.takeTurnSlot(
+      auth.user.id,
+      turn,
+      this.settings.maxConcurrentChatTurns,
+      this.settings.chatTimeoutMs + 60_000,
+    );
+    if (slot === null) {
+      throw new AppError(
+        'RATE_LIMITED',
+        `At most ${this.settings.maxConcurrentChatTurns} chat turns of a user may be in progress at once`,
+        undefined,
+        TURN_SLOT_RETRY_AFTER_SECONDS,
+      );
+    }
+    try {
+      await this.answer(auth, context, content, req, res);
+    } finally {
+      await this.chats.freeTurnSlot(auth.user.id, slot, turn).catch((err: unknown) => {
+        this.logger.warn(`chat turn slot not freed (it expires): ${err instanceof Error ? err.message : String(err)}`);
+      });
+    }
+  }
+
+  private async answer(
+    auth: AuthUser,
+    context: TurnContext,
+    content: string,
+    req: Request,
+    res: Response,
+  ): Promise<void> {
     const streaming = (req.headers.accept ?? '').includes('text/event-stream');
     const controller = new AbortController();
     // The first reason wins: a signal keeps the reason it was first aborted with.

@@ -72,6 +72,10 @@ export class ChatMessageEntity {
   @Column({ type: 'jsonb', nullable: true })
   usage: { inputTokens: number; outputTokens: number; credits: number } | null;
 
+  /** An assistant reply the balance or the turn's input limit ended before the model was done. */
+  @Column({ type: 'boolean', default: false })
+  cut: boolean;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 }

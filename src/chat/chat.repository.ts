@@ -61,7 +61,7 @@ export interface TurnRows {
 export interface SavedTurn {
   sessionId: string;
   content: string;
-  reply: Pick<ChatMessageEntity, 'id' | 'content' | 'toolCalls' | 'modelMessages' | 'usage'>;
+  reply: Pick<ChatMessageEntity, 'id' | 'content' | 'toolCalls' | 'modelMessages' | 'usage' | 'cut'>;
 }
 
 /** A jsonb parameter: pg would send a JS array as a PostgreSQL array, so every value goes as JSON text. */
@@ -119,8 +119,8 @@ export class ChatRepository {
     );
     // VALUES rows are inserted in their order, each taking the next `seq`.
     this.saveTurnQuery =
-      'INSERT INTO chat_messages AS m (id, session_id, role, content, tool_calls, model_messages, usage) VALUES ' +
-      "(DEFAULT, $1, 'user', $2, NULL, NULL, NULL), ($3, $1, 'assistant', $4, $5::jsonb, $6::jsonb, $7::jsonb) " +
+      'INSERT INTO chat_messages AS m (id, session_id, role, content, tool_calls, model_messages, usage, cut) VALUES ' +
+      "(DEFAULT, $1, 'user', $2, NULL, NULL, NULL, false), ($3, $1, 'assistant', $4, $5::jsonb, $6::jsonb, $7::jsonb, $8) " +
       `RETURNING ${this.messageRows.select()}`;
   }
 
@@ -243,6 +243,7 @@ export class ChatRepository {
         jsonParameter(reply.toolCalls),
         jsonParameter(reply.modelMessages),
         jsonParameter(reply.usage),
+        reply.cut,
       ],
     );
     const saved = rows.map((row) => this.messageRows.from(row)!).find((m) => m.role === 'assistant');
@@ -250,5 +251,41 @@ export class ChatRepository {
       throw new Error('the reply was not saved');
     }
     return saved;
+  }
+
+  /**
+   * Takes one of the user's `max` chat-turn slots for `turn` (a free slot, or one whose turn expired:
+   * its process died) and answers its number, or null when all are taken. Each slot is one atomic
+   * upsert, so the slots hold across API processes.
+   */
+  async takeTurnSlot(userId: string, turn: string, max: number, ttlMs: number): Promise<number | null> {
+    for (let slot = 1; slot <= max; slot += 1) {
+      const rows: Array<{ slot: number }> = await this.dataSource.query(
+        preparedStatement(
+          'chat_take_turn_slot',
+          `INSERT INTO chat_turn_slots AS t (user_id, slot, turn, expires_at)
+             VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
+           ON CONFLICT (user_id, slot) DO UPDATE SET turn = EXCLUDED.turn, expires_at = EXCLUDED.expires_at
+             WHERE t.expires_at <= now()
+           RETURNING t.slot`,
+        ),
+        [userId, slot, turn, ttlMs],
+      );
+      if (rows.length > 0) {
+        return slot;
+      }
+    }
+    return null;
+  }
+
+  /** Frees the slot `turn` took (not another turn's that took it after it expired). */
+  async freeTurnSlot(userId: string, slot: number, turn: string): Promise<void> {
+    await this.dataSource.query(
+      preparedStatement(
+        'chat_free_turn_slot',
+        'DELETE FROM chat_turn_slots WHERE user_id = $1 AND slot = $2 AND turn = $3',
+      ),
+      [userId, slot, turn],
+    );
   }
 }

@@ -71,6 +71,10 @@ export interface Settings extends TemporalAccess {
   defaultModel: string;
   sessionTtlSeconds: number;
   chatTimeoutMs: number;
+  /** Chat turns one user may have in progress at once (RATE_LIMITED beyond), across every API process. */
+  maxConcurrentChatTurns: number;
+  /** Bytes of conversation (its JSON) one chat turn may send to the model in one call. */
+  maxChatInputBytes: number;
   /**
    * Lifetime of an entry of the in-process caches (users with their revoked tokens, vault sites with their credentials), a safety net
    * behind the invalidation that LISTEN/NOTIFY brings; 0 turns the caches off.
@@ -251,6 +255,8 @@ export function loadSettings(env: Env = process.env): Settings {
     defaultModel: reader.str('DEFAULT_MODEL') ?? DEFAULT_MODEL,
     sessionTtlSeconds: reader.int('SESSION_TTL_SECONDS', 86400, 1, 365 * 86400),
     chatTimeoutMs: reader.int('CHAT_TIMEOUT_MS', 90_000, 1, 3_600_000),
+    maxConcurrentChatTurns: reader.int('MAX_CONCURRENT_CHAT_TURNS', 2, 1, 100),
+    maxChatInputBytes: reader.int('MAX_CHAT_INPUT_BYTES', 1_000_000, 10_000, 1_500_000),
     cacheTtlSeconds: reader.int('CACHE_TTL_SECONDS', 30, 0, 3600),
     rateLimitWindowSeconds: reader.int('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86400),
     rateLimitPerUser: reader.int('RATE_LIMIT_PER_USER', 600, 1, 1_000_000),

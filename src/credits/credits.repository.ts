@@ -17,6 +17,9 @@ export interface LedgerRow {
 /** Every chat turn and model turn sends it: parsed and planned once per connection. */
 const CHARGE_QUERY = 'SELECT out_charged, out_balance FROM charge_credits($1, $2, $3, $4, $5, $6, $7)';
 
+/** Every model call sends it before the model is called: parsed and planned once per connection. */
+const RESERVE_QUERY = 'SELECT out_reserved, out_available FROM reserve_credits($1, $2, $3, $4)';
+
 /** A charge as the charge_credits function answered it; null when the user does not exist. */
 export interface ChargeRow {
   charged: number;
@@ -66,6 +69,29 @@ export class CreditsRepository {
     // every process's cached user, this one's included, in commit order (a drop would make the
     // next request read the user again: after every chat turn and model turn).
     return { charged: Number(rows[0]!.out_charged), balance: Number(rows[0]!.out_balance) };
+  }
+
+  /**
+   * The reserve_credits function: holds `amount` for the call `key` when the balance less the other
+   * unexpired holds covers it, under the user's row lock (so concurrent calls are decided one after
+   * the other). Rejects with the driver's error (code P0002 when there is no such user).
+   */
+  async reserve(
+    userId: string,
+    key: string,
+    amount: number,
+    ttlMs: number,
+  ): Promise<{ reserved: boolean; available: number }> {
+    const rows: Array<{ out_reserved: boolean; out_available: string }> = await this.dataSource.query(
+      preparedStatement('reserve_credits', RESERVE_QUERY),
+      [userId, key, amount, ttlMs],
+    );
+    return { reserved: rows[0]!.out_reserved, available: Number(rows[0]!.out_available) };
+  }
+
+  /** Drops the hold of a call that ended without a charge (the model call failed). */
+  async release(userId: string, key: string): Promise<void> {
+    await this.dataSource.query('DELETE FROM credit_holds WHERE key = $1 AND user_id = $2', [key, userId]);
   }
 
   /** The user's balance under a row lock held until `em`'s transaction ends; undefined when there is no such user. */

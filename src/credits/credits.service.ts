@@ -16,6 +16,19 @@ export function creditsFor(usage: { inputTokens: number; outputTokens: number })
   return Math.max(1, Math.ceil((usage.inputTokens + usage.outputTokens) / 1000));
 }
 
+/**
+ * Credits a model request is held for before it is sent: its input's estimated cost, one credit per
+ * started thousand estimated tokens (4 bytes of its JSON a token, which estimates low for JSON and
+ * non-Latin text, so a call the balance can pay is not refused), at least one.
+ */
+export function creditsToReserve(request: unknown): number {
+  const bytes = Buffer.byteLength(JSON.stringify(request) ?? '', 'utf8');
+  return creditsFor({ inputTokens: Math.ceil(bytes / 4), outputTokens: 0 });
+}
+
+/** How long a hold lasts when its call never settles (its process died): past any model call's timeout. */
+export const CREDIT_HOLD_TTL_MS = 5 * 60_000;
+
 export interface Charge {
   charged: number;
   balance: number;
@@ -63,6 +76,36 @@ export class CreditsService {
     if (credits > 0) {
       await this.creditRows.recordOpening(em, { userId, credits, reason });
     }
+  }
+
+  /**
+   * Holds `amount` credits for the model call `key` (the reference its charge will carry), or
+   * NO_CREDITS when the balance less what other calls in flight hold does not cover it. Decided under
+   * the user's row lock: N calls at once against a balance that covers one let one through. The
+   * charge with the same reference releases the hold; so does `release` (a call that failed), and
+   * its expiry (a process that died).
+   */
+  async reserve(userId: string, key: string, amount: number): Promise<void> {
+    let held: { reserved: boolean; available: number };
+    try {
+      held = await this.creditRows.reserve(userId, key, amount, CREDIT_HOLD_TTL_MS);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'P0002') {
+        throw new AppError('NOT_FOUND', 'No user with this id');
+      }
+      throw err;
+    }
+    if (!held.reserved) {
+      throw new AppError(
+        'NO_CREDITS',
+        `Insufficient credit balance: the model call needs ${amount} credit${amount === 1 ? '' : 's'}, ${held.available} available`,
+      );
+    }
+  }
+
+  /** Releases the hold of a call that ends without a charge. */
+  async release(userId: string, key: string): Promise<void> {
+    await this.creditRows.release(userId, key);
   }
 
   /** NO_CREDITS unless the user has a positive balance. */

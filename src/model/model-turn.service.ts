@@ -1,24 +1,25 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
-import { CreditsService, creditsFor } from '../credits/credits.service.js';
 import {
   type ModelCall,
   type ModelTurnOutput,
   type RunTriggerFields,
   triggerMessage,
 } from '../../workflows/contracts.js';
-import { ModelClient } from './model-client.js';
+import { BilledModel } from './billed-model.js';
 import { ModelRepository } from './model.repository.js';
 
-/** A run's model turn: credits checked before, usage charged after (idempotently), usage added to the run. */
+/**
+ * A run's model turn: the run and its owner checked, the turn's estimated cost held before the call
+ * (BilledModel), its usage charged after (idempotently) and added to the run.
+ */
 @Injectable()
 export class ModelTurnService {
   private readonly logger = new Logger('ModelTurn');
 
   constructor(
-    private readonly model: ModelClient,
-    private readonly credits: CreditsService,
+    private readonly model: BilledModel,
     private readonly modelRows: ModelRepository,
   ) {}
 
@@ -38,16 +39,11 @@ export class ModelTurnService {
       input.triggerFromRow === true && trigger !== undefined
         ? [{ role: 'user' as const, content: triggerMessage(trigger) }, ...input.messages]
         : input.messages;
-    const answer = await this.model.create(
+    const { charge, ...answer } = await this.model.call(
       { model: input.model, system: input.system, messages, tools: input.tools },
+      { userId: input.userId, reference, reason: 'model_turn', runId: input.runId },
       signal,
     );
-    const cost = creditsFor(answer.usage);
-    const charge = await this.credits.charge(input.userId, cost, 'model_turn', reference, {
-      runId: input.runId,
-      inputTokens: answer.usage.inputTokens,
-      outputTokens: answer.usage.outputTokens,
-    });
     return { ...answer, credits: charge.charged };
   }
 

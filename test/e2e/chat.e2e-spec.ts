@@ -11,17 +11,12 @@ import { ENTITIES } from '../../src/entities.js';
 import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { expectError, Http } from '../utils/http.js';
+import { streamTurn } from '../utils/chat.js';
 import { eventually } from '../utils/runs.js';
 import { approveAtSite, completeOAuth, siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { Stack } from '../utils/stack.js';
 import { startWorld, type World } from '../utils/world.js';
 import { registerUser, type TestUser } from '../utils/users.js';
-
-interface SseEvent {
-  event: string;
-  data: any;
-  receivedAt: number;
-}
 
 /** A node of PostgreSQL's `EXPLAIN (FORMAT JSON)` plan, with the fields the tests read. */
 interface PlanNode {
@@ -33,57 +28,6 @@ interface PlanNode {
 /** Every node of a plan, its subplans included. */
 function planNodes(node: PlanNode): PlanNode[] {
   return [node, ...(node.Plans ?? []).flatMap(planNodes)];
-}
-
-/** Reads an SSE answer event by event; `onEvent` may return 'stop' to disconnect like a closed tab. */
-async function streamTurn(
-  baseUrl: string,
-  token: string,
-  sessionToken: string,
-  content: string,
-  onEvent?: (e: SseEvent) => 'stop' | void,
-): Promise<{ status: number; events: SseEvent[] }> {
-  const controller = new AbortController();
-  const res = await fetch(`${baseUrl}/api/sessions/${sessionToken}/messages`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ content }),
-    signal: controller.signal,
-  });
-  const events: SseEvent[] = [];
-  if (!res.body) {
-    return { status: res.status, events };
-  }
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) {
-        break;
-      }
-      buffer += decoder.decode(value, { stream: true });
-      let split: number;
-      while ((split = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, split);
-        buffer = buffer.slice(split + 2);
-        const event = /^event: (.+)$/m.exec(block)?.[1] ?? 'message';
-        const data = JSON.parse(/^data: (.+)$/m.exec(block)?.[1] ?? 'null');
-        const parsed = { event, data, receivedAt: Date.now() };
-        events.push(parsed);
-        if (onEvent?.(parsed) === 'stop') {
-          controller.abort();
-          return { status: res.status, events };
-        }
-      }
-    }
-  } catch (err) {
-    if (!controller.signal.aborted) {
-      throw err;
-    }
-  }
-  return { status: res.status, events };
 }
 
 describe('chat sessions (e2e)', () => {
@@ -293,7 +237,14 @@ describe('chat sessions (e2e)', () => {
       const credits = new CreditsRepository(dataSource, undefined as unknown as CacheInvalidationBus);
       const balances: number[] = [];
       for (let i = 0; i < 3; i += 1) {
-        const reply = { id: randomUUID(), content: `Saved ${i}`, toolCalls: [], modelMessages: [], usage: null };
+        const reply = {
+          id: randomUUID(),
+          content: `Saved ${i}`,
+          toolCalls: [],
+          modelMessages: [],
+          usage: null,
+          cut: false,
+        };
         const saved = await chats.saveTurn({ sessionId: body.id, content: `Asked ${i}`, reply });
         expect(saved).toMatchObject({ id: reply.id, role: 'assistant', content: `Saved ${i}` });
         const charge = await credits.charge(user.id, 1, 'chat_turn', `chat:${reply.id}:1`, undefined);

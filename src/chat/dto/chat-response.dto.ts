@@ -147,6 +147,13 @@ export class MessageResponseDto implements MessageResponse {
   @ApiPropertyOptional({ type: ChatUsageDto, description: 'Assistant messages' })
   usage?: ChatUsageDto;
 
+  @ApiPropertyOptional({
+    description:
+      'Assistant messages: true when the turn was ended before the model was done (the balance ran out, ' +
+      'or the conversation passed MAX_CHAT_INPUT_BYTES); the reply holds what was streamed before',
+  })
+  cut?: boolean;
+
   @ApiProperty({ format: 'date-time' })
   createdAt: string;
 }

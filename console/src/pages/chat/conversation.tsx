@@ -113,15 +113,23 @@ export function Conversation({ token, onChanged }: { token: string; onChanged: (
       setMessages((all) => [...all, reply]);
       onChanged();
     } catch (err) {
+      const failure = err instanceof ApiError ? err : new ApiError(undefined, undefined);
       if (!controller.signal.aborted) {
-        setTurnError(err instanceof ApiError ? err : new ApiError(undefined, undefined));
+        setTurnError(failure);
       }
-      // The log keeps what happened (a tool may have acted), but nothing of a failed turn is saved:
-      // the message goes back into the box to send again.
-      if ((reply.parts ?? []).length > 0) {
-        setMessages((all) => [...all, { ...reply, id: `unsaved-${Date.now()}` }]);
+      // A turn the balance (or its input limit) ended after the model had begun is saved as far as it
+      // got, marked as cut. Any other failed turn saves nothing: the log keeps what happened (a tool may
+      // have acted), and the message goes back into the box to send again.
+      const shown = (reply.parts ?? []).length > 0;
+      if (shown && (failure.code === 'NO_CREDITS' || failure.code === 'VALIDATION_ERROR')) {
+        setMessages((all) => [...all, { ...reply, id: `cut-${Date.now()}`, cut: true }]);
+        onChanged();
+      } else {
+        if (shown) {
+          setMessages((all) => [...all, { ...reply, id: `unsaved-${Date.now()}` }]);
+        }
+        setDraft(content);
       }
-      setDraft(content);
     } finally {
       abort.current = null;
       setLive(null);

@@ -65,6 +65,8 @@ export interface ShownMessage {
   /** A reply streamed in this page: its parts in order (content and toolCalls are then unused). */
   parts?: Part[];
   usage?: Usage;
+  /** A reply ended before the model was done (the balance ran out, or the turn's input limit). */
+  cut?: boolean;
 }
 
 function partsOf(message: ShownMessage): Part[] {
@@ -92,6 +94,9 @@ export function MessageView({ message, streaming = false }: { message: ShownMess
           </ul>
         ),
       )}
+      {message.cut === true ? (
+        <p className="cut muted">Cut short: the turn ended before the assistant was done (credits or input limit).</p>
+      ) : null}
       {message.usage === undefined ? null : <UsageView usage={message.usage} />}
     </article>
   );

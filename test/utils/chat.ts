@@ -1,0 +1,58 @@
+/** A chat turn's SSE answer, read event by event as a browser's EventSource would. */
+
+export interface SseEvent {
+  event: string;
+  data: any;
+  receivedAt: number;
+}
+
+/** Reads an SSE answer event by event; `onEvent` may return 'stop' to disconnect like a closed tab. */
+export async function streamTurn(
+  baseUrl: string,
+  token: string,
+  sessionToken: string,
+  content: string,
+  onEvent?: (e: SseEvent) => 'stop' | void,
+): Promise<{ status: number; events: SseEvent[] }> {
+  const controller = new AbortController();
+  const res = await fetch(`${baseUrl}/api/sessions/${sessionToken}/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify({ content }),
+    signal: controller.signal,
+  });
+  const events: SseEvent[] = [];
+  if (!res.body) {
+    return { status: res.status, events };
+  }
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) {
+        break;
+      }
+      buffer += decoder.decode(value, { stream: true });
+      let split: number;
+      while ((split = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, split);
+        buffer = buffer.slice(split + 2);
+        const event = /^event: (.+)$/m.exec(block)?.[1] ?? 'message';
+        const data = JSON.parse(/^data: (.+)$/m.exec(block)?.[1] ?? 'null');
+        const parsed = { event, data, receivedAt: Date.now() };
+        events.push(parsed);
+        if (onEvent?.(parsed) === 'stop') {
+          controller.abort();
+          return { status: res.status, events };
+        }
+      }
+    }
+  } catch (err) {
+    if (!controller.signal.aborted) {
+      throw err;
+    }
+  }
+  return { status: res.status, events };
+}
