@@ -157,7 +157,7 @@ async function main(): Promise<void> {
     TEMPORAL_KIND === 'cluster'
       ? await startTemporalCluster({
           serverDir: await ensureTemporalServer(log),
-          postgres: { host: '127.0.0.1', port: postgresPort, user: EMBEDDED_DB.user, password: EMBEDDED_DB.password },
+          postgres: { host: '127.0.0.1', port: postgresPort, user: EMBEDDED_DB.user, password: postgres.password },
           namespace: 'default',
           dynamicConfigFile: fileURLToPath(
             new URL('../../deploy/temporal/dynamicconfig/agentsite.yaml', import.meta.url),

@@ -82,6 +82,8 @@ async function main(): Promise<void> {
     env.PAYMENT_PROVIDER = 'test';
     env.ALLOW_TEST_PAYMENTS = 'true';
   }
+  // What the API and the worker will read, that default included (the test provider stays on loopback).
+  loadSettings(env);
   // The demo site of `npm run dev:services`: trusted and reachable as under `npm start`.
   const trusted = path.join(settings.dataDir, 'demo-site', 'trusted-cas.pem');
   if (settings.demoSitePort !== 0 && existsSync(trusted) && (await portOpen(settings.demoSitePort))) {

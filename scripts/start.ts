@@ -8,7 +8,14 @@
 import { closeSync, openSync, readSync, fstatSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { effectiveDatabaseUrl, effectiveTemporalAddress, loadSettings, SettingsError } from '../src/config/settings.js';
+import {
+  effectiveDatabaseUrl,
+  effectiveTemporalAddress,
+  embeddedDbPasswordFile,
+  loadSettings,
+  SettingsError,
+  type Settings,
+} from '../src/config/settings.js';
 import { openDataSource, runMigrations } from '../src/database/data-source.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { startDemoSite, type DemoSite } from '../examples/site/demo.js';
@@ -40,9 +47,36 @@ function lastLines(file: string, count = 40): string[] {
   }
 }
 
+/** Where this machine reaches a server listening on `host` (a wildcard address: its loopback). */
+function reachableHost(host: string): string {
+  if (host === '0.0.0.0' || host.toLowerCase() === 'localhost') {
+    return '127.0.0.1';
+  }
+  if (host.includes(':')) {
+    return host === '::' ? '[::1]' : `[${host}]`;
+  }
+  return host;
+}
+
 async function main(): Promise<void> {
   const startedAt = Date.now();
-  const settings = loadSettings();
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  const testPayments = env.PAYMENT_PROVIDER === undefined || env.PAYMENT_PROVIDER === '';
+  if (testPayments) {
+    // Development default: test cards work. A production process (docker compose, the image) does not
+    // run this script, and without PAYMENT_PROVIDER takes no payments at all.
+    env.PAYMENT_PROVIDER = 'test';
+    env.ALLOW_TEST_PAYMENTS = 'true';
+  }
+  let settings: Settings;
+  try {
+    // The settings the API and the worker will read, this default included: a refusal (the test
+    // provider on a HOST beyond loopback, …) stops here, before anything starts.
+    settings = loadSettings(env);
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exit(1);
+  }
   const stops: Array<() => Promise<void>> = [];
   let shuttingDown = false;
   const supervisor = new Supervisor({
@@ -76,12 +110,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown(0));
 
   try {
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    if (env.PAYMENT_PROVIDER === undefined || env.PAYMENT_PROVIDER === '') {
-      // Development default: test cards work. A production process (docker compose, the image) does not
-      // run this script, and without PAYMENT_PROVIDER takes no payments at all.
-      env.PAYMENT_PROVIDER = 'test';
-      env.ALLOW_TEST_PAYMENTS = 'true';
+    if (testPayments) {
       say('payments: the test provider (tok_visa, tok_chargeDeclined; PAYMENT_PROVIDER=none turns payments off)');
     }
     if (settings.databaseUrl === undefined) {
@@ -94,6 +123,8 @@ async function main(): Promise<void> {
       const pg: RunningPostgres = await startEmbeddedPostgres({
         dir: path.join(settings.dataDir, 'postgres'),
         port: settings.embeddedPostgresPort,
+        // Generated once (0600) and kept: the API, the worker and `npm run admin` read it there.
+        passwordFile: embeddedDbPasswordFile(settings.dataDir),
       });
       stops.push(pg.stop);
       env.DATABASE_URL = pg.url;
@@ -197,7 +228,7 @@ async function main(): Promise<void> {
       ),
     );
 
-    const base = `http://127.0.0.1:${settings.port}`;
+    const base = `http://${reachableHost(settings.host)}:${settings.port}`;
     await waitFor(
       'the API',
       async () => {

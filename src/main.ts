@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     logger.log(`applied migrations: ${applied.join(', ')}`);
   }
   const app = await createApp(settings);
-  await app.listen(settings.port, '0.0.0.0');
+  await app.listen(settings.port, settings.host);
   logger.log(`API listening on ${settings.publicBaseUrl}/api (OpenAPI: ${settings.publicBaseUrl}/api/docs)`);
   logger.log(
     consoleIsBuilt()

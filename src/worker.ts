@@ -123,6 +123,7 @@ async function main(): Promise<void> {
       ? undefined
       : await startWorkerHttpServer({
           port: settings.workerHttpPort,
+          host: settings.host,
           metricsToken: settings.metricsToken,
           notReady: async () =>
             worker.getState() !== 'RUNNING'

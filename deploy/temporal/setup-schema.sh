@@ -1,9 +1,9 @@
 #!/bin/sh
-# One-shot (docker-compose.yml, service temporal-schema): creates Temporal's two databases when missing
-# and brings their schemas to the version of this admin-tools image, with Temporal's own
-# temporal-sql-tool. Safe on every `docker compose up`: `create` accepts an existing database,
-# `setup-schema -v 0.0` leaves a newer schema alone, and `update-schema` applies only what an image
-# upgrade brought. The server starts only after this exits 0.
+# One-shot (docker-compose.yml, service temporal-schema): brings the schemas of Temporal's two databases
+# to the version of this admin-tools image, with Temporal's own temporal-sql-tool, as Temporal's role
+# (SQL_USER), which owns them: deploy/postgres/init-roles.sh created both, and the role may create no
+# database. Safe on every `docker compose up`: `setup-schema -v 0.0` leaves a newer schema alone, and
+# `update-schema` applies only what an image upgrade brought. The server starts only after this exits 0.
 set -eu
 
 : "${SQL_HOST:?}" "${SQL_USER:?}" "${SQL_PASSWORD:?}"
@@ -24,7 +24,6 @@ for db in temporal temporal_visibility; do
     temporal) schema=temporal ;;
     *) schema=visibility ;;
   esac
-  temporal-sql-tool --db "$db" create
   temporal-sql-tool --db "$db" setup-schema -v 0.0
   temporal-sql-tool --db "$db" update-schema -d "/etc/temporal/schema/postgresql/v12/$schema/versioned"
   echo "database $db: schema up to date"

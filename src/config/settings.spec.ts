@@ -156,6 +156,47 @@ describe('payment provider settings', () => {
     expect(settings.paymentProvider).toBe('test');
     expect(() => loadSettings({ DATA_DIR: tempDir(), PAYMENT_PROVIDER: 'paypal' })).toThrow(/PAYMENT_PROVIDER/);
   });
+
+  it('keep the test provider on loopback: on another HOST only with ALLOW_TEST_PAYMENTS_ON_NETWORK=true', () => {
+    const test = { PAYMENT_PROVIDER: 'test', ALLOW_TEST_PAYMENTS: 'true' };
+    for (const host of [undefined, '127.0.0.1', '127.0.0.2', '::1', 'localhost', '::ffff:127.0.0.1']) {
+      expect(loadSettings({ DATA_DIR: tempDir(), ...test, HOST: host }).paymentProvider).toBe('test');
+    }
+    for (const host of ['0.0.0.0', '::', '192.168.1.10', '10.0.0.5']) {
+      let caught: unknown;
+      try {
+        loadSettings({ DATA_DIR: tempDir(), ...test, HOST: host });
+      } catch (err) {
+        caught = err;
+      }
+      expect(caught).toBeInstanceOf(SettingsError);
+      expect((caught as SettingsError).message).toContain(
+        `PAYMENT_PROVIDER=test grants credits and tiers for free and HOST=${host}`,
+      );
+      expect((caught as SettingsError).message).toContain('ALLOW_TEST_PAYMENTS_ON_NETWORK=true');
+      const allowed = loadSettings({
+        DATA_DIR: tempDir(),
+        ...test,
+        HOST: host,
+        ALLOW_TEST_PAYMENTS_ON_NETWORK: 'true',
+      });
+      expect(allowed).toMatchObject({ host, paymentProvider: 'test', allowTestPaymentsOnNetwork: true });
+      // Other providers (none, stripe) serve every interface as asked.
+      expect(loadSettings({ DATA_DIR: tempDir(), HOST: host }).host).toBe(host);
+    }
+  });
+});
+
+describe('HOST', () => {
+  it('is loopback unless set, and must be an address to listen on', () => {
+    expect(loadSettings({ DATA_DIR: tempDir() }).host).toBe('127.0.0.1');
+    expect(loadSettings({ DATA_DIR: tempDir(), HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    for (const wrong of ['example.com', '0.0.0.0:3000', '256.1.1.1', 'all']) {
+      expect(() => loadSettings({ DATA_DIR: tempDir(), HOST: wrong })).toThrow(
+        `HOST must be an IP address to listen on (127.0.0.1, 0.0.0.0, ::1, ::) or localhost, got "${wrong}"`,
+      );
+    }
+  });
 });
 
 describe('TRUST_PROXY', () => {

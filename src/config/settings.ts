@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { type Env, EnvReader } from './env-reader.js';
 import {
   keptSecrets,
@@ -20,6 +22,8 @@ export type { TemporalAccess, TemporalTls } from './temporal-access.js';
 /** Every setting of the service, validated once at start-up. Secrets are marked so they are never logged. */
 export interface Settings extends TemporalAccess {
   port: number;
+  /** The address the API (and the worker's HTTP server) listen on: loopback unless HOST says otherwise. */
+  host: string;
   publicBaseUrl: string;
   dataDir: string;
   databaseUrl: string | undefined;
@@ -103,6 +107,8 @@ export interface Settings extends TemporalAccess {
   /** Who takes payments: `none` (no payments possible), `test` (test cards; needs allowTestPayments) or `stripe`. */
   paymentProvider: PaymentProviderName;
   allowTestPayments: boolean;
+  /** ALLOW_TEST_PAYMENTS_ON_NETWORK: the test provider on a HOST that is not loopback (a shared test network). */
+  allowTestPaymentsOnNetwork: boolean;
   /** Stripe's settings; set (and complete) exactly when paymentProvider is `stripe`. */
   stripe: StripeSettings | undefined;
   /** The scrapers' credential for GET /api/metrics and the worker's /metrics (admins' tokens also work on the API). */
@@ -188,6 +194,7 @@ export function loadSettings(env: Env = process.env): Settings {
   const reader = new EnvReader(env, problems);
 
   const port = reader.int('PORT', 3000, 1, 65535);
+  const host = parseHost(reader.str('HOST'), problems);
   const outgoingCallsPerMinute = reader.int('OUTGOING_CALLS_PER_MINUTE', 10, 1, 1_000_000);
   const dataDir = path.resolve(reader.str('DATA_DIR') ?? '.data');
   const publicBaseUrl = (reader.url('PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(
@@ -205,6 +212,7 @@ export function loadSettings(env: Env = process.env): Settings {
 
   const settings: Settings = {
     port,
+    host,
     publicBaseUrl,
     dataDir,
     databaseUrl,
@@ -274,6 +282,7 @@ export function loadSettings(env: Env = process.env): Settings {
     otelExporterOtlpHeaders: parseOtlpHeaders(reader.str('OTEL_EXPORTER_OTLP_HEADERS'), problems),
     paymentProvider: reader.oneOf('PAYMENT_PROVIDER', PAYMENT_PROVIDERS, 'none'),
     allowTestPayments: reader.bool('ALLOW_TEST_PAYMENTS', false),
+    allowTestPaymentsOnNetwork: reader.bool('ALLOW_TEST_PAYMENTS_ON_NETWORK', false),
     stripe: undefined,
     metricsToken: reader.str('METRICS_TOKEN'),
     workerHttpPort:
@@ -286,6 +295,15 @@ export function loadSettings(env: Env = process.env): Settings {
     problems.push(
       'PAYMENT_PROVIDER=test accepts test card tokens and grants credits and tiers for free: it needs ' +
         'ALLOW_TEST_PAYMENTS=true (development and tests only); production leaves PAYMENT_PROVIDER unset (none)',
+    );
+  }
+
+  if (settings.paymentProvider === 'test' && !isLoopbackHost(host) && !settings.allowTestPaymentsOnNetwork) {
+    // Free credits and tiers for whoever reaches the port: on loopback that is this machine's user only.
+    problems.push(
+      `PAYMENT_PROVIDER=test grants credits and tiers for free and HOST=${host} serves it beyond this machine: ` +
+        'listen on loopback (HOST unset or 127.0.0.1), turn payments off (PAYMENT_PROVIDER=none), or set ' +
+        'ALLOW_TEST_PAYMENTS_ON_NETWORK=true for a test network nobody else reaches',
     );
   }
 
@@ -326,6 +344,34 @@ export function loadSettings(env: Env = process.env): Settings {
   return settings;
 }
 
+/** Default HOST: loopback only; a container or a host behind its own proxy sets HOST=0.0.0.0 (or `::`). */
+export const DEFAULT_HOST = '127.0.0.1';
+
+/** `HOST`: an IPv4 or IPv6 address to listen on, or `localhost`; names other than that are refused. */
+function parseHost(raw: string | undefined, problems: string[]): string {
+  if (raw === undefined) {
+    return DEFAULT_HOST;
+  }
+  if (raw.toLowerCase() === 'localhost' || isIP(raw) !== 0) {
+    return raw;
+  }
+  problems.push(`HOST must be an IP address to listen on (127.0.0.1, 0.0.0.0, ::1, ::) or localhost, got "${raw}"`);
+  return DEFAULT_HOST;
+}
+
+/** Whether listening on this address serves this machine only (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  if (host.toLowerCase() === 'localhost') {
+    return true;
+  }
+  try {
+    const address = ipaddr.process(host);
+    return address.range() === 'loopback';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * `TEMPORAL_UI_ORIGIN`: the origins (scheme://host[:port]) of the Temporal UI pages that may call the
  * codec endpoint. Default: the dev UI that `npm start` runs, under both of its loopback names.
@@ -337,15 +383,36 @@ function temporalUiOrigins(entries: string[], uiPort: number, problems: string[]
   return parseOrigins('TEMPORAL_UI_ORIGIN', entries, problems);
 }
 
-/** The embedded PostgreSQL's database name and credentials (used when DATABASE_URL is unset). */
-export const EMBEDDED_DB = { user: 'postgres', password: 'postgres', database: 'agentsite' } as const;
+/** The embedded PostgreSQL's database name and user (used when DATABASE_URL is unset). */
+export const EMBEDDED_DB = { user: 'postgres', database: 'agentsite' } as const;
+
+/**
+ * The password of the embedded PostgreSQL's user before it was generated per data dir: a data dir
+ * made then still has it until its next `npm start` changes it (scripts/runtime/postgres.ts).
+ */
+export const LEGACY_EMBEDDED_DB_PASSWORD = 'postgres';
+
+/** The file under DATA_DIR that keeps the embedded PostgreSQL's generated password (mode 0600). */
+export function embeddedDbPasswordFile(dataDir: string): string {
+  return path.join(dataDir, 'postgres-password');
+}
+
+/** The embedded PostgreSQL's password as `npm start` keeps it (the old fixed one before any start made it). */
+export function embeddedDbPassword(dataDir: string): string {
+  try {
+    return readFileSync(embeddedDbPasswordFile(dataDir), 'utf8').trim() || LEGACY_EMBEDDED_DB_PASSWORD;
+  } catch {
+    return LEGACY_EMBEDDED_DB_PASSWORD;
+  }
+}
 
 /** The database the processes connect to: DATABASE_URL, or the embedded server started by the scripts. */
 export function effectiveDatabaseUrl(settings: Settings): string {
-  return (
-    settings.databaseUrl ??
-    `postgres://${EMBEDDED_DB.user}:${EMBEDDED_DB.password}@127.0.0.1:${settings.embeddedPostgresPort}/${EMBEDDED_DB.database}`
-  );
+  if (settings.databaseUrl !== undefined) {
+    return settings.databaseUrl;
+  }
+  const password = encodeURIComponent(embeddedDbPassword(settings.dataDir));
+  return `postgres://${EMBEDDED_DB.user}:${password}@127.0.0.1:${settings.embeddedPostgresPort}/${EMBEDDED_DB.database}`;
 }
 
 /** The Temporal frontend the processes connect to: TEMPORAL_ADDRESS, or the dev server started by the scripts. */

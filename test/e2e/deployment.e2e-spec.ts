@@ -1,11 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Connection } from '@temporalio/client';
 import YAML from 'yaml';
-import { loadSettings, PAYMENT_PROVIDERS } from '../../src/config/settings.js';
+import pg from 'pg';
+import { loadSettings, PAYMENT_PROVIDERS, parseTrustProxy, SettingsError } from '../../src/config/settings.js';
+import { openDataSource, runMigrations } from '../../src/database/data-source.js';
+import { startEmbeddedPostgres } from '../../scripts/runtime/postgres.js';
+import { freePort } from '../../scripts/runtime/processes.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../scripts/runtime/temporal.js';
 import { TEMPORAL_SERVER_VERSION } from '../../scripts/runtime/temporal-cluster.js';
@@ -125,14 +129,20 @@ describe('deployment files', () => {
     const read = settingNames();
     expect(read.length).toBeGreaterThan(20);
     expect(envExampleNames()).toEqual(read);
-    expect(composeOnlyNames()).toEqual(['POSTGRES_PASSWORD']);
+    expect(composeOnlyNames()).toEqual([
+      'AGENTSITE_DB_PASSWORD',
+      'DOMAIN',
+      'POSTGRES_PASSWORD',
+      'TEMPORAL_DB_PASSWORD',
+    ]);
   });
 
-  it('docker-compose.yml has postgres, Temporal (schema, server, namespace, UI), the API and the worker, wired together', () => {
+  it('docker-compose.yml has the proxy, postgres, Temporal (schema, server, namespace, UI), the API and the worker, wired together', () => {
     const { services, volumes } = compose();
     expect(Object.keys(services).sort()).toEqual([
       'api',
       'postgres',
+      'proxy',
       'temporal',
       'temporal-namespace',
       'temporal-schema',
@@ -200,26 +210,218 @@ describe('deployment files', () => {
     }
   });
 
-  it('docker-compose.yml publishes only the API; Temporal and its UI at most on 127.0.0.1', () => {
+  it('docker-compose.yml publishes only the TLS proxy on every interface; the API, Temporal and its UI on 127.0.0.1', () => {
     const { services } = compose();
-    expect(publishedHostIps(services.api!)).toEqual([undefined]); // the API, on every interface
+    const proxy = services.proxy!;
+    expect(proxy.image).toMatch(/^caddy:\d+\.\d+\.\d+$/);
+    expect(proxy.ports).toEqual(['80:80', '443:443', '443:443/udp']); // HTTP (ACME, redirects), HTTPS, HTTP/3
     for (const [name, service] of Object.entries(services)) {
-      if (name !== 'api') {
+      if (name !== 'proxy') {
         for (const hostIp of publishedHostIps(service)) {
           expect({ service: name, hostIp }).toEqual({ service: name, hostIp: '127.0.0.1' });
         }
       }
     }
+    expect(publishedHostIps(services.api!)).toEqual(['127.0.0.1']);
     expect(publishedHostIps(services.temporal!)).toEqual(['127.0.0.1']);
     expect(publishedHostIps(services['temporal-ui']!)).toEqual(['127.0.0.1']);
+
+    // The proxy serves DOMAIN (a real certificate for a domain, the internal CA's for localhost / an IP)
+    // and hands every request to the API.
+    expect(proxy.environment.DOMAIN).toBe('${DOMAIN:-localhost}');
+    expect(proxy.volumes).toContain('./deploy/caddy/Caddyfile:/etc/caddy/Caddyfile:ro');
+    const caddyfile = read('deploy/caddy/Caddyfile');
+    expect(caddyfile).toMatch(/^\{\$DOMAIN\} \{\n\treverse_proxy api:3000\n\}$/m);
+    expect(caddyfile).not.toMatch(/trusted_proxies/); // Caddy replaces whatever X-Forwarded-For a client sends
+    expect(caddyfile).toMatch(/^\tadmin off$/m);
+
+    // The API believes X-Forwarded-For from the proxy's fixed address only, on a network of a fixed
+    // subnet whose dynamic range (the other containers') leaves that address out.
+    const proxyAddress = proxy.networks.edge.ipv4_address as string;
+    const [edge] = (compose() as unknown as { networks: Record<string, any> }).networks.edge.ipam.config;
+    expect(proxyAddress.startsWith(edge.subnet.replace(/0\/24$/, ''))).toBe(true);
+    expect(Number(proxyAddress.split('.')[3])).toBeLessThan(Number(edge.ip_range.split('.')[3].split('/')[0]));
+    expect(services.api!.networks).toEqual(['default', 'edge']);
+    for (const name of ['api', 'worker']) {
+      const environment = services[name]!.environment as Record<string, string | number>;
+      expect(environment.TRUST_PROXY).toBe(proxyAddress);
+      const problems: string[] = [];
+      expect(parseTrustProxy(String(environment.TRUST_PROXY), problems)).toEqual([proxyAddress]);
+      expect(problems).toEqual([]);
+      // Every interface inside the container (the proxy and Prometheus reach it over the compose network).
+      expect(environment.HOST).toBe('0.0.0.0');
+    }
+
+    // There, payments are Stripe's or none: the test provider would be refused at start.
+    const env = {
+      DATA_DIR: mkdtempSync(path.join(tmpdir(), 'compose-settings-')),
+      ...Object.fromEntries(Object.entries(services.api!.environment).map(([name, value]) => [name, String(value)])),
+      DATABASE_URL: 'postgres://agentsite:x@postgres:5432/agentsite',
+      PUBLIC_BASE_URL: 'https://agents.example.com',
+      JWT_SECRET: 'a-jwt-secret-of-at-least-thirty-two-characters',
+      VAULT_KEY: `v1:${Buffer.alloc(32, 7).toString('base64')}`,
+      TEMPORAL_CODEC_KEY: `p1:${Buffer.alloc(32, 9).toString('base64')}`,
+      RUN_HISTORY_RETENTION_DAYS: '30',
+      TEMPORAL_NAMESPACE: 'default',
+    };
+    expect(loadSettings(env)).toMatchObject({ host: '0.0.0.0', paymentProvider: 'none', trustProxy: [proxyAddress] });
+    expect(() => loadSettings({ ...env, PAYMENT_PROVIDER: 'test', ALLOW_TEST_PAYMENTS: 'true' })).toThrow(
+      SettingsError,
+    );
   });
+
+  it('docker-compose.yml: the service and Temporal log in as their own roles, made by deploy/postgres/init-roles.sh', () => {
+    const { services } = compose();
+    const postgres = services.postgres!;
+    // The image's superuser is `postgres` (POSTGRES_USER unset); no other service gets its password.
+    expect(postgres.environment.POSTGRES_USER).toBeUndefined();
+    expect(postgres.environment).toMatchObject({
+      AGENTSITE_DB_PASSWORD: expect.stringMatching(/^\$\{AGENTSITE_DB_PASSWORD:\?/),
+      TEMPORAL_DB_PASSWORD: expect.stringMatching(/^\$\{TEMPORAL_DB_PASSWORD:\?/),
+    });
+    expect(postgres.volumes).toContain('./deploy/postgres/init-roles.sh:/docker-entrypoint-initdb.d/10-roles.sh:ro');
+    for (const [name, service] of Object.entries(services)) {
+      if (name !== 'postgres') {
+        expect({ name, text: JSON.stringify(service) }).not.toEqual({
+          name,
+          text: expect.stringContaining('POSTGRES_PASSWORD'),
+        });
+      }
+    }
+    for (const name of ['api', 'worker']) {
+      expect(services[name]!.environment.DATABASE_URL).toBe(
+        'postgres://agentsite:${AGENTSITE_DB_PASSWORD:?set AGENTSITE_DB_PASSWORD in .env}@postgres:5432/agentsite',
+      );
+    }
+    expect(services['temporal-schema']!.environment).toMatchObject({
+      SQL_USER: 'temporal',
+      SQL_PASSWORD: expect.stringMatching(/^\$\{TEMPORAL_DB_PASSWORD:\?/),
+    });
+    expect(services.temporal!.environment).toMatchObject({
+      POSTGRES_USER: 'temporal',
+      POSTGRES_PWD: expect.stringMatching(/^\$\{TEMPORAL_DB_PASSWORD:\?/),
+    });
+    // Temporal's role cannot create databases: the schema job only applies schemas to the ones the script made.
+    expect(read('deploy/temporal/setup-schema.sh')).not.toMatch(/temporal-sql-tool .*\bcreate\b/);
+  });
+
+  it('deploy/postgres/init-roles.sh, run as the image runs it on a new cluster, makes two non-superusers that can do their work and nothing of the other', async () => {
+    // A new cluster, as the image's first start has (the suites' shared one has their roles and databases).
+    const dir = mkdtempSync(path.join(tmpdir(), 'init-roles-'));
+    chmodSync(dir, 0o755);
+    const server = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: await freePort(), fast: true });
+    const superuser = new URL(server.url);
+    const connect = async (user: string, password: string, database: string): Promise<pg.Client> => {
+      const client = new pg.Client({ host: '127.0.0.1', port: server.port, user, password, database });
+      try {
+        await client.connect();
+        return client;
+      } catch (err) {
+        await client.end().catch(() => undefined);
+        throw err;
+      }
+    };
+    const passwords = { AGENTSITE_DB_PASSWORD: 'app-0123456789abcdef', TEMPORAL_DB_PASSWORD: 'tmp-0123456789abcdef' };
+    try {
+      const admin = await connect('postgres', decodeURIComponent(superuser.password), 'postgres');
+      await admin.query('DROP DATABASE agentsite'); // the embedded server's own: the image's cluster has none
+      await admin.end();
+
+      // As docker-entrypoint.sh runs it: sh, psql on PATH, the image's POSTGRES_* and the container's environment.
+      const run = spawnSync('sh', [path.join(root, 'deploy/postgres/init-roles.sh')], {
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          PGHOST: '127.0.0.1',
+          PGPORT: String(server.port),
+          PGPASSWORD: decodeURIComponent(superuser.password),
+          POSTGRES_USER: 'postgres',
+          POSTGRES_DB: 'postgres',
+          ...passwords,
+        },
+        encoding: 'utf8',
+      });
+      expect(run.stderr).toBe('');
+      expect(run.status).toBe(0);
+      expect(`${run.stdout}${run.stderr}`).not.toContain(passwords.AGENTSITE_DB_PASSWORD);
+
+      const check = await connect('postgres', decodeURIComponent(superuser.password), 'postgres');
+      const roles = await check.query(
+        `SELECT rolname, rolsuper, rolcreatedb, rolcreaterole, rolreplication, rolbypassrls, rolcanlogin
+         FROM pg_roles WHERE rolname IN ('agentsite', 'temporal') ORDER BY rolname`,
+      );
+      const limited = {
+        rolsuper: false,
+        rolcreatedb: false,
+        rolcreaterole: false,
+        rolreplication: false,
+        rolbypassrls: false,
+        rolcanlogin: true,
+      };
+      expect(roles.rows).toEqual([
+        { rolname: 'agentsite', ...limited },
+        { rolname: 'temporal', ...limited },
+      ]);
+      const owners = await check.query(
+        `SELECT datname, pg_get_userbyid(datdba) AS owner FROM pg_database
+         WHERE datname IN ('agentsite', 'temporal', 'temporal_visibility') ORDER BY datname`,
+      );
+      expect(owners.rows).toEqual([
+        { datname: 'agentsite', owner: 'agentsite' },
+        { datname: 'temporal', owner: 'temporal' },
+        { datname: 'temporal_visibility', owner: 'temporal' },
+      ]);
+      await check.end();
+
+      // The service's migrations run as its role, on its database.
+      const settings = loadSettings({
+        DATA_DIR: mkdtempSync(path.join(tmpdir(), 'init-roles-settings-')),
+        DATABASE_URL: `postgres://agentsite:${passwords.AGENTSITE_DB_PASSWORD}@127.0.0.1:${server.port}/agentsite`,
+      });
+      const dataSource = await openDataSource(settings);
+      try {
+        expect((await runMigrations(dataSource)).length).toBeGreaterThan(5);
+        expect(await runMigrations(dataSource)).toEqual([]);
+        const [{ owner }] = (await dataSource.query(
+          `SELECT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relname = 'users'`,
+        )) as Array<{ owner: string }>;
+        expect(owner).toBe('agentsite');
+      } finally {
+        await dataSource.destroy();
+      }
+
+      // Temporal's role makes its schema in both of its databases.
+      for (const database of ['temporal', 'temporal_visibility']) {
+        const temporal = await connect('temporal', passwords.TEMPORAL_DB_PASSWORD, database);
+        await temporal.query('CREATE TABLE schema_version (version_partition INT PRIMARY KEY)');
+        await temporal.query('CREATE INDEX ON schema_version (version_partition)');
+        await temporal.end();
+      }
+
+      // Neither reaches the other's databases, nor creates a database or a role.
+      for (const [user, password, database] of [
+        ['agentsite', passwords.AGENTSITE_DB_PASSWORD, 'temporal'],
+        ['agentsite', passwords.AGENTSITE_DB_PASSWORD, 'temporal_visibility'],
+        ['temporal', passwords.TEMPORAL_DB_PASSWORD, 'agentsite'],
+      ] as const) {
+        await expect(connect(user, password, database)).rejects.toMatchObject({ code: '42501' });
+      }
+      const app = await connect('agentsite', passwords.AGENTSITE_DB_PASSWORD, 'agentsite');
+      await expect(app.query('CREATE DATABASE other')).rejects.toMatchObject({ code: '42501' });
+      await expect(app.query('CREATE ROLE other')).rejects.toMatchObject({ code: '42501' });
+      await expect(app.query('ALTER ROLE agentsite SUPERUSER')).rejects.toMatchObject({ code: '42501' });
+      await app.end();
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
 
   it('docker-compose.yml healthchecks every long-running service, the worker included', () => {
     const { services } = compose();
     const oneShot = oneShotServices(services);
     expect([...oneShot].sort()).toEqual(['temporal-namespace', 'temporal-schema']);
     const longRunning = Object.keys(services).filter((name) => !oneShot.has(name));
-    expect(longRunning.sort()).toEqual(['api', 'postgres', 'temporal', 'temporal-ui', 'worker']);
+    expect(longRunning.sort()).toEqual(['api', 'postgres', 'proxy', 'temporal', 'temporal-ui', 'worker']);
     for (const name of longRunning) {
       const healthcheck = services[name]!.healthcheck as { test?: string[]; disable?: boolean } | undefined;
       expect({ name, test: healthcheck?.test?.[0] }).toEqual({ name, test: expect.stringMatching(/^CMD(-SHELL)?$/) });
@@ -286,6 +488,8 @@ describe('deployment files', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'compose-env-'));
     const sample: Record<string, string> = {
       POSTGRES_PASSWORD: '0123456789abcdef0123456789abcdef',
+      AGENTSITE_DB_PASSWORD: 'aaaa456789abcdef0123456789abcdef',
+      TEMPORAL_DB_PASSWORD: 'bbbb456789abcdef0123456789abcdef',
       JWT_SECRET: 'a-jwt-secret-of-at-least-thirty-two-characters',
       VAULT_KEY: `v1:${Buffer.alloc(32, 7).toString('base64')}`,
       TEMPORAL_CODEC_KEY: `p1:${Buffer.alloc(32, 9).toString('base64')}`,
@@ -312,8 +516,20 @@ describe('deployment files', () => {
     expect(accepted.status).toBe(0);
     const resolved = YAML.parse(accepted.stdout) as Compose;
     expect(resolved.services.api!.environment.DATABASE_URL).toBe(
-      'postgres://agentsite:0123456789abcdef0123456789abcdef@postgres:5432/agentsite',
+      'postgres://agentsite:aaaa456789abcdef0123456789abcdef@postgres:5432/agentsite',
     );
+    expect(resolved.services.temporal!.environment.POSTGRES_PWD).toBe(sample.TEMPORAL_DB_PASSWORD);
+    // Published: the proxy on every interface (no host_ip), everything else on 127.0.0.1 only.
+    for (const [name, service] of Object.entries(resolved.services)) {
+      for (const port of (service.ports ?? []) as Array<{ host_ip?: string; published: string }>) {
+        expect({ name, published: port.published, hostIp: port.host_ip }).toEqual(
+          name === 'proxy'
+            ? { name, published: expect.stringMatching(/^(80|443)$/), hostIp: undefined }
+            : { name, published: port.published, hostIp: '127.0.0.1' },
+        );
+      }
+    }
+    expect(resolved.services.proxy!.environment.DOMAIN).toBe('localhost');
     expect(resolved.services['temporal-ui']!.environment.TEMPORAL_CODEC_ENDPOINT).toBe(
       'https://agents.example.com/api/temporal-codec',
     );
@@ -340,10 +556,11 @@ describe('deployment files', () => {
     expect(noAddress.status).not.toBe(0);
     expect(noAddress.stderr).toContain('required variable TEMPORAL_ADDRESS is missing');
 
-    const { POSTGRES_PASSWORD: _password, ...withoutPassword } = sample;
-    const refused = run(withoutPassword);
-    expect(refused.status).not.toBe(0);
-    expect(refused.stderr).toContain('POSTGRES_PASSWORD');
+    for (const name of ['POSTGRES_PASSWORD', 'AGENTSITE_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD']) {
+      const refused = run(Object.fromEntries(Object.entries(sample).filter(([key]) => key !== name)));
+      expect(refused.status).not.toBe(0);
+      expect(refused.stderr).toContain(name);
+    }
   });
 
   it('deploy/temporal/create-namespace.sh creates the namespace with the retention, and sets it again at the next run', async () => {

@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
 import { freePort, portOpen, waitFor } from '../../scripts/runtime/processes.js';
+import { startEmbeddedPostgres } from '../../scripts/runtime/postgres.js';
 import { FakeModel } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { registerAdmin } from '../utils/admin.js';
@@ -42,6 +44,51 @@ async function start(env: NodeJS.ProcessEnv): Promise<Started> {
     200,
   );
   return { child, output: () => output, exited };
+}
+
+/**
+ * The local addresses listening on a TCP port, as the kernel lists them (/proc/net/tcp and tcp6): no
+ * connection to a non-loopback address is needed to see which interfaces a server took.
+ */
+function listeningAddresses(port: number): string[] {
+  const addresses: string[] = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      const [hex, portHex] = (local ?? '').split(':');
+      if (state !== '0A' || hex === undefined || Number.parseInt(portHex ?? '', 16) !== port) {
+        continue; // 0A: LISTEN
+      }
+      if (hex.length === 8) {
+        addresses.push(
+          [...Buffer.from(hex, 'hex')]
+            .reverse()
+            .map((byte) => String(byte))
+            .join('.'),
+        );
+      } else {
+        addresses.push(/^0+$/.test(hex) ? '::' : hex === '00000000000000000000000001000000' ? '::1' : hex);
+      }
+    }
+  }
+  return addresses.sort();
+}
+
+/** Whether PostgreSQL at this port takes the password for its `postgres` user (false: invalid_password). */
+async function acceptsPassword(port: number, password: string): Promise<boolean> {
+  const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch (err) {
+    if ((err as { code?: string }).code === '28P01') {
+      return false;
+    }
+    throw err;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 describe('npm start (e2e)', () => {
@@ -97,6 +144,18 @@ describe('npm start (e2e)', () => {
     expect(uiSettings.Codec?.Endpoint).toBe(`http://localhost:${apiPort}/api/temporal-codec`);
 
     expect(first.output()).toContain(`[start] Demo site   https://localhost:${demoPort}`);
+    // The API (with the test payment provider on) listens on loopback only, as do PostgreSQL and Temporal.
+    expect(first.output()).toContain('[start] payments: the test provider');
+    expect(listeningAddresses(apiPort)).toEqual(['127.0.0.1']);
+    expect(listeningAddresses(pgPort)).toEqual(['127.0.0.1']);
+    // The embedded PostgreSQL's password: generated into DATA_DIR (0600), never printed, the fixed one refused.
+    const passwordFile = path.join(dataDir, 'postgres-password');
+    expect(statSync(passwordFile).mode & 0o777).toBe(0o600);
+    const pgPassword = readFileSync(passwordFile, 'utf8').trim();
+    expect(pgPassword).toMatch(/^[0-9a-f]{48}$/);
+    expect(first.output()).not.toContain(pgPassword);
+    expect(await acceptsPassword(pgPort, pgPassword)).toBe(true);
+    expect(await acceptsPassword(pgPort, 'postgres')).toBe(false);
     const email = uniqueEmail();
     const registered = await http.post('/api/auth/register', { email, password: TEST_PASSWORD });
     expect(registered.status).toBe(201);
@@ -131,13 +190,99 @@ describe('npm start (e2e)', () => {
     const second = await start(env);
     running.push(second.child);
     expect(second.output()).toContain('database schema is up to date');
+    // The same password across restarts.
+    expect(readFileSync(passwordFile, 'utf8').trim()).toBe(pgPassword);
+    expect(await acceptsPassword(pgPort, pgPassword)).toBe(true);
+    expect(second.output()).not.toContain(pgPassword);
     expect((await http.post('/api/auth/login', { email, password: TEST_PASSWORD })).status).toBe(200);
     const again = await temporalClient({ address: `127.0.0.1:${temporalPort}`, key: payloadKey });
     expect(await again.client.workflow.getHandle(workflowId).result()).toMatchObject({ message: 'kept' });
     await again.connection.close();
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  });
+  }, 240_000);
+
+  it('refuses the test payment provider on a HOST beyond loopback, before starting anything', async () => {
+    const [apiPort, pgPort] = await Promise.all([freePort(), freePort()]);
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'agentsite-host-'));
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATA_DIR: dataDir,
+      PORT: String(apiPort),
+      EMBEDDED_POSTGRES_PORT: String(pgPort),
+      DEMO_SITE_PORT: '0',
+      TEMPORAL_CLI_PATH: testEnv('temporalCli'),
+    };
+    const run = (extra: NodeJS.ProcessEnv) =>
+      new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = spawn(process.execPath, [startScript], {
+          env: { ...env, ...extra },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        running.push(child);
+        let output = '';
+        child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.on('exit', (code) => resolve({ code, output }));
+      });
+    // PAYMENT_PROVIDER unset: npm start's default, the test provider, on every interface.
+    for (const extra of [{ HOST: '0.0.0.0' }, { HOST: '::', PAYMENT_PROVIDER: 'test', ALLOW_TEST_PAYMENTS: 'true' }]) {
+      const refused = await run(extra);
+      expect(refused.code).toBe(1);
+      expect(refused.output).toContain(
+        `PAYMENT_PROVIDER=test grants credits and tiers for free and HOST=${extra.HOST}`,
+      );
+      expect(refused.output).toContain('ALLOW_TEST_PAYMENTS_ON_NETWORK=true');
+      expect(refused.output).not.toContain('starting embedded PostgreSQL');
+    }
+    expect(await portOpen(pgPort)).toBe(false);
+    expect(await portOpen(apiPort)).toBe(false);
+  }, 120_000);
+
+  it('embedded PostgreSQL: a data dir of the fixed password `postgres` gets a generated one at its next start, kept after', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'agentsite-pg-password-'));
+    const port = await freePort();
+    const passwordFile = path.join(dir, 'postgres-password');
+    const options = { dir: path.join(dir, 'postgres'), port, fast: true, passwordFile };
+    // A data dir as an earlier npm start left it: the server user's password is `postgres`, no file.
+    let server = await startEmbeddedPostgres(options);
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    await admin.query("ALTER ROLE postgres PASSWORD 'postgres'");
+    await admin.query('CREATE TABLE kept (n int); INSERT INTO kept VALUES (7)');
+    await admin.end();
+    await server.stop();
+    rmSync(passwordFile, { force: true });
+
+    const logged: string[] = [];
+    server = await startEmbeddedPostgres({ ...options, log: (line) => logged.push(line) });
+    try {
+      const password = readFileSync(passwordFile, 'utf8').trim();
+      expect(password).toMatch(/^[0-9a-f]{48}$/);
+      expect(statSync(passwordFile).mode & 0o777).toBe(0o600);
+      expect(await acceptsPassword(port, 'postgres')).toBe(false);
+      expect(await acceptsPassword(port, password)).toBe(true);
+      expect(logged.join('\n')).not.toContain(password);
+      // The URL the processes get has it; the data is the data dir's.
+      expect(server.url).toContain(`postgres:${password}@127.0.0.1:${port}/agentsite`);
+      const client = new pg.Client({ connectionString: server.url });
+      await client.connect();
+      expect((await client.query('SELECT n FROM kept')).rows).toEqual([{ n: 7 }]);
+      await client.end();
+    } finally {
+      await server.stop();
+    }
+    // Kept across restarts.
+    const before = readFileSync(passwordFile, 'utf8');
+    server = await startEmbeddedPostgres(options);
+    try {
+      expect(readFileSync(passwordFile, 'utf8')).toBe(before);
+      expect(await acceptsPassword(port, before.trim())).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
 
   it('keeps itself up: the worker, the API, then the Temporal dev server SIGKILLed mid-run each come back, and the run completes', async () => {
     const model = await FakeModel.start();
