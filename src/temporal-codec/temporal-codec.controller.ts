@@ -9,7 +9,6 @@ import {
   Inject,
   Options,
   Post,
-  Req,
   Res,
 } from '@nestjs/common';
 import {
@@ -21,7 +20,7 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { JwtService } from '@nestjs/jwt';
 import { type AuthUser, type JwtClaims, TOKEN_AUDIENCES } from '../auth/auth-user.js';
 import { AdminOnly, CurrentUser, Public, TokenAlsoFrom } from '../auth/decorators.js';
@@ -161,8 +160,8 @@ HttpOnly cookie, sent only to ${CODEC_PATH}, a token of its own that only decode
   @ApiErrors(...ADMIN_ERRORS)
   session(
     @CurrentUser() user: AuthUser,
-    @Body() body: CodecSessionDto,
-    @Req() req: Request,
+    // Validated (the form's `token` field, read by the guard); the cookie's token is minted below.
+    @Body() _body: CodecSessionDto,
     @Res() res: Response,
   ): void {
     // Not the admin's token: one for the codec routes only, at most an hour, never past the admin's.
