@@ -29,13 +29,23 @@ export interface RunsPort {
     request: RunRequest,
     execution: { workflowId: string; runId: string },
   ): Promise<{ context: RunContext; trigger: string }>;
-  finishRun(input: FinishRunInput): Promise<void>;
+  /**
+   * Records how the run ended; `execution` as for startRun: only the workflow the run's row names
+   * (and, once the run has started, the execution that started it) may end it.
+   */
+  finishRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void>;
   /** Keeps the ended run's timeline in the database; `execution` as for startRun. */
   archiveRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void>;
   /** One batch of the RUN_RETENTION_DAYS clean-up (the age is the worker's setting, not an input). */
   deleteExpiredRuns(): Promise<DeleteExpiredRunsResult>;
-  /** `notifyWorkflowId`: the trigger workflow that waits for the run. */
-  enqueueScheduledRun(agentId: string, notifyWorkflowId: string): Promise<ScheduledTriggerResult>;
+  /**
+   * `caller`: the workflow that asks (from Temporal, not the input), which must be a firing of the
+   * agent's schedule (its scheduled-trigger workflow); it is also the one that waits for the run.
+   */
+  enqueueScheduledRun(
+    agentId: string,
+    caller: { workflowId: string; workflowType: string },
+  ): Promise<ScheduledTriggerResult>;
 }
 
 export interface ModelPort {
@@ -68,6 +78,11 @@ export class MissingRunContextError extends Error {
 
 const HEARTBEAT_INTERVAL_MS = 1_000;
 
+/** The workflow execution that scheduled the activity, as Temporal says (never from the input). */
+function executionOf(ctx: Context): { workflowId: string; runId: string } {
+  return { workflowId: ctx.info.workflowExecution?.workflowId ?? '', runId: ctx.info.workflowExecution?.runId ?? '' };
+}
+
 /**
  * Heartbeats while `work` runs, so a dead worker is detected by the heartbeat timeout, not the long
  * one. Not at the start: Temporal counts the heartbeat timeout from the activity's start, and each
@@ -98,19 +113,13 @@ export function createActivities(deps: ActivityDeps) {
 
     async finishRun(input: FinishRunInput): Promise<void> {
       Context.current().log.info('finishRun', { status: input.status });
-      return classified(() => deps.runs.finishRun(input));
+      return classified(() => deps.runs.finishRun(input, executionOf(Context.current())));
     },
 
     /** The run's last step: its timeline kept in the database, so it outlives Temporal's retention. */
     async archiveRun(input: FinishRunInput): Promise<void> {
-      const info = Context.current().info;
       Context.current().log.info('archiveRun', { status: input.status });
-      return classified(() =>
-        deps.runs.archiveRun(input, {
-          workflowId: info.workflowExecution?.workflowId ?? '',
-          runId: info.workflowExecution?.runId ?? '',
-        }),
-      );
+      return classified(() => deps.runs.archiveRun(input, executionOf(Context.current())));
     },
 
     async deleteExpiredRuns(): Promise<DeleteExpiredRunsResult> {
@@ -119,9 +128,10 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async enqueueScheduledRun(input: ScheduledTriggerInput): Promise<ScheduledTriggerResult> {
+      const { info } = Context.current();
       Context.current().log.info('enqueueScheduledRun');
-      const triggerId = Context.current().info.workflowExecution?.workflowId ?? '';
-      return classified(() => deps.runs.enqueueScheduledRun(input.agentId, triggerId));
+      const caller = { workflowId: info.workflowExecution?.workflowId ?? '', workflowType: info.workflowType ?? '' };
+      return classified(() => deps.runs.enqueueScheduledRun(input.agentId, caller));
     },
 
     /** A model turn, with the run's start (turn 1) and completion (the last turn) recorded by it. */
@@ -143,10 +153,7 @@ export function createActivities(deps: ActivityDeps) {
           // Idempotent: a retried turn 1 finds the run active already.
           const started =
             input.start !== undefined
-              ? await deps.runs.startRun(input.start, {
-                  workflowId: info.workflowExecution?.workflowId ?? '',
-                  runId: info.workflowExecution?.runId ?? '',
-                })
+              ? await deps.runs.startRun(input.start, executionOf(Context.current()))
               : undefined;
           const context = started?.context ?? input.context;
           if (context === undefined) {
@@ -174,7 +181,10 @@ export function createActivities(deps: ActivityDeps) {
           );
           const ended = endsRun(answer, input.last);
           if (ended) {
-            await deps.runs.finishRun({ runId: input.runId, status: 'completed', output: answer.text });
+            await deps.runs.finishRun(
+              { runId: input.runId, status: 'completed', output: answer.text },
+              executionOf(Context.current()),
+            );
           }
           return { ...answer, ...(started !== undefined ? { context } : {}), ended };
         }),

@@ -86,14 +86,17 @@ async function main(): Promise<void> {
       'runs_tool_site (tool call)': () =>
         runs.siteForToolCall({ siteId: randomUUID(), runId: randomUUID(), userId: randomUUID() }),
       'model_active_run_turn (next turns)': () => model.activeRunTurn(randomUUID(), randomUUID()),
-      'runs_end_by_id (run end)': () =>
-        runs.finish({
-          runId: randomUUID(),
-          status: 'completed',
-          output: '',
-          agentId: randomUUID(),
-          userId: randomUUID(),
-        }),
+      'runs_finish (run end)': () =>
+        runs.finish(
+          {
+            runId: randomUUID(),
+            status: 'completed',
+            output: '',
+            agentId: randomUUID(),
+            userId: randomUUID(),
+          },
+          { workflowId: `agent-${randomUUID()}`, runId: randomUUID() },
+        ),
       'runs_by_id (archive)': () => runs.findById(randomUUID()),
       'runs_save_archive (archive)': () =>
         runs.saveArchive({ runId: randomUUID(), workflowId: 'agent-x', temporalRunId: randomUUID(), timeline: [] }),

@@ -13,17 +13,25 @@ import { SiteHttpClient } from '../src/sites/site-http.js';
 
 const USAGE = `usage: agentsite-check <site URL> [options]
   --token <token>          bearer token of a test account (tool calls)
-  --user <name>            test account to sign in with at an OAuth consent page
-  --password <password>    its password (the page's user name + password form is filled and approved)
+  --user <name>            test account to sign in with at an OAuth consent page (the page's user
+                           name + password form is filled and approved, and posted only to the
+                           authorization server's origin); its password comes from the environment
+                           variable AGENTSITE_CHECK_PASSWORD, or from standard input with:
+  --password-stdin         read the password from the first line of standard input
   --client-id <id>         OAuth client id the site registered for agentsite (default: agentsite)
   --redirect-uri <uri>     the redirect URI registered for it, matched exactly
                            (default: http://localhost:3000/api/oauth/callback, a local npm start)
   --ca <file>              PEM file of extra CA certificates to trust, like SITE_CA_CERTS
   --allow-private          allow loopback and private addresses (a local copy of the site);
-                           agentsite itself refuses them
+                           agentsite itself refuses them. Link-local and cloud metadata addresses
+                           (169.254.0.0/16, fe80::/10, fd00:ec2::254, metadata.google.internal)
+                           stay refused
   --burst <n>              calls at most to provoke a 429 (default: 100)
   --json                   print the report as JSON (for CI)
 The tool calls have effects (each tool is called with a sample input): use a test account.`;
+
+/** Where the test account's password comes from without --password-stdin (never the command line: ps shows it). */
+export const PASSWORD_ENV = 'AGENTSITE_CHECK_PASSWORD';
 
 const DEFAULT_BURST = 100;
 const MAX_BURST = 10_000;
@@ -42,14 +50,28 @@ interface Command {
   burst: number;
 }
 
-function parseCommand(argv: string[]): Command {
+/** The first line of standard input, without its line ending. */
+async function readFirstLine(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = '';
+  for await (const chunk of stream) {
+    text += String(chunk);
+    if (text.includes('\n')) {
+      break;
+    }
+  }
+  return text.split(/\r?\n/)[0] ?? '';
+}
+
+async function parseCommand(argv: string[], env: NodeJS.ProcessEnv, stdin: NodeJS.ReadableStream): Promise<Command> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
       token: { type: 'string' },
       user: { type: 'string' },
+      // Refused with its own message (below): a password in argv is visible to every user of the machine.
       password: { type: 'string' },
+      'password-stdin': { type: 'boolean', default: false },
       'client-id': { type: 'string', default: 'agentsite' },
       'redirect-uri': { type: 'string', default: 'http://localhost:3000/api/oauth/callback' },
       ca: { type: 'string' },
@@ -65,8 +87,13 @@ function parseCommand(argv: string[]): Command {
   if (positionals.length !== 1) {
     throw new UsageError('give exactly one site URL');
   }
-  if ((values.user === undefined) !== (values.password === undefined)) {
-    throw new UsageError('--user and --password go together');
+  if (values.password !== undefined) {
+    throw new UsageError(
+      `--password is no longer accepted (a command line is visible to other users, e.g. in ps): set ${PASSWORD_ENV} or use --password-stdin`,
+    );
+  }
+  if (values['password-stdin'] && values.user === undefined) {
+    throw new UsageError('--password-stdin goes with --user');
   }
   const burst = Number(values.burst);
   if (!Number.isInteger(burst) || burst < 1 || burst > MAX_BURST) {
@@ -80,16 +107,22 @@ function parseCommand(argv: string[]): Command {
   } catch {
     throw new UsageError('--redirect-uri is not a URL');
   }
+  let password: string | undefined;
+  if (values.user !== undefined) {
+    password = values['password-stdin'] ? await readFirstLine(stdin) : env[PASSWORD_ENV];
+    if (password === undefined || password === '') {
+      throw new UsageError(
+        `--user needs its password: set ${PASSWORD_ENV}, or pass --password-stdin and give it on standard input`,
+      );
+    }
+  }
   return {
     url: positionals[0]!,
     json: values.json,
     ca: values.ca,
     allowPrivate: values['allow-private'],
     token: values.token,
-    account:
-      values.user !== undefined && values.password !== undefined
-        ? { username: values.user, password: values.password }
-        : undefined,
+    account: values.user !== undefined && password !== undefined ? { username: values.user, password } : undefined,
     clientId: values['client-id'],
     redirectUri: values['redirect-uri'],
     burst,
@@ -116,7 +149,7 @@ export function formatTable(report: ConformanceReport): string {
 async function main(): Promise<number> {
   let command: Command;
   try {
-    command = parseCommand(process.argv.slice(2));
+    command = await parseCommand(process.argv.slice(2), process.env, process.stdin);
   } catch (err) {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       console.error(err instanceof Error && err.message !== '' ? `agentsite-check: ${err.message}\n${USAGE}` : USAGE);

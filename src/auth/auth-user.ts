@@ -14,4 +14,12 @@ export interface JwtClaims {
   iatMs: number;
   iat?: number;
   exp?: number;
+  /** Only on tokens minted for one use (see TOKEN_AUDIENCES); an access token has none. */
+  aud?: string;
 }
+
+/** The audiences of the service's narrow tokens: each is accepted only by the routes that name it. */
+export const TOKEN_AUDIENCES = {
+  /** The Temporal UI's codec cookie: /api/temporal-codec/decode and /encode only. */
+  temporalCodec: 'agentsite:temporal-codec',
+} as const;

@@ -12,6 +12,11 @@ export interface TokenSources {
   cookie?: string;
   /** A field of this name in a form-encoded body (a sign-in form). */
   formField?: string;
+  /**
+   * The route also takes tokens minted for this audience (`aud`), which every other route refuses;
+   * the cookie's token must then be one of them (a full access token is taken only as Bearer).
+   */
+  audience?: string;
 }
 
 /** The route needs no JWT (register, login, health, webhooks, the OAuth callback). */

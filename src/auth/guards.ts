@@ -7,7 +7,7 @@ import { requestLogFields } from '../common/correlation.js';
 import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT, rateLimitExempt } from '../common/rate-limit.js';
 import type { AuthUser } from './auth-user.js';
 import { ADMIN_ONLY, IS_PUBLIC, TERMS_REQUIRED, TOKEN_ALSO_FROM, type TokenSources } from './decorators.js';
-import { ALTERNATE_TOKEN, cookieValue, hasAuthorizationHeader, JwtStrategy } from './jwt.strategy.js';
+import { ALTERNATE_TOKEN, cookieValue, hasAuthorizationHeader, JwtStrategy, ROUTE_AUDIENCE } from './jwt.strategy.js';
 import { AuthenticatedPrefetch, PREFETCH_ON_AUTH } from './prefetch.js';
 
 function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
@@ -70,8 +70,14 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
   }
 
   /** On routes marked @TokenAlsoFrom(), without an Authorization header: the cookie's or form field's token. */
-  private takeAlternateToken(req: Request & { [ALTERNATE_TOKEN]?: string }, context: ExecutionContext): void {
+  private takeAlternateToken(
+    req: Request & { [ALTERNATE_TOKEN]?: string; [ROUTE_AUDIENCE]?: string },
+    context: ExecutionContext,
+  ): void {
     const sources = this.reflector.get<TokenSources | undefined>(TOKEN_ALSO_FROM, context.getHandler());
+    if (sources?.audience !== undefined) {
+      req[ROUTE_AUDIENCE] = sources.audience;
+    }
     if (sources === undefined || hasAuthorizationHeader(req)) {
       return;
     }

@@ -90,7 +90,11 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
   }
 
   /** What every request checks, verified token or not: the user, the token's revocation, the limit. */
-  private async checked(req: Request & { [RATE_LIMIT_EXEMPT]?: boolean }, claims: CheckedClaims): Promise<AuthUser> {
+  private async checked(
+    req: Request & { [RATE_LIMIT_EXEMPT]?: boolean; [ROUTE_AUDIENCE]?: string },
+    claims: CheckedClaims,
+  ): Promise<AuthUser> {
+    checkAudience(req, claims);
     this.prefetch.start(req, claims.sub);
     const counted =
       req[RATE_LIMIT_EXEMPT] === true
@@ -130,6 +134,23 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 export function bearerToken(req: Request): string | null {
   const header = req.headers.authorization;
   return (typeof header === 'string' ? BEARER.exec(header.trim())?.[1] : undefined) ?? null;
+}
+
+/** The audience a route marked @TokenAlsoFrom({ audience }) also accepts (set by JwtAuthGuard). */
+export const ROUTE_AUDIENCE = Symbol('routeAudience');
+
+/**
+ * A token minted for an audience (the codec cookie's) is accepted only by the routes that name it,
+ * and those routes take a cookie's token only when it is one: anything else is INVALID_TOKEN.
+ */
+function checkAudience(req: Request & { [ROUTE_AUDIENCE]?: string }, claims: CheckedClaims): void {
+  const audience = req[ROUTE_AUDIENCE];
+  if (claims.aud !== undefined && claims.aud !== audience) {
+    throw new AppError('INVALID_TOKEN', 'This token is not accepted here: it was issued for another use');
+  }
+  if (audience !== undefined && claims.aud !== audience && bearerToken(req) === null) {
+    throw new AppError('INVALID_TOKEN', 'This cookie does not hold a token issued for this use; sign in again');
+  }
 }
 
 /** The token JwtAuthGuard took from a cookie or form field of a route marked @TokenAlsoFrom(). */

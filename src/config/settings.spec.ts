@@ -101,11 +101,19 @@ describe('TEMPORAL_CODEC_KEY and TEMPORAL_UI_ORIGIN', () => {
     }
   });
 
-  it('allows the dev UI origin by default, and only origins when set', () => {
+  it('allows the dev UI origin by default outside production, and only the origins set when set', () => {
     const defaults = loadSettings({ DATA_DIR: tempDir(), TEMPORAL_UI_PORT: '9000' });
     expect(defaults.temporalUiOrigins).toEqual(['http://localhost:9000', 'http://127.0.0.1:9000']);
     const set = loadSettings({ DATA_DIR: tempDir(), TEMPORAL_UI_ORIGIN: 'https://temporal.example.com' });
     expect(set.temporalUiOrigins).toEqual(['https://temporal.example.com']);
+    // In production, no default: only the UI origins configured are answered.
+    expect(loadSettings({ DATA_DIR: tempDir(), NODE_ENV: 'production' }).temporalUiOrigins).toEqual([]);
+    const production = loadSettings({
+      DATA_DIR: tempDir(),
+      NODE_ENV: 'production',
+      TEMPORAL_UI_ORIGIN: 'https://temporal.example.com',
+    });
+    expect(production.temporalUiOrigins).toEqual(['https://temporal.example.com']);
     for (const bad of ['temporal.example.com', 'https://temporal.example.com/ui', 'ftp://x.example']) {
       expect(() => loadSettings({ DATA_DIR: tempDir(), TEMPORAL_UI_ORIGIN: bad })).toThrow(/TEMPORAL_UI_ORIGIN/);
     }

@@ -228,7 +228,12 @@ export function loadSettings(env: Env = process.env): Settings {
     temporalDevPort,
     temporalUiPort,
     temporalCodecKeys: [],
-    temporalUiOrigins: temporalUiOrigins(reader.list('TEMPORAL_UI_ORIGIN'), temporalUiPort, problems),
+    temporalUiOrigins: temporalUiOrigins(
+      reader.list('TEMPORAL_UI_ORIGIN'),
+      temporalUiPort,
+      reader.str('NODE_ENV') === 'production',
+      problems,
+    ),
     corsOrigins: parseOrigins('CORS_ORIGINS', reader.list('CORS_ORIGINS'), problems),
     runHistoryRetentionDays: reader.int(
       'RUN_HISTORY_RETENTION_DAYS',
@@ -374,11 +379,12 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * `TEMPORAL_UI_ORIGIN`: the origins (scheme://host[:port]) of the Temporal UI pages that may call the
- * codec endpoint. Default: the dev UI that `npm start` runs, under both of its loopback names.
+ * codec endpoint. Default: the dev UI that `npm start` runs, under both of its loopback names; in
+ * production (NODE_ENV=production, as the image sets it) none: only the origins configured.
  */
-function temporalUiOrigins(entries: string[], uiPort: number, problems: string[]): string[] {
+function temporalUiOrigins(entries: string[], uiPort: number, production: boolean, problems: string[]): string[] {
   if (entries.length === 0) {
-    return [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`];
+    return production ? [] : [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`];
   }
   return parseOrigins('TEMPORAL_UI_ORIGIN', entries, problems);
 }

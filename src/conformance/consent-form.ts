@@ -61,10 +61,18 @@ export async function submitConsent(
   if (approve !== undefined) {
     fields.set(approve[0], approve[1]);
   }
-  const action = new URL(attribute(form[1]!, 'action') ?? authorizationUrl, authorizationUrl).toString();
+  // The password goes to the authorization server only: the form's action (relative to the page that
+  // answered, after any redirect) must be on the authorization URL's origin.
+  const action = new URL(attribute(form[1]!, 'action') ?? page.url, page.url);
+  const origin = new URL(authorizationUrl).origin;
+  if (action.origin !== origin) {
+    throw new Error(
+      `the consent form posts to ${action.origin}, not to the authorization server's origin ${origin}: the test account's password is not sent there`,
+    );
+  }
   return http.request({
     method: 'POST',
-    url: action,
+    url: action.toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: fields.toString(),
     timeoutMs: CHECK_TIMEOUT_MS,

@@ -17,7 +17,7 @@ import type {
   RunTrigger,
   ScheduledTriggerResult,
 } from '../../workflows/contracts.js';
-import { triggerMessage, webhookAction } from '../../workflows/contracts.js';
+import { triggerMessage, webhookAction, workflowIds } from '../../workflows/contracts.js';
 import { RunArchiveService } from './run-archive.service.js';
 import { RunEnqueueService } from './run-enqueue.service.js';
 import { RunRetentionService } from './run-retention.service.js';
@@ -93,12 +93,30 @@ export class RunRecordsService implements RunsPort {
     return new AppError('PERMISSION_DENIED', 'This run was not queued by the service');
   }
 
-  async finishRun(input: FinishRunInput): Promise<void> {
-    const ended = await this.runs.finish(input);
+  /**
+   * Records how a run ended. The input is not trusted (see startRun): only the workflow the run's row
+   * names, and once the run has started only the execution that started it, may end it. Anything else
+   * is PERMISSION_DENIED and changes nothing; a run that has ended already, or is gone, is left as it is.
+   */
+  async finishRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void> {
+    if (typeof input.runId !== 'string' || !UUID.test(input.runId)) {
+      throw this.refusedFinish(input, execution, 'malformed run id');
+    }
+    const { ended, bound } = await this.runs.finish(input, execution);
+    if (bound === false) {
+      throw this.refusedFinish(input, execution, 'the run is not this workflow execution’s');
+    }
     if (ended !== null) {
       // Counted once: a retried finish, or one for a run ended already, changes no row.
       this.metrics.runEnded(ended.triggeredBy, input.status, ended.startedAt, ended.endedAt);
     }
+  }
+
+  private refusedFinish(input: FinishRunInput, execution: { workflowId: string }, why: string): AppError {
+    this.logger.warn(
+      `run finish refused for run ${String(input.runId)} asked by workflow ${execution.workflowId}: ${why}`,
+    );
+    return new AppError('PERMISSION_DENIED', 'Only the workflow that runs a run may end it');
   }
 
   archiveRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void> {
@@ -109,7 +127,23 @@ export class RunRecordsService implements RunsPort {
     return this.retention.deleteExpired();
   }
 
-  async enqueueScheduledRun(agentId: string, notifyWorkflowId: string): Promise<ScheduledTriggerResult> {
+  /**
+   * A firing of the agent's schedule. The input is not trusted: the asking workflow (from Temporal) must
+   * be the agent's scheduled trigger, `scheduled-<agentId>-<time of the firing>` of type
+   * scheduledTriggerWorkflow, as the agent's Temporal Schedule starts it; anything else is
+   * PERMISSION_DENIED and queues nothing.
+   */
+  async enqueueScheduledRun(
+    agentId: string,
+    caller: { workflowId: string; workflowType: string },
+  ): Promise<ScheduledTriggerResult> {
+    if (!isScheduledTriggerOf(agentId, caller)) {
+      this.logger.warn(
+        `scheduled run refused for agent ${String(agentId)} asked by workflow ${caller.workflowId} (${caller.workflowType}): not a firing of the agent's schedule`,
+      );
+      throw new AppError('PERMISSION_DENIED', "Only a firing of the agent's schedule may queue a scheduled run");
+    }
+    const notifyWorkflowId = caller.workflowId;
     const agent = await this.runs.findAgent(agentId);
     if (agent === null || agent.triggerType !== 'scheduled') {
       return { skipped: 'the agent no longer exists or is no longer scheduled' };
@@ -132,6 +166,23 @@ export class RunRecordsService implements RunsPort {
     }
   }
 }
+
+/**
+ * Whether `caller` is a workflow the agent's Temporal Schedule started: the schedule starts
+ * `workflowIds.scheduledTrigger(agentId)` of type scheduledTriggerWorkflow, and Temporal appends the
+ * firing's time to the id (`-2025-01-01T09:00:00Z`).
+ */
+export function isScheduledTriggerOf(agentId: unknown, caller: { workflowId: string; workflowType: string }): boolean {
+  if (typeof agentId !== 'string' || !UUID.test(agentId) || caller.workflowType !== SCHEDULED_TRIGGER_WORKFLOW) {
+    return false;
+  }
+  const prefix = `${workflowIds.scheduledTrigger(agentId)}-`;
+  return caller.workflowId.startsWith(prefix) && FIRING_TIME.test(caller.workflowId.slice(prefix.length));
+}
+
+const SCHEDULED_TRIGGER_WORKFLOW = 'scheduledTriggerWorkflow';
+/** RFC 3339 in UTC, as Temporal's scheduler appends it to the ids of the workflows it starts. */
+const FIRING_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** What the trigger of a run needs of the tier, checked when the run starts (manual runs need nothing). */
 export function requireTriggerTier(

@@ -52,6 +52,22 @@ export interface EndedRun {
 /** SQL: what an end of a run returns (EndedRun's columns; a string, which TypeORM writes as it is). */
 const ENDED_RETURNING = 'triggered_by, started_at, ended_at';
 
+/**
+ * A run's end as its workflow records it ($1 status, $2 error, $3 the run, $4 the statuses it may end
+ * from, $5/$6 the asking workflow and execution, from Temporal). Only the workflow that runs it may end
+ * it: the agent's queue `agent-<agentId>` (or the run's own `run-<runId>` of a queue of before), and,
+ * once the run has started, only the execution its row recorded. `bound`: whether the asker is that
+ * workflow (null: no such run); the ended columns are null when no row changed.
+ */
+const FINISH_QUERY =
+  "WITH target AS (SELECT id, ($5 IN ('agent-' || agent_id, 'run-' || id) " +
+  'AND (temporal_run_id IS NULL OR (workflow_id = $5 AND temporal_run_id = $6))) AS bound FROM runs WHERE id = $3), ' +
+  'ended AS (UPDATE runs r SET status = $1, ended_at = now(), error = $2::jsonb FROM target t ' +
+  'WHERE r.id = t.id AND t.bound AND r.status = ANY($4::text[]) ' +
+  'RETURNING r.triggered_by, r.started_at, r.ended_at) ' +
+  'SELECT (SELECT bound FROM target) AS bound, e.triggered_by, e.started_at, e.ended_at ' +
+  'FROM (SELECT 1) one LEFT JOIN ended e ON true';
+
 function endedRunsOf(raw: unknown): EndedRun[] {
   return (raw as Array<{ triggered_by: RunTrigger; started_at: Date | null; ended_at: Date }>).map((row) => ({
     triggeredBy: row.triggered_by,
@@ -285,11 +301,22 @@ export class RunsRepository {
    * Records how a run ended, once: a run already ended keeps its status (a model turn that answers
    * after its run was cancelled must not turn it into `completed`).
    */
-  async finish(input: FinishRunInput): Promise<EndedRun | null> {
-    return (
-      (await this.endRuns({ id: input.runId, status: ['queued', 'active'] }, input.status, input.error ?? null))[0] ??
-      null
-    );
+  async finish(
+    input: FinishRunInput,
+    execution: { workflowId: string; runId: string },
+  ): Promise<{ ended: EndedRun | null; bound: boolean | null }> {
+    const error = input.error ?? null;
+    const rows = (await this.dataSource.query(preparedStatement('runs_finish', FINISH_QUERY), [
+      input.status,
+      error === null ? null : JSON.stringify(error),
+      input.runId,
+      ['queued', 'active'],
+      execution.workflowId,
+      execution.runId,
+    ])) as Array<{ bound: boolean | null; triggered_by: RunTrigger | null }>;
+    const row = rows[0];
+    const ended = row !== undefined && row.triggered_by !== null ? endedRunsOf([row])[0]! : null;
+    return { ended, bound: row?.bound ?? null };
   }
 
   /** A run taken out of its queue (or stopped) by a cancel; null when it had ended already. */

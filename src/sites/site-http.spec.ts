@@ -7,7 +7,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestCa, issueServerCert } from '../../examples/site/tls.js';
 import type { Settings } from '../config/settings.js';
-import { publicNetworkMessage, SiteHttpClient, SiteNetworkError } from './site-http.js';
+import { AppError } from '../common/app-error.js';
+import { guardedLookup, publicNetworkMessage, SiteHttpClient, SiteNetworkError } from './site-http.js';
 
 /**
  * A site that drops a connection instead of answering, on request: the race of a kept-alive socket
@@ -91,6 +92,7 @@ describe('SiteHttpClient and redirects to another origin', () => {
   const received: Array<{ method: string; url: string; headers: Record<string, unknown>; body: string }> = [];
   /** What the redirecting site answers: the status and where to. */
   let redirect = { status: 307, to: '' };
+  let siteCaFile: string;
 
   const listen = async (server: https.Server) => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -125,6 +127,7 @@ describe('SiteHttpClient and redirects to another origin', () => {
     elsewhereBase = await listen(elsewhere);
     const caFile = path.join(mkdtempSync(path.join(tmpdir(), 'site-http-')), 'ca.pem');
     writeFileSync(caFile, ca.cert);
+    siteCaFile = caFile;
     client = new SiteHttpClient({
       siteCaCerts: caFile,
       siteAllowPrivateHosts: [new URL(siteBase).host, new URL(elsewhereBase).host],
@@ -153,6 +156,34 @@ describe('SiteHttpClient and redirects to another origin', () => {
       expect(received).toEqual([]);
     },
   );
+
+  it('with private addresses allowed (agentsite-check --allow-private), still never follows a redirect to a metadata or link-local address', async () => {
+    const local = new SiteHttpClient({
+      siteCaCerts: siteCaFile,
+      siteAllowPrivateHosts: [],
+      allowPrivateAddresses: true,
+    });
+    try {
+      for (const to of [
+        'https://169.254.169.254/latest/meta-data/',
+        'https://[fd00:ec2::254]/latest/meta-data/',
+        'https://metadata.google.internal/computeMetadata/v1/',
+        'https://[fe80::1]/',
+      ]) {
+        redirect = { status: 302, to };
+        const failure = await local
+          .request({ method: 'GET', url: `${siteBase}/manifest`, timeoutMs: 2_000 })
+          .catch((err: unknown) => err);
+        expect(failure).toBeInstanceOf(AppError);
+        expect(failure).toMatchObject({
+          code: 'INVALID_URL',
+          message: expect.stringMatching(/link-local or cloud metadata/),
+        });
+      }
+    } finally {
+      local.onModuleDestroy();
+    }
+  });
 
   it('follows a GET to another origin without Authorization or cookies', async () => {
     received.length = 0;
@@ -251,5 +282,60 @@ describe('SiteHttpClient.assertSiteUrl', () => {
     }
     // Allow-listed: accepted although private.
     expect(client.assertSiteUrl('https://10.0.0.7/').hostname).toBe('10.0.0.7');
+  });
+
+  it('refuses link-local and metadata addresses even where private ones are allowed (an allow-list, --allow-private)', () => {
+    const listed = new SiteHttpClient({
+      siteAllowPrivateHosts: ['169.254.169.254', 'metadata.google.internal', '[fe80::1]'],
+    } as unknown as Settings);
+    const open = new SiteHttpClient({ siteAllowPrivateHosts: [], allowPrivateAddresses: true } as unknown as Settings);
+    try {
+      for (const c of [listed, open]) {
+        for (const url of [
+          'https://169.254.169.254/',
+          'https://169.254.0.1/',
+          'https://2852039166/',
+          'https://[::ffff:169.254.169.254]/',
+          'https://[fe80::1]/',
+          'https://[fd00:ec2::254]/',
+          'https://[fd00:ec2:0:0:0:0:0:254]/',
+          'https://metadata.google.internal/',
+          'https://METADATA.google.internal./',
+        ]) {
+          expect(() => c.assertSiteUrl(url)).toThrow(/non-public address \(link-local or cloud metadata\)/);
+        }
+      }
+      // Other private addresses stay allowed where they were.
+      for (const url of ['https://127.0.0.1/', 'https://10.0.0.1/', 'https://[fd00::1]/', 'https://localhost/']) {
+        expect(open.assertSiteUrl(url).href).toBe(url);
+      }
+    } finally {
+      listed.onModuleDestroy();
+      open.onModuleDestroy();
+    }
+  });
+
+  it('refuses, after DNS, a host name that resolves to a link-local or metadata address', async () => {
+    const resolve =
+      (...addresses: string[]) =>
+      (
+        _host: string,
+        _options: unknown,
+        cb: (err: null, addresses: Array<{ address: string; family: number }>) => void,
+      ) =>
+        cb(
+          null,
+          addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+        );
+    const lookup = (fake: ReturnType<typeof resolve>, all: boolean) =>
+      new Promise<{ err: Error | null; address: unknown }>((done) =>
+        guardedLookup('sneaky.example', { all }, (err, address) => done({ err, address }), fake as never),
+      );
+    for (const bad of [['169.254.169.254'], ['93.184.215.14', 'fd00:ec2::254'], ['fe80::2']]) {
+      const { err } = await lookup(resolve(...bad), false);
+      expect(err?.message).toMatch(/is not allowed\. Because/);
+    }
+    expect((await lookup(resolve('10.0.0.1'), false)).address).toBe('10.0.0.1');
+    expect((await lookup(resolve('10.0.0.1', '::1'), true)).address).toHaveLength(2);
   });
 });

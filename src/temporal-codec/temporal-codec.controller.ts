@@ -9,7 +9,6 @@ import {
   Inject,
   Options,
   Post,
-  Req,
   Res,
 } from '@nestjs/common';
 import {
@@ -21,10 +20,10 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
-import type { AuthUser } from '../auth/auth-user.js';
+import type { Response } from 'express';
+import { JwtService } from '@nestjs/jwt';
+import { type AuthUser, type JwtClaims, TOKEN_AUDIENCES } from '../auth/auth-user.js';
 import { AdminOnly, CurrentUser, Public, TokenAlsoFrom } from '../auth/decorators.js';
-import { bearerToken } from '../auth/jwt.strategy.js';
 import { AUTH_ERRORS, ApiErrors } from '../common/api-errors.js';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
@@ -33,8 +32,13 @@ import { CodecPayloadsDto } from './dto/codec-payloads.dto.js';
 import { CodecSessionDto } from './dto/codec-session.dto.js';
 import { TemporalCodecService } from './temporal-codec.service.js';
 
-/** The cookie the Temporal UI sends (with "include cross-origin credentials"): an admin's access token. */
+/**
+ * The cookie the Temporal UI sends (with "include cross-origin credentials"): a token minted for the
+ * codec routes only (audience TOKEN_AUDIENCES.temporalCodec), never the admin's access token.
+ */
 export const CODEC_COOKIE = 'agentsite_codec';
+/** The codec token's longest life; never past the access token it was minted from. */
+export const CODEC_TOKEN_MAX_SECONDS = 3600;
 export const CODEC_PATH = '/api/temporal-codec';
 /** Largest request body of the codec routes (payloads of one event, base64 in JSON). */
 export const MAX_CODEC_BODY_BYTES = 8 * 1024 * 1024;
@@ -46,7 +50,8 @@ const NAMESPACE_HEADER = {
 };
 const CREDENTIALS =
   'Admins only: `Authorization: Bearer <admin token>` (the temporal CLI: `--codec-auth "Bearer <token>"`), or ' +
-  `the \`${CODEC_COOKIE}\` cookie set by ${CODEC_PATH}/session (the Temporal UI with "include cross-origin credentials").`;
+  `the \`${CODEC_COOKIE}\` cookie set by ${CODEC_PATH}/session (the Temporal UI with "include cross-origin credentials"), ` +
+  'which holds a short-lived token that only these two routes accept.';
 
 /** What the admin routes answer before their own code runs, and a body or namespace they refuse. */
 const ADMIN_ERRORS = [...AUTH_ERRORS, 'ADMIN_REQUIRED', 'VALIDATION_ERROR'] as const;
@@ -57,7 +62,7 @@ const CodecRoute = (path: 'decode' | 'encode'): MethodDecorator =>
     Post(path),
     HttpCode(HttpStatus.OK),
     AdminOnly(),
-    TokenAlsoFrom({ cookie: CODEC_COOKIE }),
+    TokenAlsoFrom({ cookie: CODEC_COOKIE, audience: TOKEN_AUDIENCES.temporalCodec }),
     ApiBearerAuth(),
     ApiHeader(NAMESPACE_HEADER),
     ApiOkResponse({ type: CodecPayloadsDto }),
@@ -80,10 +85,14 @@ const page = (title: string, body: string): string =>
 @ApiTags('temporal-codec')
 @Controller('temporal-codec')
 export class TemporalCodecController {
+  private readonly tokens: JwtService;
+
   constructor(
     private readonly codec: TemporalCodecService,
     @Inject(SETTINGS) private readonly settings: Settings,
-  ) {}
+  ) {
+    this.tokens = new JwtService({ secret: settings.jwtSecret, signOptions: { algorithm: 'HS256' } });
+  }
 
   @CodecRoute('decode')
   @ApiOperation({
@@ -127,7 +136,7 @@ export class TemporalCodecController {
       page(
         'Decode runs in the Temporal UI',
         `<p>Paste an admin's access token (<code>POST /api/auth/login</code>). This browser then keeps it in an
-HttpOnly cookie, sent only to ${CODEC_PATH}, until the token expires.</p>
+HttpOnly cookie, sent only to ${CODEC_PATH}, a token of its own that only decodes and encodes, for an hour at most.</p>
 <form method="post"><input type="password" name="token" autocomplete="off" size="60" required> <button>Sign in</button></form>`,
       ),
     );
@@ -142,20 +151,34 @@ HttpOnly cookie, sent only to ${CODEC_PATH}, until the token expires.</p>
   @ApiOperation({
     summary: `Sign this browser in for the Temporal UI: sets the ${CODEC_COOKIE} cookie (admins only)`,
     description:
-      `The admin token comes as the form field \`token\` or as Authorization: Bearer. The cookie is HttpOnly, ` +
-      `SameSite=Strict, limited to ${CODEC_PATH} and lives as long as the token (a logout revokes it).`,
+      `The admin token comes as the form field \`token\` or as Authorization: Bearer. The cookie holds not that ` +
+      `token but one minted from it that only the decode and encode routes accept, for ${CODEC_TOKEN_MAX_SECONDS / 60} minutes at ` +
+      `most and never past the admin token's expiry (a logout of the admin token ends it too). It is HttpOnly, ` +
+      `SameSite=Strict and limited to ${CODEC_PATH}.`,
   })
   @ApiOkResponse({ description: `A page saying so; the ${CODEC_COOKIE} cookie is set`, content: HTML_PAGE })
   @ApiErrors(...ADMIN_ERRORS)
   session(
     @CurrentUser() user: AuthUser,
-    @Body() body: CodecSessionDto,
-    @Req() req: Request,
+    // Validated (the form's `token` field, read by the guard); the cookie's token is minted below.
+    @Body() _body: CodecSessionDto,
     @Res() res: Response,
   ): void {
-    // The token the guard authenticated: the header's when there is one, else the form's.
-    const token = bearerToken(req) ?? body.token?.trim() ?? '';
-    const maxAge = Math.max(0, Math.floor((user.token.expiresAt.getTime() - Date.now()) / 1000));
+    // Not the admin's token: one for the codec routes only, at most an hour, never past the admin's.
+    // Its jti is the admin token's, so logging that token out (or out everywhere) ends it too.
+    const now = Date.now();
+    const maxAge = Math.max(
+      0,
+      Math.min(CODEC_TOKEN_MAX_SECONDS, Math.floor((user.token.expiresAt.getTime() - now) / 1000)),
+    );
+    const expiresAt = new Date(now + maxAge * 1000);
+    const claims: JwtClaims = {
+      sub: user.user.id,
+      jti: user.token.jti,
+      iatMs: now,
+      aud: TOKEN_AUDIENCES.temporalCodec,
+    };
+    const token = this.tokens.sign(claims, { expiresIn: maxAge });
     const secure = this.settings.publicBaseUrl.startsWith('https:') ? '; Secure' : '';
     res.setHeader(
       'set-cookie',
@@ -165,7 +188,7 @@ HttpOnly cookie, sent only to ${CODEC_PATH}, until the token expires.</p>
       res,
       page(
         'Signed in for the Temporal UI',
-        `<p>Until ${user.token.expiresAt.toISOString()}. In the Temporal UI, open "Configure Codec Server", choose
+        `<p>Until ${expiresAt.toISOString()}. In the Temporal UI, open "Configure Codec Server", choose
 "Use my browser setting and ignore Cluster-level setting", set the endpoint to <code>${escapeHtml(this.settings.publicBaseUrl + CODEC_PATH)}</code> and tick
 "Include cross-origin credentials". Open the UI on the same host name as this page.</p>`,
       ),

@@ -23,13 +23,28 @@ interface CliRun {
   stderr: string;
 }
 
-function runCli(args: string[]): Promise<CliRun> {
+/** The test account's password reaches the CLI as a site author's would: in the environment (default) or on stdin. */
+function runCli(
+  args: string[],
+  options: { password?: string | undefined; stdin?: string } = { password: 'root-password' },
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = { ...process.env };
+    delete env.AGENTSITE_CHECK_PASSWORD;
+    if (options.password !== undefined) {
+      env.AGENTSITE_CHECK_PASSWORD = options.password;
+    }
+    const child = spawn(process.execPath, [CLI, ...args], {
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      env,
+    });
+    if (options.stdin !== undefined) {
+      child.stdin!.end(options.stdin);
+    }
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
@@ -55,8 +70,6 @@ describe('conformance checker: agentsite-check and POST /api/conformance/check (
       '--allow-private',
       '--user',
       'root',
-      '--password',
-      'root-password',
       '--redirect-uri',
       REDIRECT_URI,
       '--json',
@@ -207,6 +220,26 @@ describe('conformance checker: agentsite-check and POST /api/conformance/check (
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/--burst must be a whole number/);
     expect((await runCli([])).code).toBe(2);
+  });
+
+  it("takes the test account's password from AGENTSITE_CHECK_PASSWORD or standard input, never from the command line", async () => {
+    // Refused with exit 2 and a message saying what to do instead, before anything is sent to the site.
+    const flag = await runCli([...cliArgs(site), '--password', 'root-password']);
+    expect(flag.code).toBe(2);
+    expect(flag.stdout).toBe('');
+    expect(flag.stderr).toMatch(/--password is no longer accepted .*AGENTSITE_CHECK_PASSWORD or use --password-stdin/);
+    // --user without a password anywhere is a bad command line too.
+    const none = await runCli(cliArgs(site), { password: undefined });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/--user needs its password/);
+    // From standard input: the consent page is passed, and every rule passes.
+    const piped = await runCli([...cliArgs(site), '--password-stdin'], {
+      password: undefined,
+      stdin: 'root-password\n',
+    });
+    expect(piped.stderr).toBe('');
+    expect(piped.code).toBe(0);
+    expect(rule(JSON.parse(piped.stdout) as ConformanceReport, 'oauth.token').status).toBe('pass');
   });
 
   describe('through the API', () => {

@@ -6,10 +6,11 @@ import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@tempo
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { type FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import type { forgedModelTurnWorkflow } from '../fixtures/forged-model-turn.workflow.js';
+import type { forgedFinishRunWorkflow, forgedScheduledRunWorkflow } from '../fixtures/forged-records.workflow.js';
 import type { forgedToolCallWorkflow } from '../fixtures/forged-tool-call.workflow.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import type { Http } from '../utils/http.js';
-import { waitForRun } from '../utils/runs.js';
+import { eventually, waitForRun } from '../utils/runs.js';
 import { temporalClient, testDataConverter } from '../utils/temporal.js';
 import { startWorld, type World } from '../utils/world.js';
 import { registerUser, type TestUser } from '../utils/users.js';
@@ -17,15 +18,20 @@ import type { ReferenceSite } from '../../examples/site/site.js';
 import type {
   CallToolInput,
   CallToolOutput,
+  FinishRunInput,
   ModelMessage,
   ModelTurnInput,
   ModelTurnOutput,
   RunRequest,
+  ScheduledTriggerResult,
 } from '../../workflows/contracts.js';
 
 interface Forger {
   toolCall(input: CallToolInput): Promise<CallToolOutput>;
   modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput>;
+  finishRun(input: FinishRunInput): Promise<void>;
+  /** `workflowId`: the forged workflow's own id (default `forged-<uuid>`). */
+  scheduledRun(agentId: string, workflowId?: string): Promise<ScheduledTriggerResult>;
 }
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
@@ -100,6 +106,18 @@ describe('run guards: forged activity tasks and Retry-After caps (e2e)', () => {
               taskQueue,
               workflowId: `forged-${randomUUID()}`,
               args: [serviceQueue, input],
+            }),
+          finishRun: (input) =>
+            client.workflow.execute<typeof forgedFinishRunWorkflow>('forgedFinishRunWorkflow', {
+              taskQueue,
+              workflowId: `forged-${randomUUID()}`,
+              args: [serviceQueue, input],
+            }),
+          scheduledRun: (agentId, workflowId) =>
+            client.workflow.execute<typeof forgedScheduledRunWorkflow>('forgedScheduledRunWorkflow', {
+              taskQueue,
+              workflowId: workflowId ?? `forged-${randomUUID()}`,
+              args: [serviceQueue, { agentId }],
             }),
         }),
       );
@@ -248,6 +266,80 @@ describe('run guards: forged activity tasks and Retry-After caps (e2e)', () => {
     expect(await credits(attacker.user)).toBe(attackerCredits);
     expect(world.stack.logs()).toMatch(/run start refused for run .*: no queued run of this agent and user/);
     expect(world.stack.logs()).toMatch(/model turn refused for run .*: not an active run of the user it names/);
+  });
+
+  it('a finishRun task from a workflow that does not run the run is refused (PERMISSION_DENIED); the run goes on and completes', async () => {
+    const victim = await userWithSite('root');
+    await asForger('forged-records.workflow.js', async (forge) => {
+      model.script({ text: 'Finished my notes.', delayMs: 6_000 });
+      const { runId } = await runOnce(victim.user, victim.siteId);
+      await waitForRun(http, victim.user.token, runId, ['active']);
+      for (const status of ['failed', 'cancelled', 'completed'] as const) {
+        const forged = await forge
+          .finishRun({
+            runId,
+            status,
+            output: 'forged',
+            ...(status === 'failed' ? { error: { code: 'INTERNAL_ERROR', error: 'forged' } } : {}),
+          })
+          .catch((e) => e);
+        const cause = refusal(forged);
+        expect(cause.type).toBe('PERMISSION_DENIED');
+        expect(cause.nonRetryable).toBe(true);
+      }
+      expect((await http.get(`/api/runs/${runId}`, { token: victim.user.token })).body.status).toBe('active');
+      // A run id that is not a uuid is refused the same way, before any query.
+      expect(
+        refusal(await forge.finishRun({ runId: 'not-a-uuid', status: 'failed', output: '' }).catch((e) => e)).type,
+      ).toBe('PERMISSION_DENIED');
+      const run = await waitForRun(http, victim.user.token, runId);
+      expect(run.status).toBe('completed');
+      expect(run.timeline.at(-1)).toMatchObject({ type: 'completed' });
+    });
+    expect(world.stack.logs()).toMatch(
+      /run finish refused for run .* asked by workflow forged-.*: the run is not this workflow execution/,
+    );
+  });
+
+  it('an enqueueScheduledRun task from a workflow that is not a firing of the agent’s schedule is refused; no run is queued, a real firing still runs', async () => {
+    const { user, siteId } = await userWithSite('alice');
+    const agent = await http.post(
+      '/api/agents',
+      {
+        name: 'Yearly',
+        systemPrompt: 'You keep notes.',
+        siteIds: [siteId],
+        trigger: { type: 'scheduled', cron: '0 3 1 1 *' },
+      },
+      { token: user.token },
+    );
+    expect(agent.status).toBe(201);
+    const agentId = agent.body.id as string;
+    await asForger('forged-records.workflow.js', async (forge) => {
+      // Any workflow id, and the schedule's own id pattern from a workflow of another type.
+      for (const workflowId of [undefined, `scheduled-${agentId}-2020-01-01T00:00:00Z`]) {
+        const cause = refusal(await forge.scheduledRun(agentId, workflowId).catch((e) => e));
+        expect(cause.type).toBe('PERMISSION_DENIED');
+        expect(cause.nonRetryable).toBe(true);
+      }
+    });
+    expect((await http.get(`/api/agents/${agentId}/runs`, { token: user.token })).body.items).toEqual([]);
+    expect(world.stack.logs()).toMatch(/scheduled run refused for agent .* not a firing of the agent's schedule/);
+
+    // The control: the agent's schedule, fired now, queues and runs a run.
+    model.script({ text: 'Scheduled work done.' });
+    const { client, connection } = await temporalClient();
+    try {
+      await client.schedule.getHandle(`schedule-${agentId}`).trigger();
+    } finally {
+      await connection.close();
+    }
+    const runs = await eventually('a scheduled run', async () => {
+      const list = await http.get(`/api/agents/${agentId}/runs`, { token: user.token });
+      return list.body.items.length > 0 ? list.body.items : undefined;
+    });
+    expect(runs[0].triggeredBy).toBe('schedule');
+    expect((await waitForRun(http, user.token, runs[0].id)).status).toBe('completed');
   });
 
   it('a site asking to wait longer than 300 s fails the tool call at once; the run goes on and shows it', async () => {

@@ -366,15 +366,70 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
       });
       expectError(userForm, 'ADMIN_REQUIRED', 403);
+      // An access token in the cookie (a user's, or an admin's) is no codec token.
       const asUser = await http.post(
         '/api/temporal-codec/decode',
         { payloads: [] },
         { headers: { cookie: `agentsite_codec=${user.token}`, origin: uiOrigin } },
       );
-      expectError(asUser, 'ADMIN_REQUIRED', 403);
+      expectError(asUser, 'INVALID_TOKEN', 401);
       // The refusal still carries the CORS headers, so the UI sees a 403 rather than a network error.
       expect(asUser.headers.get('access-control-allow-origin')).toBe(uiOrigin);
       expect((await http.get('/api/temporal-codec/session')).text).toContain('name="token"');
+    });
+
+    it('puts a short-lived token for the codec routes in the cookie, not the admin’s: every other route refuses it, a logout ends it', async () => {
+      const { http, admin } = world;
+      // A second sign-in of the admin, so its logout leaves the world's token alone.
+      const login = await http.post('/api/auth/login', { email: admin.email, password: admin.password });
+      expect(login.status).toBe(200);
+      const adminToken = login.body.accessToken as string;
+      const form = await http.request('POST', '/api/temporal-codec/session', {
+        rawBody: new URLSearchParams({ token: adminToken }).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      expect(form.status).toBe(200);
+      const cookie = form.headers.get('set-cookie')!;
+      const codecToken = /^agentsite_codec=([^;]+);/.exec(cookie)![1]!;
+      expect(codecToken).not.toBe(adminToken);
+      const claims = JSON.parse(Buffer.from(codecToken.split('.')[1]!, 'base64url').toString()) as Record<
+        string,
+        unknown
+      >;
+      expect(claims.aud).toBe('agentsite:temporal-codec');
+      const lifetime = (claims.exp as number) - (claims.iat as number);
+      expect(lifetime).toBeGreaterThan(0);
+      expect(lifetime).toBeLessThanOrEqual(3600);
+      expect(Number(/Max-Age=(\d+)/.exec(cookie)![1])).toBeLessThanOrEqual(3600);
+
+      // The codec routes take it, from the cookie or as Bearer; the admin's token as Bearer still works (the CLI).
+      const body = { payloads: [asJson(sealedInput())] };
+      expect(
+        (await http.post('/api/temporal-codec/decode', body, { headers: { cookie: `agentsite_codec=${codecToken}` } }))
+          .status,
+      ).toBe(200);
+      expect((await http.post('/api/temporal-codec/encode', { payloads: [] }, { token: codecToken })).status).toBe(200);
+      expect((await http.post('/api/temporal-codec/decode', body, { token: adminToken })).status).toBe(200);
+      // Every other route refuses it: reads, admin routes, a new codec session, a logout.
+      expectError(await http.get('/api/me', { token: codecToken }), 'INVALID_TOKEN', 401);
+      expectError(await http.get('/api/admin/users', { token: codecToken }), 'INVALID_TOKEN', 401);
+      expectError(
+        await http.request('POST', '/api/temporal-codec/session', {
+          rawBody: new URLSearchParams({ token: codecToken }).toString(),
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }),
+        'INVALID_TOKEN',
+        401,
+      );
+      expectError(await http.post('/api/auth/logout', {}, { token: codecToken }), 'INVALID_TOKEN', 401);
+
+      // Logging out the admin token it was minted from ends it.
+      expect((await http.post('/api/auth/logout', {}, { token: adminToken })).status).toBe(204);
+      expectError(
+        await http.post('/api/temporal-codec/decode', body, { headers: { cookie: `agentsite_codec=${codecToken}` } }),
+        'TOKEN_REVOKED',
+        401,
+      );
     });
 
     it('serves the temporal CLI: `workflow show --codec-endpoint … --codec-auth "Bearer <admin token>"` prints the run in clear', async () => {
