@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppError } from '../common/app-error.js';
+import { addressKey } from '../common/client-address.js';
 import { requestLogFields } from '../common/correlation.js';
 import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT, rateLimitExempt } from '../common/rate-limit.js';
 import type { AuthUser } from './auth-user.js';
@@ -42,7 +43,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     this.prefetch.forRoute(req, this.reflector.get<symbol | undefined>(PREFETCH_ON_AUTH, context.getHandler()));
     const address = exempt
       ? Promise.resolve()
-      : consumeOrThrow(this.limits.perIp, req.ip ?? 'unknown', 'RATE_LIMITED', 'Too many requests from this address');
+      : consumeOrThrow(this.limits.perIp, addressKey(req.ip), 'RATE_LIMITED', 'Too many requests from this address');
     const authenticated = isPublic(this.reflector, context) ? Promise.resolve(true) : this.authenticate(req, context);
     const [limited, authentication] = await Promise.allSettled([address, authenticated]);
     if (limited.status === 'rejected') {

@@ -86,6 +86,7 @@ export class Stack {
       PAYMENT_PROVIDER: 'test',
       ALLOW_TEST_PAYMENTS: 'true',
       AUTH_ATTEMPTS_PER_IP: '100000',
+      REGISTRATIONS_PER_ADDRESS_PER_DAY: '100000',
       // The lowest scrypt cost the settings accept: the suites register hundreds of users, and at the
       // default (2^17, ~0.3 s of a core each) that alone would take minutes. settings.spec proves the default.
       PASSWORD_SCRYPT_N: '16384',
