@@ -18,7 +18,9 @@ import { InvalidUtf8BodyError } from './common/invalid-utf8-body.error.js';
 import { serveConsole } from './console/serve-console.js';
 import { httpMetricsMiddleware } from './metrics/http-metrics.middleware.js';
 import { MetricsService } from './metrics/metrics.service.js';
-import { CODEC_PATH, MAX_CODEC_BODY_BYTES } from './temporal-codec/temporal-codec.controller.js';
+import { AuthenticationBeforeBody } from './auth/guards.js';
+import { codecBodyParser } from './temporal-codec/codec-body.middleware.js';
+import { CODEC_PATH } from './temporal-codec/temporal-codec.controller.js';
 
 /** The OpenAPI page (Swagger UI) and its documents. */
 const DOCS_PATH = '/api/docs';
@@ -58,20 +60,13 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
       throw new InvalidUtf8BodyError();
     }
   };
-  // The Temporal codec endpoint takes payloads as Temporal stores them (up to 2 MB each, base64 in
-  // JSON): its own, larger limit. Express skips a body parser once one has read the body.
+  // The Temporal codec's payload routes take payloads as Temporal stores them (up to 2 MB each, base64
+  // in JSON): their own, larger limit, for admins only, checked (with the per-address limit) before
+  // the body is read. Express skips a body parser once one has read the body.
   // Stripe signs the exact bytes it sends: its webhook route reads them raw (any type), so the
   // signature is checked on what arrived.
   app.use(STRIPE_WEBHOOK_PATH, express.raw({ type: () => true, limit: MAX_BODY_BYTES }));
-  app.use(
-    CODEC_PATH,
-    express.json({
-      limit: MAX_CODEC_BODY_BYTES,
-      strict: true,
-      type: ['application/json', 'application/*+json'],
-      verify,
-    }),
-  );
+  app.use(CODEC_PATH, codecBodyParser({ settings, auth: app.get(AuthenticationBeforeBody), verify }));
   app.use(
     express.json({ limit: MAX_BODY_BYTES, strict: true, type: ['application/json', 'application/*+json'], verify }),
   );

@@ -13,9 +13,6 @@ import { LoginThrottle } from './login-throttle.js';
 import { PasswordHasher } from './password.js';
 import { AuthRepository } from './auth.repository.js';
 
-/** Credits a new account starts with (the free tier's allowance). */
-export const SIGNUP_CREDITS = 100;
-
 export interface SessionAnswer {
   user: UserResponse;
   accessToken: string;
@@ -44,18 +41,25 @@ export class AuthService {
     if (await this.usersService.isEmailTaken(email)) {
       throw alreadyRegistered();
     }
-    const passwordHash = await this.hasher.hash(input.password);
+    // The address's daily cap, after the checks that answer a mistake (a taken email costs none of it).
+    await this.throttle.registration(address);
     let user: UserEntity;
     try {
+      const passwordHash = await this.hasher.hash(input.password);
       // Never an admin from a registration form: admins are made by an operator (npm run admin).
+      // The credits to start with are the operator's choice (SIGNUP_CREDITS; 0: granted by an admin).
       user = await this.usersService.register({
         email,
         name: input.name ?? null,
         passwordHash,
         role: 'user',
-        credits: SIGNUP_CREDITS,
+        credits: this.settings.signupCredits,
       });
     } catch (err) {
+      // No account was made: the registration of the day is given back.
+      await this.throttle.registrationFailed(address).catch((refund: unknown) => {
+        this.logger.warn(`registration not given back to its address: ${(refund as Error).message}`);
+      });
       if (err instanceof QueryFailedError && (err.driverError as { code?: string }).code === '23505') {
         throw alreadyRegistered();
       }

@@ -1,12 +1,13 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import type { ExecutionContext } from '@nestjs/common';
+import type { JwtService } from '@nestjs/jwt';
 import { Reflector } from '@nestjs/core';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../common/app-error.js';
 import type { ApiRateLimits } from '../common/rate-limit.js';
 import { requestLogFields } from '../common/correlation.js';
 import type { AuthUser } from './auth-user.js';
-import { JwtAuthGuard } from './guards.js';
+import { AuthenticationBeforeBody, JwtAuthGuard } from './guards.js';
 import type { JwtStrategy } from './jwt.strategy.js';
 import { AuthenticatedPrefetch } from './prefetch.js';
 
@@ -67,5 +68,51 @@ describe('JwtAuthGuard with a token the strategy remembers', () => {
     const req = { headers: { authorization: 'Bearer t' }, ip: '10.0.0.1' } as Record<string, unknown>;
     const guard = guardWith(() => undefined);
     await expect(guard.canActivate(contextFor(req))).rejects.toThrow(/Unknown authentication strategy/);
+  });
+});
+
+describe('AuthenticationBeforeBody (the codec routes, before their large body is read)', () => {
+  const before = (perIp: { consume: (key: string) => Promise<unknown> }, remembered: JwtStrategy['rememberedUser']) =>
+    new AuthenticationBeforeBody(
+      { perIp, perUser: admitted } as unknown as ApiRateLimits,
+      { rememberedUser: remembered } as unknown as JwtStrategy,
+      { verifyAsync: () => Promise.reject(new Error('not called in these tests')) } as unknown as JwtService,
+    );
+
+  it('counts the address first: RATE_LIMITED even without a token, keyed by the /64 of an IPv6 client', async () => {
+    const keys: string[] = [];
+    const refused = {
+      consume: (key: string) => {
+        keys.push(key);
+        return Promise.reject(new RateLimiterRes(0, 5000, 101));
+      },
+    };
+    const req = { headers: {}, ip: '2001:db8:7:8::42' } as never;
+    await expect(before(refused, () => undefined).admin(req, { cookie: 'c' })).rejects.toMatchObject({
+      code: 'RATE_LIMITED',
+    });
+    expect(keys).toEqual(['2001:db8:7:8::/64']);
+  });
+
+  it('refuses a missing token and a non-admin; takes an admin, after which JwtAuthGuard admits as is', async () => {
+    const none = { headers: {}, ip: '10.0.0.1' } as Record<string, unknown>;
+    await expect(before(admitted, () => undefined).admin(none as never, {})).rejects.toMatchObject({
+      code: 'UNAUTHORIZED',
+    });
+    const user = { headers: { authorization: 'Bearer t' }, ip: '10.0.0.1' } as Record<string, unknown>;
+    await expect(before(admitted, () => Promise.resolve(authUser)).admin(user as never, {})).rejects.toMatchObject({
+      code: 'ADMIN_REQUIRED',
+    });
+    expect(user.user).toBeUndefined();
+    const admin = { ...authUser, isAdmin: true };
+    const viaCookie = { headers: { cookie: 'other=1; c=t' }, ip: '10.0.0.1' } as Record<string, unknown>;
+    const remembered = jest.fn<JwtStrategy['rememberedUser']>(() => Promise.resolve(admin));
+    await before(admitted, remembered).admin(viaCookie as never, { cookie: 'c' });
+    expect(viaCookie.user).toBe(admin);
+    // The guard neither counts nor authenticates again (a strategy that refuses everything is not asked).
+    const counted = jest.fn(() => Promise.resolve(new RateLimiterRes(99, 1000)));
+    const guard = guardWith(() => Promise.reject(new Error('asked again')), { consume: counted });
+    await expect(guard.canActivate(contextFor(viaCookie))).resolves.toBe(true);
+    expect(counted).not.toHaveBeenCalled();
   });
 });

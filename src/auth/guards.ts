@@ -1,14 +1,32 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { JwtService } from '@nestjs/jwt';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
 import { AppError } from '../common/app-error.js';
+import { addressKey } from '../common/client-address.js';
 import { requestLogFields } from '../common/correlation.js';
 import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT, rateLimitExempt } from '../common/rate-limit.js';
-import type { AuthUser } from './auth-user.js';
+import type { AuthUser, JwtClaims } from './auth-user.js';
 import { ADMIN_ONLY, IS_PUBLIC, TERMS_REQUIRED, TOKEN_ALSO_FROM, type TokenSources } from './decorators.js';
-import { ALTERNATE_TOKEN, cookieValue, hasAuthorizationHeader, JwtStrategy, ROUTE_AUDIENCE } from './jwt.strategy.js';
+import {
+  ALTERNATE_TOKEN,
+  bearerToken,
+  cookieValue,
+  hasAuthorizationHeader,
+  JwtStrategy,
+  ROUTE_AUDIENCE,
+} from './jwt.strategy.js';
 import { AuthenticatedPrefetch, PREFETCH_ON_AUTH } from './prefetch.js';
+
+/** Set by AuthenticationBeforeBody: the request's user is authenticated (and counted) already. */
+const AUTHENTICATED_BEFORE_BODY = Symbol('authenticatedBeforeBody');
+
+type GuardedRequest = Request & {
+  [RATE_LIMIT_EXEMPT]?: boolean;
+  [ALTERNATE_TOKEN]?: string;
+  [AUTHENTICATED_BEFORE_BODY]?: boolean;
+};
 
 function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
   return reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()]) === true;
@@ -34,7 +52,11 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const req = context.switchToHttp().getRequest<Request & { [RATE_LIMIT_EXEMPT]?: boolean }>();
+    const req = context.switchToHttp().getRequest<GuardedRequest>();
+    if (req[AUTHENTICATED_BEFORE_BODY] === true && req.user !== undefined) {
+      // Both limits were counted and the token checked before the body was read (AuthenticationBeforeBody).
+      return true;
+    }
     const exempt = rateLimitExempt(this.reflector, context);
     req[RATE_LIMIT_EXEMPT] = exempt;
     this.takeAlternateToken(req, context);
@@ -42,7 +64,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     this.prefetch.forRoute(req, this.reflector.get<symbol | undefined>(PREFETCH_ON_AUTH, context.getHandler()));
     const address = exempt
       ? Promise.resolve()
-      : consumeOrThrow(this.limits.perIp, req.ip ?? 'unknown', 'RATE_LIMITED', 'Too many requests from this address');
+      : consumeOrThrow(this.limits.perIp, addressKey(req.ip), 'RATE_LIMITED', 'Too many requests from this address');
     const authenticated = isPublic(this.reflector, context) ? Promise.resolve(true) : this.authenticate(req, context);
     const [limited, authentication] = await Promise.allSettled([address, authenticated]);
     if (limited.status === 'rejected') {
@@ -162,5 +184,71 @@ export class AdminGuard implements CanActivate {
       throw new AppError('ADMIN_REQUIRED', 'This endpoint is for administrators');
     }
     return true;
+  }
+}
+
+/**
+ * JwtAuthGuard's work done before the request's body is read, for the routes with a large body limit
+ * (the Temporal codec's payload routes, admins only): the per-address limit, the JWT with the user's
+ * row, revocation and per-user limit, and the admin role, so that nobody else makes the API parse a
+ * large body. Same answers as the guards; JwtAuthGuard then takes the request as it is.
+ */
+@Injectable()
+export class AuthenticationBeforeBody {
+  constructor(
+    private readonly limits: ApiRateLimits,
+    private readonly strategy: JwtStrategy,
+    private readonly jwt: JwtService,
+  ) {}
+
+  /** Resolves when the caller is an admin within the limits; rejects with the answer otherwise. */
+  async admin(req: Request, sources: Pick<TokenSources, 'cookie' | 'audience'>): Promise<void> {
+    const guarded = req as GuardedRequest & { [ROUTE_AUDIENCE]?: string };
+    if (sources.audience !== undefined) {
+      guarded[ROUTE_AUDIENCE] = sources.audience;
+    }
+    if (sources.cookie !== undefined && !hasAuthorizationHeader(req)) {
+      const token = cookieValue(req, sources.cookie);
+      if (token !== undefined && token !== '') {
+        guarded[ALTERNATE_TOKEN] = token;
+      }
+    }
+    const address = consumeOrThrow(
+      this.limits.perIp,
+      addressKey(req.ip),
+      'RATE_LIMITED',
+      'Too many requests from this address',
+    );
+    const [limited, authentication] = await Promise.allSettled([address, this.authenticate(guarded)]);
+    if (limited.status === 'rejected') {
+      throw limited.reason;
+    }
+    if (authentication.status === 'rejected') {
+      throw authentication.reason;
+    }
+    if (!authentication.value.isAdmin) {
+      throw new AppError('ADMIN_REQUIRED', 'This endpoint is for administrators');
+    }
+    req.user = authentication.value;
+    guarded[AUTHENTICATED_BEFORE_BODY] = true;
+  }
+
+  /** The strategy's checks, with the signature verified here instead of by passport. */
+  private async authenticate(req: GuardedRequest): Promise<AuthUser> {
+    const remembered = this.strategy.rememberedUser(req);
+    if (remembered !== undefined) {
+      return authenticatedOrThrow(null, await remembered, undefined, req);
+    }
+    const token = bearerToken(req) ?? req[ALTERNATE_TOKEN] ?? null;
+    if (token === null) {
+      return authenticatedOrThrow<AuthUser>(null, false, undefined, req);
+    }
+    let claims: JwtClaims;
+    try {
+      claims = await this.jwt.verifyAsync<JwtClaims>(token);
+    } catch (err) {
+      return authenticatedOrThrow<AuthUser>(null, false, err, req);
+    }
+    return authenticatedOrThrow(null, await this.strategy.validate(req, claims), undefined, req);
   }
 }

@@ -106,18 +106,26 @@ export class AppErrorFilter implements ExceptionFilter {
       writeAppError(res, error);
       return;
     }
-    const correlationId = correlationIdOf(req);
-    noteErrorCode(res, INTERNAL_ERROR_CODE);
-    this.logger.error(
-      `${correlationId} ${req.method} ${req.path} failed unexpectedly`,
-      exception instanceof Error ? exception.stack : String(exception),
-    );
-    res.status(HttpStatus.INTERNAL_SERVER_ERROR).json({
-      error: `Internal server error (correlation id ${correlationId})`,
-      code: INTERNAL_ERROR_CODE,
-      statusCode: HttpStatus.INTERNAL_SERVER_ERROR,
-    });
+    writeUnexpectedError(req, res, exception, this.logger);
   }
+}
+
+/**
+ * The answer to an unexpected failure (a logged 500 whose body names only the correlation id), for
+ * the filter and for middleware that runs before Nest's routing.
+ */
+export function writeUnexpectedError(req: Request, res: Response, exception: unknown, logger: Logger): void {
+  const correlationId = correlationIdOf(req);
+  noteErrorCode(res, INTERNAL_ERROR_CODE);
+  logger.error(
+    `${correlationId} ${req.method} ${req.path} failed unexpectedly`,
+    exception instanceof Error ? exception.stack : String(exception),
+  );
+  res.status(HttpStatus.INTERNAL_SERVER_ERROR).json({
+    error: `Internal server error (correlation id ${correlationId})`,
+    code: INTERNAL_ERROR_CODE,
+    statusCode: HttpStatus.INTERNAL_SERVER_ERROR,
+  });
 }
 
 function describe(exception: unknown): string {

@@ -90,6 +90,10 @@ export interface Settings extends TemporalAccess {
   /** Sign-in attempts (login and register) per client address per window. */
   authAttemptsPerIp: number;
   authAttemptsWindowSeconds: number;
+  /** Accounts one client address (IPv6: its /64) may register a day; the next answers RATE_LIMITED. */
+  registrationsPerAddressPerDay: number;
+  /** Credits a new account starts with; 0: none until an admin grants them (PATCH /api/admin/users/:id). */
+  signupCredits: number;
   /** Failed logins per account (any address) per window; the next attempt answers RATE_LIMITED. */
   loginFailuresPerAccount: number;
   loginFailureWindowSeconds: number;
@@ -276,6 +280,8 @@ export function loadSettings(env: Env = process.env): Settings {
     rateLimitPerIp: reader.int('RATE_LIMIT_PER_IP', 1200, 1, 1_000_000),
     authAttemptsPerIp: reader.int('AUTH_ATTEMPTS_PER_IP', 20, 1, 1_000_000),
     authAttemptsWindowSeconds: reader.int('AUTH_ATTEMPTS_WINDOW_SECONDS', 60, 1, 86400),
+    registrationsPerAddressPerDay: reader.int('REGISTRATIONS_PER_ADDRESS_PER_DAY', 5, 1, 1_000_000),
+    signupCredits: reader.int('SIGNUP_CREDITS', 100, 0, 1_000_000_000),
     loginFailuresPerAccount: reader.int('LOGIN_FAILURES_PER_ACCOUNT', 10, 1, 1_000_000),
     loginFailureWindowSeconds: reader.int('LOGIN_FAILURE_WINDOW_SECONDS', 900, 1, 86400),
     passwordScryptN: reader.int('PASSWORD_SCRYPT_N', OWASP_SCRYPT_N, MIN_SCRYPT_N, MAX_SCRYPT_N),

@@ -17,6 +17,12 @@ import { ReadinessService } from './readiness.service.js';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
+/**
+ * How long one check's report answers every GET /api/health: the route is public, and each check is
+ * a query and two Temporal calls, so a flood of it costs at most one check a second per process.
+ */
+export const HEALTH_CACHE_MS = 1_000;
+
 interface ComponentHealth {
   status: 'up' | 'down';
   latencyMs: number;
@@ -28,6 +34,15 @@ export interface HealthReport {
   status: 'ok' | 'degraded';
   database: ComponentHealth;
   temporal: ComponentHealth;
+}
+
+/**
+ * The last check: its report (requests that arrive while it runs wait for it) and when it ended; its
+ * report answers until HEALTH_CACHE_MS after that.
+ */
+interface HealthCheck {
+  report: Promise<HealthReport>;
+  doneMs: number | undefined;
 }
 
 /** A health check that did not answer within CHECK_TIMEOUT_MS: the component is reported down. */
@@ -65,6 +80,7 @@ async function timed(
 @Controller('health')
 export class HealthController {
   private readonly logger = new Logger('Health');
+  private cached: HealthCheck | undefined;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -105,18 +121,36 @@ export class HealthController {
   }
 
   @Public()
-  @NoRateLimit()
   @Get()
-  @ApiOperation({ summary: 'Status of the database and of Temporal (503 when either is down)' })
+  @ApiOperation({
+    summary: 'Status of the database and of Temporal (503 when either is down)',
+    description:
+      'Counted against the per-address limit (the probes /api/health/live and /ready are not). The report is ' +
+      `checked at most once every ${HEALTH_CACHE_MS} ms per API process; answers in between repeat it.`,
+  })
   @ApiOkResponse({ type: HealthReportDto, description: 'Both are up' })
   @ApiServiceUnavailableResponse({
     type: HealthReportDto,
     description: 'The database or Temporal is down (`degraded`)',
   })
-  @ApiErrors('VALIDATION_ERROR')
+  @ApiErrors('VALIDATION_ERROR', 'RATE_LIMITED')
   async health(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<HealthReport> {
+    const cached = this.cached;
+    if (cached === undefined || (cached.doneMs !== undefined && Date.now() - cached.doneMs >= HEALTH_CACHE_MS)) {
+      // The log lines of a failed check name the request that ran it.
+      const entry: HealthCheck = { report: this.check(correlationIdOf(req)), doneMs: undefined };
+      void entry.report.finally(() => (entry.doneMs = Date.now()));
+      this.cached = entry;
+    }
+    const report = await this.cached!.report;
+    res.status(report.status === 'ok' ? 200 : 503);
+    return report;
+  }
+
+  /** One check of both dependencies (never rejects: a failed check is a component reported down). */
+  private async check(correlationId: string): Promise<HealthReport> {
     const down = (component: string) => (detail: string) =>
-      this.logger.warn(`${correlationIdOf(req)} health: ${component} is down: ${detail}`);
+      this.logger.warn(`${correlationId} health: ${component} is down: ${detail}`);
     const [database, temporal] = await Promise.all([
       timed(
         async () => {
@@ -143,12 +177,10 @@ export class HealthController {
         down('Temporal'),
       ),
     ]);
-    const report: HealthReport = {
+    return {
       status: database.status === 'up' && temporal.status === 'up' ? 'ok' : 'degraded',
       database,
       temporal,
     };
-    res.status(report.status === 'ok' ? 200 : 503);
-    return report;
   }
 }

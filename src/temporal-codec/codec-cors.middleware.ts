@@ -16,17 +16,22 @@ export class CodecCorsMiddleware implements NestMiddleware {
   constructor(@Inject(SETTINGS) private readonly settings: Settings) {}
 
   use(req: Request, res: Response, next: NextFunction): void {
-    const origin = req.headers.origin;
-    res.vary('Origin');
-    if (typeof origin === 'string' && this.settings.temporalUiOrigins.includes(origin)) {
-      res.setHeader('access-control-allow-origin', origin);
-      res.setHeader('access-control-allow-credentials', 'true');
-      if (req.method === 'OPTIONS') {
-        res.setHeader('access-control-allow-methods', 'POST, OPTIONS');
-        res.setHeader('access-control-allow-headers', 'content-type, x-namespace, authorization');
-        res.setHeader('access-control-max-age', String(PREFLIGHT_MAX_AGE_SECONDS));
-      }
-    }
+    setCodecCorsHeaders(this.settings, req, res);
     next();
+  }
+}
+
+/** The CORS headers of a codec route's answer (also set before the body is read: see codecBodyParser). */
+export function setCodecCorsHeaders(settings: Pick<Settings, 'temporalUiOrigins'>, req: Request, res: Response): void {
+  const origin = req.headers.origin;
+  res.vary('Origin');
+  if (typeof origin === 'string' && settings.temporalUiOrigins.includes(origin)) {
+    res.setHeader('access-control-allow-origin', origin);
+    res.setHeader('access-control-allow-credentials', 'true');
+    if (req.method === 'OPTIONS') {
+      res.setHeader('access-control-allow-methods', 'POST, OPTIONS');
+      res.setHeader('access-control-allow-headers', 'content-type, x-namespace, authorization');
+      res.setHeader('access-control-max-age', String(PREFLIGHT_MAX_AGE_SECONDS));
+    }
   }
 }

@@ -19,8 +19,17 @@ function freshAddress(): string {
   return `198.18.${(next >> 8) & 255}.${next & 255}`;
 }
 
+/** A /64 of its own (2001:db8::/32, the documentation range): `at(n)` is its address n. */
+function freshPrefix(): { at: (n: number) => string } {
+  const prefix = `2001:db8:${randomInt(0, 0xffff).toString(16)}:${randomInt(0, 0xffff).toString(16)}`;
+  return { at: (n: number) => `${prefix}:${randomInt(1, 0xffff).toString(16)}::${n.toString(16)}` };
+}
+
 describe('login and registration limits; client addresses behind proxies (e2e)', () => {
-  /** One proxy in front (TRUST_PROXY=1): the test is that proxy and writes the X-Forwarded-For. */
+  /**
+   * One proxy in front (TRUST_PROXY=1): the test is that proxy and writes the X-Forwarded-For. Two
+   * registrations a day per address; new accounts start with 7 credits.
+   */
   let behindOne: Stack;
   /** Proxies named by address (127.0.0.1 and 10.0.0.0/8). */
   let behindListed: Stack;
@@ -39,6 +48,8 @@ describe('login and registration limits; client addresses behind proxies (e2e)',
           AUTH_ATTEMPTS_WINDOW_SECONDS: AUTH_WINDOW,
           LOGIN_FAILURES_PER_ACCOUNT: '3',
           LOGIN_FAILURE_WINDOW_SECONDS: FAILURE_WINDOW,
+          REGISTRATIONS_PER_ADDRESS_PER_DAY: '2',
+          SIGNUP_CREDITS: '7',
         },
       }),
       Stack.start({
@@ -172,6 +183,66 @@ describe('login and registration limits; client addresses behind proxies (e2e)',
       'UNAUTHORIZED',
       401,
     );
+  });
+
+  it('counts an IPv6 client by its /64, and an IPv4-mapped IPv6 address as its IPv4 address (sign-in limit)', async () => {
+    const user = await register(behindOne);
+    const net = freshPrefix();
+    // Four attempts, each from another address of one /64: one counter.
+    for (let i = 1; i <= 4; i += 1) {
+      expect((await login(behindOne, user.email, TEST_PASSWORD, net.at(i))).status).toBe(200);
+    }
+    expectRateLimited(await login(behindOne, user.email, TEST_PASSWORD, net.at(5)), Number(AUTH_WINDOW));
+    // The next /64 is another client.
+    expect((await login(behindOne, user.email, TEST_PASSWORD, freshPrefix().at(1))).status).toBe(200);
+    const v4 = freshAddress();
+    for (let i = 0; i < 2; i += 1) {
+      expect((await login(behindOne, user.email, TEST_PASSWORD, v4)).status).toBe(200);
+      expect((await login(behindOne, user.email, TEST_PASSWORD, `::ffff:${v4}`)).status).toBe(200);
+    }
+    expectRateLimited(await login(behindOne, user.email, TEST_PASSWORD, `::ffff:${v4}`), Number(AUTH_WINDOW));
+  });
+
+  it('counts an IPv6 client by its /64 (API limit)', async () => {
+    const http = new Http(behindListed.baseUrl);
+    const net = freshPrefix();
+    const statuses = [];
+    for (let i = 1; i <= 4; i += 1) {
+      statuses.push((await http.get('/api/me', { headers: { 'x-forwarded-for': `${net.at(i)}, 10.1.2.3` } })).status);
+    }
+    expect(statuses).toEqual([401, 401, 401, 429]);
+    const other = freshPrefix().at(1);
+    expectError(
+      await http.get('/api/me', { headers: { 'x-forwarded-for': `${other}, 10.1.2.3` } }),
+      'UNAUTHORIZED',
+      401,
+    );
+  });
+
+  it('REGISTRATIONS_PER_ADDRESS_PER_DAY caps the accounts an address (IPv6: its /64) makes; SIGNUP_CREDITS is their balance', async () => {
+    const http = new Http(behindOne.baseUrl);
+    const net = freshPrefix();
+    const registerFrom = (address: string, email = uniqueEmail('daily')) =>
+      http.post('/api/auth/register', { email, password: TEST_PASSWORD }, viaProxy(behindOne, address));
+    const first = await registerFrom(net.at(1));
+    expect(first.status).toBe(201);
+    expect(first.body.user.credits).toBe(7);
+    const token = first.body.accessToken as string;
+    expect((await http.post('/api/auth/accept-terms', {}, { token })).status).toBe(200);
+    const ledger = await http.get('/api/billing/ledger', { token });
+    expect(ledger.body.items).toMatchObject([{ amount: 7, reason: 'signup_grant', balanceAfter: 7 }]);
+    // A taken email is a mistake, not an account: it costs none of the day's registrations.
+    expectError(await registerFrom(net.at(2), first.body.user.email as string), 'VALIDATION_ERROR', 400);
+    expect((await registerFrom(net.at(3))).status).toBe(201);
+    // Two accounts from this /64 today: the third is refused, from any of its addresses, for up to a day
+    // (the address's fourth sign-in attempt of the minute: within AUTH_ATTEMPTS_PER_IP, so it is the day's cap).
+    const capped = await registerFrom(net.at(4));
+    expectRateLimited(capped, 24 * 3600);
+    expect(capped.body.error).toMatch(/today/);
+    expect((await registerFrom(freshPrefix().at(1))).status).toBe(201);
+    // Signing in is not registering: the accounts made still log in.
+    const email = first.body.user.email as string;
+    expect((await login(behindOne, email, TEST_PASSWORD, freshPrefix().at(1))).status).toBe(200);
   });
 
   it('TRUST_PROXY unset: X-Forwarded-For is ignored, the connection address is counted', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freePort, stopChild } from '../../scripts/runtime/processes.js';
-import { expectError, Http } from '../utils/http.js';
+import { expectError, expectRateLimited, Http } from '../utils/http.js';
 import { Stack } from '../utils/stack.js';
 import { registerUser } from '../utils/users.js';
 import { temporalClient } from '../utils/temporal.js';
@@ -163,6 +163,28 @@ describe('RATE_LIMITED (e2e)', () => {
       expectError(await new Http(b.baseUrl).get('/api/me'), 'RATE_LIMITED', 429);
     } finally {
       await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('counts GET /api/health against the per-address limit; the liveness and readiness probes are not counted', async () => {
+    const stack = await Stack.start({
+      worker: false,
+      env: { RATE_LIMIT_PER_IP: '3', RATE_LIMIT_WINDOW_SECONDS: '37' },
+    });
+    try {
+      const http = new Http(stack.baseUrl);
+      // Starting the stack polled only the readiness probe: the address has its three points. No worker:
+      // PostgreSQL and Temporal are up (200), the readiness probe says no worker polls (503).
+      const answers = [];
+      for (let i = 0; i < 4; i += 1) {
+        answers.push(await http.get('/api/health'));
+      }
+      expect(answers.slice(0, 3).map((a) => a.status)).toEqual([200, 200, 200]);
+      expectRateLimited(answers[3]!, 37);
+      expect((await http.get('/api/health/live')).status).toBe(200);
+      expect((await http.get('/api/health/ready')).status).toBe(503);
+    } finally {
+      await stack.stop();
     }
   });
 

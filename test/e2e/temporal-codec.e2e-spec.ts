@@ -477,6 +477,42 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
       expect(decoded.body.payloads).toEqual([big]);
     });
 
+    it('reads no large body before the per-address limit and an admin’s token are checked; other paths keep the small limit', async () => {
+      const { http, admin } = world;
+      // About 1 MiB, over the API's usual limit and under the codec's; malformed, so a parse would say so.
+      const malformed = `{"payloads": [${' '.repeat(1024 * 1024)}`;
+      const raw = (path: string, headers: Record<string, string> = {}) =>
+        http.request('POST', path, { rawBody: malformed, headers: { 'content-type': 'application/json', ...headers } });
+      // Refused before the body is parsed: the answer is about the caller, not the body.
+      expectError(await raw('/api/temporal-codec/decode'), 'UNAUTHORIZED', 401);
+      expectError(await raw('/api/Temporal-Codec/ENCODE/'), 'UNAUTHORIZED', 401);
+      expectError(
+        await raw('/api/temporal-codec/decode', { cookie: 'agentsite_codec=not.a.token' }),
+        'INVALID_TOKEN',
+        401,
+      );
+      expectError(
+        await raw('/api/temporal-codec/decode', { authorization: `Bearer ${user.token}` }),
+        'ADMIN_REQUIRED',
+        403,
+      );
+      const asAdmin = await raw('/API/TEMPORAL-CODEC/DECODE', { authorization: `Bearer ${admin.token}` });
+      expectError(asAdmin, 'VALIDATION_ERROR', 400);
+      expect(asAdmin.body.details).toEqual([{ field: 'body', message: 'Request body is not valid JSON' }]);
+      // Any other path or method under the codec's prefix has the API's usual limit, admin or not.
+      const big = { payloads: [{ data: 'x'.repeat(512 * 1024) }] };
+      for (const path of ['/api/temporal-codec/session', '/api/temporal-codec/decode/more', '/API/temporal-codec/x']) {
+        const refused = await http.post(path, big, { token: admin.token });
+        expectError(refused, 'VALIDATION_ERROR', 400);
+        expect(refused.body.details).toEqual([{ field: 'body', message: 'Request body is too large' }]);
+      }
+      // An admin's large body on the payload routes, in any case, is read.
+      const clear = asJson(defaultPayloadConverter.toPayload({ text: 'y'.repeat(400 * 1024) }));
+      const decoded = await http.post('/api/Temporal-Codec/Decode', { payloads: [clear] }, { token: admin.token });
+      expect(decoded.status).toBe(200);
+      expect(decoded.body.payloads).toEqual([clear]);
+    });
+
     it('is in the OpenAPI document', async () => {
       const doc = (await world.http.get('/api/docs/openapi.json')).body as { paths: Record<string, object> };
       expect(Object.keys(doc.paths['/api/temporal-codec/decode'] ?? {})).toEqual(

@@ -14,11 +14,14 @@ export const TEST_JWT_SECRET = 'test-secret-for-the-e2e-suites-only-0123456789';
 /** One vault key for every stack, so processes of different stacks can open each other's entries. */
 export const TEST_VAULT_KEY = `t1:${Buffer.alloc(32, 42).toString('base64')}`;
 
+/** The readiness reason of a stack without a worker: PostgreSQL and Temporal answer, nothing polls. */
+const NO_WORKER = 'no worker polls the task queue';
+
 export interface StackOptions {
   env?: Record<string, string>;
   /** Start a worker process too (default true). */
   worker?: boolean;
-  /** Wait only until the API answers /api/health at all (for tests of a degraded service). */
+  /** Wait only until the API answers /api/health/ready at all (for tests of a degraded service). */
   anyHealth?: boolean;
   /** A task queue of this stack's own (default: unique), so stacks of parallel test files never share workers. */
   taskQueue?: string;
@@ -86,6 +89,7 @@ export class Stack {
       PAYMENT_PROVIDER: 'test',
       ALLOW_TEST_PAYMENTS: 'true',
       AUTH_ATTEMPTS_PER_IP: '100000',
+      REGISTRATIONS_PER_ADDRESS_PER_DAY: '100000',
       // The lowest scrypt cost the settings accept: the suites register hundreds of users, and at the
       // default (2^17, ~0.3 s of a core each) that alone would take minutes. settings.spec proves the default.
       PASSWORD_SCRYPT_N: '16384',
@@ -148,12 +152,15 @@ export class Stack {
             `API exited with ${api.exitCode}:\n${readFileSync(this.api.logFile, 'utf8').slice(-3000)}`,
           );
         }
-        const res = await fetch(`${this.baseUrl}/api/health`);
+        // The readiness probe, which no limit counts (GET /api/health is per-address limited, and
+        // suites with small limits would start with points spent).
+        const res = await fetch(`${this.baseUrl}/api/health/ready`);
         if (anyAnswer) {
           return true;
         }
-        const body = (await res.json()) as { temporal?: { workerPollers?: number } };
-        return res.status === 200 && (!needWorker || (body.temporal?.workerPollers ?? 0) > 0);
+        const body = (await res.json()) as { reasons?: string[] };
+        const waiting = (body.reasons ?? []).filter((reason) => needWorker || reason !== NO_WORKER);
+        return (res.status === 200 || res.status === 503) && waiting.length === 0;
       },
       60_000,
       150,
