@@ -71,6 +71,21 @@ describe('loadSettings', () => {
     }
   });
 
+  it("gives each vault half of a domain's outgoing budget by default, so no account holds all of it", () => {
+    const secrets = { DATA_DIR: tempDir(), JWT_SECRET: 'x'.repeat(40), VAULT_KEY: KEY };
+    expect(loadSettings(secrets)).toMatchObject({ outgoingCallsPerMinute: 10, outgoingCallsPerMinutePerUser: 5 });
+    expect(loadSettings({ ...secrets, OUTGOING_CALLS_PER_MINUTE: '7' }).outgoingCallsPerMinutePerUser).toBe(4);
+    expect(loadSettings({ ...secrets, OUTGOING_CALLS_PER_MINUTE: '1' }).outgoingCallsPerMinutePerUser).toBe(1);
+    // Set, it is taken as it is (equal to the budget: no sub-limit).
+    expect(
+      loadSettings({ ...secrets, OUTGOING_CALLS_PER_MINUTE: '10', OUTGOING_CALLS_PER_MINUTE_PER_USER: '10' })
+        .outgoingCallsPerMinutePerUser,
+    ).toBe(10);
+    expect(() => loadSettings({ ...secrets, OUTGOING_CALLS_PER_MINUTE_PER_USER: '0' })).toThrow(
+      /OUTGOING_CALLS_PER_MINUTE_PER_USER/,
+    );
+  });
+
   it('refuses a short JWT_SECRET and a malformed VAULT_KEY', () => {
     expect(() => loadSettings({ DATA_DIR: tempDir(), JWT_SECRET: 'short', VAULT_KEY: KEY })).toThrow(/JWT_SECRET/);
     expect(() => loadSettings({ DATA_DIR: tempDir(), JWT_SECRET: 'x'.repeat(40), VAULT_KEY: 'abc' })).toThrow(

@@ -117,6 +117,8 @@ export interface Settings extends TemporalAccess {
   stripe: StripeSettings | undefined;
   /** The scrapers' credential for GET /api/metrics and the worker's /metrics (admins' tokens also work on the API). */
   metricsToken: string | undefined;
+  /** Distinct site domains the metrics label by name (first seen first); later ones are labelled `other`. */
+  metricsDomainLabels: number;
   /** The worker's own HTTP server (health and metrics); undefined: none. */
   workerHttpPort: number | undefined;
 }
@@ -186,6 +188,17 @@ const DEFAULT_MODEL = 'claude-sonnet-4-6';
  */
 export const DEFAULT_RUN_HISTORY_RETENTION_DAYS = 30;
 const MAX_RUN_HISTORY_RETENTION_DAYS = 90;
+/**
+ * A vault's default share of a domain's outgoing budget: half of it (at least 1), so that one account
+ * (or one junk token) cannot hold a whole domain's budget and other users still get calls through.
+ */
+export function defaultVaultShare(outgoingCallsPerMinute: number): number {
+  return Math.max(1, Math.ceil(outgoingCallsPerMinute / 2));
+}
+
+/** Site domains the metrics name, per process: manifests are anyone's, so their domains are not a bounded set. */
+export const DEFAULT_METRICS_DOMAIN_LABELS = 50;
+
 /** RUN_RETENTION_DAYS: from a day to a century. */
 const MAX_RUN_RETENTION_DAYS = 36_500;
 
@@ -262,7 +275,7 @@ export function loadSettings(env: Env = process.env): Settings {
     outgoingCallsPerMinute,
     outgoingCallsPerMinutePerUser: reader.int(
       'OUTGOING_CALLS_PER_MINUTE_PER_USER',
-      outgoingCallsPerMinute,
+      defaultVaultShare(outgoingCallsPerMinute),
       1,
       1_000_000,
     ),
@@ -296,6 +309,7 @@ export function loadSettings(env: Env = process.env): Settings {
     allowTestPaymentsOnNetwork: reader.bool('ALLOW_TEST_PAYMENTS_ON_NETWORK', false),
     stripe: undefined,
     metricsToken: reader.str('METRICS_TOKEN'),
+    metricsDomainLabels: reader.int('METRICS_DOMAIN_LABELS', DEFAULT_METRICS_DOMAIN_LABELS, 1, 10_000),
     workerHttpPort:
       reader.str('WORKER_HTTP_PORT') === undefined ? undefined : reader.int('WORKER_HTTP_PORT', 0, 1, 65535),
   };

@@ -24,6 +24,8 @@ export interface CheckOptions {
   redirectUri: string;
   /** At most this many calls to provoke a 429. */
   burst: number;
+  /** Check at most this many tools (the manifest's first ones); unset: all of them. */
+  maxTools?: number;
   /** Why the OAuth consent cannot be passed when `account` is absent (said in the skipped rules). */
   noAccountReason?: string;
 }

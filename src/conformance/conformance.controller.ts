@@ -1,9 +1,9 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { AuthUser } from '../auth/auth-user.js';
-import { CurrentUser, Public } from '../auth/decorators.js';
-import { ApiErrors } from '../common/api-errors.js';
-import { PUBLIC_ERRORS, SIGNED_IN_ERRORS } from '../common/api-schemas.js';
+import { Public, TermsRequired } from '../auth/decorators.js';
+import { ApiErrors, ApiWorkspaceHeader } from '../common/api-errors.js';
+import { PUBLIC_ERRORS, TERMS_GATED_ERRORS } from '../common/api-schemas.js';
+import { CurrentScope, type Scope } from '../workspaces/scope.js';
 import { MANIFEST_SCHEMA } from '../sites/manifest.js';
 import { ConformanceService } from './conformance.service.js';
 import { ConformanceReportDto } from './dto/conformance-response.dto.js';
@@ -29,15 +29,18 @@ export class ConformanceController {
 
   @Post('check')
   @HttpCode(HttpStatus.OK)
+  @TermsRequired()
   @ApiBearerAuth()
+  @ApiWorkspaceHeader('Check a site of this Team workspace’s vault instead of your own')
   @ApiOperation({
     summary:
-      "Check a site's conformance (manifest, HTTPS, tool endpoints, limits, OAuth) as agentsite-check does; " +
-      'rules needing a consent-page sign-in are skipped here (use the CLI)',
+      "Check the conformance (manifest, HTTPS, tool endpoints, limits, OAuth) of a site in the caller's vault as " +
+      "agentsite-check does, within the vault's outgoing budget: at most the first 10 tools, rules needing a " +
+      'consent-page sign-in skipped, and the rules past the outgoing limit skipped (use the CLI for any site)',
   })
   @ApiOkResponse({ type: ConformanceReportDto })
-  @ApiErrors(...SIGNED_IN_ERRORS)
-  check(@CurrentUser() user: AuthUser, @Body() body: ConformanceCheckDto): Promise<ConformanceReportDto> {
-    return this.conformance.check(user.user.id, body);
+  @ApiErrors(...TERMS_GATED_ERRORS, 'NOT_FOUND', 'INVALID_URL', 'PERMISSION_DENIED', 'OUTGOING_RATE_LIMITED')
+  check(@CurrentScope() scope: Scope, @Body() body: ConformanceCheckDto): Promise<ConformanceReportDto> {
+    return this.conformance.check(scope, body);
   }
 }

@@ -10,6 +10,18 @@ export interface CheckerHttp {
 
 export const CHECK_TIMEOUT_MS = 10_000;
 
+/**
+ * Thrown by the HTTP client a check is given when it may send nothing more (through the API: the
+ * outgoing limits, or the requests one check may make). The rules not checked yet are skipped with
+ * its message; the CLI's client never throws it.
+ */
+export class CheckStopped extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CheckStopped';
+  }
+}
+
 /** A site's answer read as JSON: the parsed body when the content type says JSON and the body parses. */
 export interface JsonAnswer {
   json: unknown;

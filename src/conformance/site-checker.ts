@@ -12,7 +12,7 @@ import {
   skipped,
 } from './conformance-report.js';
 import { checkOAuth, type OAuthSession, oauthRefreshRotation, skippedOAuthRules } from './oauth-rules.js';
-import { CHECK_TIMEOUT_MS, type CheckerHttp, connectProblem, excerpt, readJson } from './site-answers.js';
+import { CHECK_TIMEOUT_MS, type CheckerHttp, CheckStopped, connectProblem, excerpt, readJson } from './site-answers.js';
 import { checkRateLimit, checkTools } from './tool-rules.js';
 
 const HTTPS = 'HTTPS and the certificate';
@@ -61,6 +61,18 @@ export async function checkSite(http: CheckerHttp, options: CheckOptions): Promi
     return reportOf(siteUrl, rules);
   }
 
+  try {
+    await siteRules(http, manifest, options, rules);
+  } catch (err) {
+    if (!(err instanceof CheckStopped)) {
+      throw err;
+    }
+    rules.push(skipped('check.stopped', 'The rules not reached', `not checked: ${err.message}`));
+  }
+  return reportOf(siteUrl, rules);
+}
+
+async function siteRules(http: CheckerHttp, manifest: Manifest, options: CheckOptions, rules: RuleResult[]) {
   // OAuth first: its token is the tools' credential when no bearer token was given. Its refresh
   // rotation runs last, since a site may revoke the whole grant when the old refresh token is replayed.
   let session: OAuthSession | undefined;
@@ -70,8 +82,11 @@ export async function checkSite(http: CheckerHttp, options: CheckOptions): Promi
     session = outcome.session;
   }
   const token = options.token ?? session?.accessToken;
-  const tools = await checkTools(http, manifest, token);
+  const tools = await checkTools(http, manifest, token, options.maxTools);
   rules.push(...tools.rules);
+  if (tools.stopped !== undefined) {
+    throw tools.stopped;
+  }
   rules.push(await checkRateLimit(http, manifest, token, tools.accepted, options.burst));
   if (manifest.auth.type === 'oauth2') {
     rules.push(
@@ -80,7 +95,6 @@ export async function checkSite(http: CheckerHttp, options: CheckOptions): Promi
         : await oauthRefreshRotation(http, manifest, options, session),
     );
   }
-  return reportOf(siteUrl, rules);
 }
 
 function manifestRules(

@@ -4,7 +4,15 @@ import type { SiteResponse } from '../sites/site-http.js';
 import { parseRetryAfter } from '../tools/tool-caller.js';
 import { fail, pass, type RuleResult, skipped } from './conformance-report.js';
 import { sampleInput } from './sample-input.js';
-import { CHECK_TIMEOUT_MS, type CheckerHttp, connectProblem, errorText, excerpt, readJson } from './site-answers.js';
+import {
+  CHECK_TIMEOUT_MS,
+  type CheckerHttp,
+  CheckStopped,
+  connectProblem,
+  errorText,
+  excerpt,
+  readJson,
+} from './site-answers.js';
 
 const NO_TOKEN = 'no test credential (give --token, or --user and --password for an OAuth site)';
 const BURST_CONCURRENCY = 10;
@@ -75,17 +83,53 @@ export interface ToolOutcome {
   rules: RuleResult[];
   /** Tools whose sample input the site accepted with a 2xx (candidates for the rate-limit burst). */
   accepted: ManifestTool[];
+  /** Why the tools after the last rule were not checked (the client may send no more). */
+  stopped?: CheckStopped;
 }
 
-/** Per tool: 401 without a token; with it, the sample input accepted and the answer JSON. */
+/**
+ * Per tool (the first `maxTools` when set): 401 without a token; with it, the sample input accepted
+ * and the answer JSON.
+ */
 export async function checkTools(
   http: CheckerHttp,
   manifest: Manifest,
   token: string | undefined,
+  maxTools = manifest.tools.length,
 ): Promise<ToolOutcome> {
   const rules: RuleResult[] = [];
   const accepted: ManifestTool[] = [];
-  for (const tool of manifest.tools) {
+  const checked = manifest.tools.slice(0, maxTools);
+  try {
+    await toolRules(http, manifest, token, checked, rules, accepted);
+  } catch (err) {
+    if (!(err instanceof CheckStopped)) {
+      throw err;
+    }
+    return { rules, accepted, stopped: err };
+  }
+  const unchecked = manifest.tools.slice(maxTools).map((t) => t.name);
+  if (unchecked.length > 0) {
+    rules.push(
+      skipped(
+        'tools.unchecked',
+        `Tools after the first ${maxTools}`,
+        `${unchecked.length} more tools not checked (${unchecked.join(', ')}): run agentsite-check to check them all`,
+      ),
+    );
+  }
+  return { rules, accepted };
+}
+
+async function toolRules(
+  http: CheckerHttp,
+  manifest: Manifest,
+  token: string | undefined,
+  tools: ManifestTool[],
+  rules: RuleResult[],
+  accepted: ManifestTool[],
+): Promise<void> {
+  for (const tool of tools) {
     const id = `tools.${tool.name}`;
     const input = sampleInput(tool);
     rules.push(
@@ -154,7 +198,6 @@ export async function checkTools(
           ),
     );
   }
-  return { rules, accepted };
 }
 
 const RATE_TITLE = '429 with Retry-After when limited';
@@ -181,11 +224,27 @@ export async function checkRateLimit(
   const input = sampleInput(tool);
   let sent = 0;
   let limited: SiteResponse | undefined;
-  while (sent < burst && limited === undefined) {
+  let stopped: CheckStopped | undefined;
+  while (sent < burst && limited === undefined && stopped === undefined) {
     const batch = Math.min(BURST_CONCURRENCY, burst - sent);
-    sent += batch;
-    const answers = await Promise.all(Array.from({ length: batch }, () => tryCall(http, manifest, tool, token, input)));
-    limited = answers.find((a): a is SiteResponse => typeof a !== 'string' && a.status === 429);
+    const settled = await Promise.allSettled(
+      Array.from({ length: batch }, () => tryCall(http, manifest, tool, token, input)),
+    );
+    for (const outcome of settled) {
+      if (outcome.status === 'fulfilled') {
+        sent += 1;
+        if (typeof outcome.value !== 'string' && outcome.value.status === 429) {
+          limited ??= outcome.value;
+        }
+      } else if (outcome.reason instanceof CheckStopped) {
+        stopped = outcome.reason;
+      } else {
+        throw outcome.reason;
+      }
+    }
+  }
+  if (limited === undefined && stopped !== undefined) {
+    return skipped(id, RATE_TITLE, `${tool.name} was not limited within the ${sent} calls sent: ${stopped.message}`);
   }
   if (limited === undefined) {
     return skipped(id, RATE_TITLE, `${tool.name} was not limited within ${burst} calls (raise --burst to go further)`);

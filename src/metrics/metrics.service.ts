@@ -1,5 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { SETTINGS } from '../config/settings.module.js';
+import { DEFAULT_METRICS_DOMAIN_LABELS, type Settings } from '../config/settings.js';
 import type { RunFinalStatus, RunTrigger } from '../../workflows/contracts.js';
 
 /** Seconds: from a fast API answer to a slow page of a list. */
@@ -8,6 +10,9 @@ const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const TOOL_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** Seconds: a run is a few model turns, or hours when it waits out rate limits on durable timers. */
 const RUN_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600];
+
+/** The label of every site domain past the first METRICS_DOMAIN_LABELS a process has seen (no host is spelled so). */
+export const OTHER_DOMAIN = '(other)';
 
 /**
  * The service's own metrics (Prometheus, prom-client), one registry per process: the API and the
@@ -99,9 +104,30 @@ export class MetricsService {
     registers: [this.registry],
   });
 
-  constructor() {
+  /** The domains labelled by name, in the order first seen (at most `maxDomains`). */
+  private readonly domains = new Set<string>();
+  private readonly maxDomains: number;
+
+  constructor(@Optional() @Inject(SETTINGS) settings?: Pick<Settings, 'metricsDomainLabels'>) {
+    this.maxDomains = settings?.metricsDomainLabels ?? DEFAULT_METRICS_DOMAIN_LABELS;
     // process_* and nodejs_* (CPU, memory, event loop lag, handles): the usual health of a Node process.
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * The `domain` label of a site domain: its name for the first `METRICS_DOMAIN_LABELS` domains this
+   * process sees, then `(other)`. Manifests come from anyone, so their domains would otherwise make the
+   * series (and the scrapers' memory) grow without bound.
+   */
+  domainLabel(domain: string): string {
+    if (this.domains.has(domain)) {
+      return domain;
+    }
+    if (this.domains.size >= this.maxDomains) {
+      return OTHER_DOMAIN;
+    }
+    this.domains.add(domain);
+    return domain;
   }
 
   /** A run that has just moved from queued to active. */

@@ -1,11 +1,5 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
-import { type DataSource } from 'typeorm';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
-import { postgresLimiter } from '../common/rate-limit.js';
-import { SETTINGS } from '../config/settings.module.js';
-import { type Settings } from '../config/settings.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { assertStoredManifestUsable, type ManifestTool, validateToolInput } from '../sites/manifest.js';
 import { publicNetworkMessage, SiteHttpClient, SiteNetworkError } from '../sites/site-http.js';
@@ -14,9 +8,9 @@ import { CredentialsService } from '../vault/credentials.service.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
 import { ToolCallFailure } from '../sites/tool-failure.js';
+import { CredentialRefusals } from './credential-refusals.js';
+import { OUTGOING_WINDOW_SECONDS, OutgoingLimits, outgoingKey } from './outgoing-limits.js';
 
-/** The outgoing limit of the specification: tool calls per minute per site domain. */
-export const OUTGOING_WINDOW_SECONDS = 60;
 export const TOOL_CALL_TIMEOUT_MS = 30_000;
 
 export interface ToolCallRequest {
@@ -43,11 +37,6 @@ export interface ToolCallResult {
   refreshed: boolean;
 }
 
-/** The domain key of the outgoing limit: host, plus port when it is not 443. */
-export function outgoingKey(serverUrl: string): string {
-  return new URL(serverUrl).host.toLowerCase();
-}
-
 /** Each stored manifest object's domain: the site cache hands every call the same object. */
 const domains = new WeakMap<SiteEntity['manifest'], string>();
 
@@ -68,11 +57,6 @@ function domainOf(site: SiteEntity): string {
   return domain;
 }
 
-/** Whose share of a domain's budget a call uses: the vault the site is in (a workspace's, or a user's). */
-export function vaultKey(site: Pick<SiteEntity, 'userId' | 'workspaceId'>): string {
-  return site.workspaceId !== null ? `workspace:${site.workspaceId}` : `user:${site.userId}`;
-}
-
 /**
  * The one way the service calls a site's tool (direct-call route, chat, agent activities): input
  * checked against the tool's input_schema, the outgoing limit counted in PostgreSQL across all
@@ -82,24 +66,15 @@ export function vaultKey(site: Pick<SiteEntity, 'userId' | 'workspaceId'>): stri
 @Injectable()
 export class ToolCaller {
   private readonly logger = new Logger('ToolCaller');
-  private readonly outgoing: RateLimiterPostgres;
-  private readonly outgoingPerVault: RateLimiterPostgres | undefined;
+  private readonly refusals = new CredentialRefusals();
 
   constructor(
     private readonly http: SiteHttpClient,
     private readonly credentials: CredentialsService,
     private readonly tokens: TokenRefreshService,
-    @InjectDataSource() dataSource: DataSource,
-    @Inject(SETTINGS) settings: Settings,
+    private readonly limits: OutgoingLimits,
     private readonly metrics: MetricsService,
-  ) {
-    this.outgoing = postgresLimiter(dataSource, 'outgoing', settings.outgoingCallsPerMinute, OUTGOING_WINDOW_SECONDS);
-    // A share equal to the whole budget is no sub-limit: no counter, no extra round trip per call.
-    this.outgoingPerVault =
-      settings.outgoingCallsPerMinutePerUser < settings.outgoingCallsPerMinute
-        ? postgresLimiter(dataSource, 'outgoing-vault', settings.outgoingCallsPerMinutePerUser, OUTGOING_WINDOW_SECONDS)
-        : undefined;
-  }
+  ) {}
 
   findTool(site: SiteEntity, name: string): ManifestTool {
     const tool = site.manifest.tools.find((t) => t.name === name);
@@ -120,7 +95,7 @@ export class ToolCaller {
       throw err;
     } finally {
       this.metrics.toolCallDuration.observe(
-        { domain: domainOf(request.site), outcome },
+        { domain: this.metrics.domainLabel(domainOf(request.site)), outcome },
         (performance.now() - started) / 1000,
       );
     }
@@ -137,7 +112,10 @@ export class ToolCaller {
     // checked first, so failing calls cannot spend a domain's budget. The slot comes before a refresh,
     // so a refused call never touches the token endpoint either.
     const stored = await this.credentials.usableRow(site, request.credential);
-    await this.takeOutgoingSlot(site);
+    // A credential the site keeps refusing is not sent again (nor counted) until it changes.
+    this.refusals.assertNotHeld(site, stored);
+    // The call's endpoint is on the tool server: its host is this key (outgoingKey), parsed once per manifest.
+    await this.limits.take(site, domainOf(site));
     let credential = await this.tokens.tokenFor(site, undefined, stored);
     let refreshed = false;
     let response = await this.post(endpoint, credential.token, request);
@@ -147,32 +125,9 @@ export class ToolCaller {
       refreshed = true;
       response = await this.post(endpoint, credential.token, request);
     }
+    this.refusals.record(stored.id, credential.generation, response.status);
     const durationMs = Math.round((performance.now() - started) * 10) / 10;
     return { result: classify(response, site, tool.name, request.maxRetryAfterSeconds), durationMs, refreshed };
-  }
-
-  /**
-   * The vault's share first, then the domain's: a vault past its share is refused without spending
-   * the domain's budget that other users need.
-   */
-  private async takeOutgoingSlot(site: SiteEntity): Promise<void> {
-    // The call's endpoint is on the tool server: its host is this key (outgoingKey), parsed once per manifest.
-    const key = domainOf(site);
-    try {
-      await this.outgoingPerVault?.consume(`${vaultKey(site)}|${key}`, 1);
-      await this.outgoing.consume(key, 1);
-    } catch (rejection) {
-      if (rejection instanceof RateLimiterRes) {
-        this.metrics.outgoingLimited.inc({ domain: key });
-        throw new AppError(
-          'OUTGOING_RATE_LIMITED',
-          `Too many outgoing tool calls to ${key}; retry after ${OUTGOING_WINDOW_SECONDS} seconds`,
-          undefined,
-          OUTGOING_WINDOW_SECONDS,
-        );
-      }
-      throw rejection;
-    }
   }
 
   private async post(endpoint: string, token: string, request: ToolCallRequest) {

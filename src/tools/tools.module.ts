@@ -3,17 +3,19 @@ import { OAuthClientModule } from '../oauth/oauth-client.module.js';
 import { SitesModule } from '../sites/sites.module.js';
 import { VaultModule } from '../vault/vault.module.js';
 import { SiteToolsController } from './site-tools.controller.js';
+import { OutgoingLimits } from './outgoing-limits.js';
 import { ToolCaller } from './tool-caller.js';
 
 /**
  * Calling a site's tool with the vault's credential (refreshed when due), under the outgoing rate
- * limits, and the route that calls one by hand. The worker imports it for ToolCaller; there
+ * limits (OutgoingLimits, which the conformance check's requests also take), and the route that
+ * calls one by hand. The worker imports it for ToolCaller; there
  * SiteToolsController is constructed but never routed.
  */
 @Module({
   imports: [SitesModule, VaultModule, OAuthClientModule],
   controllers: [SiteToolsController],
-  providers: [ToolCaller],
-  exports: [ToolCaller],
+  providers: [ToolCaller, OutgoingLimits],
+  exports: [ToolCaller, OutgoingLimits],
 })
 export class ToolsModule {}

@@ -60,6 +60,10 @@ export class VaultRepository {
     return this.sites.findOneBy({ id: siteId, ...scopeWhere(scope) });
   }
 
+  findByUrl(scope: Scope, url: string): Promise<SiteEntity | null> {
+    return this.sites.findOneBy({ url, ...scopeWhere(scope) });
+  }
+
   /**
    * A site of the scope with its credential (null when it has none); null when the scope has no such
    * site. `siteId` must be a UUID (the caller checks). Every direct tool call reads this: the row pair

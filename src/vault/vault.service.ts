@@ -88,6 +88,19 @@ export class VaultService {
   }
 
   /**
+   * The scope's site at this address (normalised as when it was added), or NOT_FOUND: what a
+   * conformance check through the API may reach. An address the service refuses answers as adding it would.
+   */
+  async findByUrl(scope: Scope, rawUrl: string): Promise<SiteEntity> {
+    const url = normaliseSiteUrl(this.http.assertSiteUrl(rawUrl));
+    const site = await this.sites.findByUrl(scope, url);
+    if (site === null) {
+      throw new AppError('NOT_FOUND', `No site at ${url} in your vault: add it first (POST /api/vault/sites)`);
+    }
+    return site;
+  }
+
+  /**
    * A site of the scope with its credential (null when it has none), in one round trip: what a tool
    * call needs before it can reach the site.
    */

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectAccessible, screenshot, signUp, startConsoleWorld, type ConsoleWorld } from './harness.js';
+import { addSite } from './steps/vault.js';
 
 describe('console: checking a site for site authors', () => {
   let w: ConsoleWorld;
 
   beforeAll(async () => {
-    w = await startConsoleWorld();
+    // Each request of a check takes an outgoing slot: a budget that a whole check fits in.
+    w = await startConsoleWorld({ env: { OUTGOING_CALLS_PER_MINUTE: '1000' } });
     // The site registers the service's callback, as a site that agentsite connects to does.
     w.site.allowRedirect('agentsite', `${w.stack.baseUrl}/api/oauth/callback`);
   });
@@ -17,6 +19,8 @@ describe('console: checking a site for site authors', () => {
   it('runs the conformance rules against the reference site and shows each rule with its result', async () => {
     const page = await w.newPage();
     await signUp(page);
+    // The API checks only a site of the vault.
+    await addSite(page, w.site.url);
     await page.getByRole('link', { name: 'Check a site' }).click();
     await page.getByRole('heading', { name: 'Check a site' }).waitFor();
     await page.getByLabel('Site address').fill(w.site.url);

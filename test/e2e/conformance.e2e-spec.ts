@@ -249,7 +249,11 @@ describe('conformance checker: agentsite-check and POST /api/conformance/check (
 
     beforeAll(async () => {
       blocked = await sites.start(SITE_OPTIONS);
-      stack = await Stack.start({ worker: false, env: siteEnv(sites, [site]) });
+      // A budget that a whole check fits in (each of its requests takes an outgoing slot).
+      stack = await Stack.start({
+        worker: false,
+        env: { ...siteEnv(sites, [site]), OUTGOING_CALLS_PER_MINUTE: '1000' },
+      });
       site.allowRedirect('agentsite', `${stack.baseUrl}/api/oauth/callback`);
       http = new Http(stack.baseUrl);
     });
@@ -266,6 +270,7 @@ describe('conformance checker: agentsite-check and POST /api/conformance/check (
 
     it('checks a site with a bearer token; consent-page rules are skipped with the reason, the rest pass', async () => {
       const user = await registerUser(http);
+      expect((await http.post('/api/vault/sites', { url: site.url }, { token: user.token })).status).toBe(201);
       const token = site.issueApiToken('root').token;
       const answer = await http.post('/api/conformance/check', { url: site.url, token }, { token: user.token });
       expect(answer.status).toBe(200);
@@ -290,16 +295,28 @@ describe('conformance checker: agentsite-check and POST /api/conformance/check (
       }
     });
 
-    it('keeps the SSRF guard: a site on a private address that is not allow-listed is never reached', async () => {
+    it("checks only a site of the caller's vault, after the terms: any other address is never reached", async () => {
+      const newcomer = await registerUser(http, { acceptTerms: false });
+      expectError(
+        await http.post('/api/conformance/check', { url: site.url }, { token: newcomer.token }),
+        'TERMS_NOT_ACCEPTED',
+        403,
+      );
       const user = await registerUser(http);
-      const before = blocked.stats.connections;
-      const answer = await http.post('/api/conformance/check', { url: blocked.url }, { token: user.token });
-      expect(answer.status).toBe(200);
-      expect(rule(answer.body as ConformanceReport, 'https')).toMatchObject({
-        status: 'fail',
-        message: expect.stringMatching(/resolves to a non-public address/),
-      });
-      expect(blocked.stats.connections).toBe(before);
+      const before = { blocked: blocked.stats.connections, site: site.stats.connections };
+      // Not in the vault: a private address the service would refuse, and a site another user added.
+      for (const url of [blocked.url, site.url]) {
+        const answer = await http.post('/api/conformance/check', { url }, { token: user.token });
+        expectError(answer, 'NOT_FOUND', 404);
+        expect(answer.body.error).toMatch(/in your vault: add it first/);
+      }
+      expectError(
+        await http.post('/api/conformance/check', { url: 'http://notes.example.com' }, { token: user.token }),
+        'INVALID_URL',
+        400,
+      );
+      expect(blocked.stats.connections).toBe(before.blocked);
+      expect(site.stats.connections).toBe(before.site);
     });
 
     it('refuses anonymous callers and bad fields, and limits checks per user', async () => {
@@ -311,19 +328,90 @@ describe('conformance checker: agentsite-check and POST /api/conformance/check (
         { url: site.url, token: null },
         { url: site.url, token: 7 },
         { url: site.url, burst: 0 },
-        { url: site.url, burst: 101 },
+        { url: site.url, burst: 51 },
         { url: site.url, burst: '5' },
       ]) {
         expectError(await http.post('/api/conformance/check', body, { token: user.token }), 'VALIDATION_ERROR', 400);
       }
       for (let i = 0; i < CHECKS_PER_WINDOW; i += 1) {
         expect((await http.post('/api/conformance/check', { url: blocked.url }, { token: user.token })).status).toBe(
-          200,
+          404,
         );
       }
       const limited = await http.post('/api/conformance/check', { url: blocked.url }, { token: user.token });
       expectError(limited, 'RATE_LIMITED', 429);
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    });
+  });
+
+  describe('through the API, within the outgoing budget', () => {
+    let stack: Stack;
+    let http: Http;
+    let budgeted: ReferenceSite;
+    let down: ReferenceSite;
+
+    beforeAll(async () => {
+      budgeted = await sites.start(SITE_OPTIONS);
+      down = await sites.start(SITE_OPTIONS);
+      // A vault's default share of a domain's 12 calls a minute: 6.
+      stack = await Stack.start({
+        worker: false,
+        env: { ...siteEnv(sites, [budgeted, down]), OUTGOING_CALLS_PER_MINUTE: '12' },
+      });
+      http = new Http(stack.baseUrl);
+    });
+
+    afterAll(async () => {
+      await stack?.stop();
+    });
+
+    it("spends the vault's outgoing share like tool calls: the rules past it are skipped, then calls are refused", async () => {
+      const user = await registerUser(http);
+      const siteId = (await http.post('/api/vault/sites', { url: budgeted.url }, { token: user.token })).body
+        .id as string;
+      const stored = await http.post(
+        `/api/vault/sites/${siteId}/token`,
+        { token: budgeted.issueApiToken('root').token },
+        { token: user.token },
+      );
+      expect(stored.status).toBe(201);
+      const callsBefore = budgeted.stats.toolCalls;
+      const token = budgeted.issueApiToken('root').token;
+      const answer = await http.post('/api/conformance/check', { url: budgeted.url, token }, { token: user.token });
+      expect(answer.status).toBe(200);
+      const report = answer.body as ConformanceReport;
+      expect(rule(report, 'check.stopped')).toMatchObject({
+        status: 'skipped',
+        message: expect.stringMatching(/outgoing limit of localhost:\d+ for this vault is spent/),
+      });
+      expect(report.passed).toBe(false);
+      // The manifest and OAuth requests took slots too: fewer than 6 tool calls reached the site.
+      expect(budgeted.stats.toolCalls - callsBefore).toBeLessThan(6);
+      // The same budget as tool calls: the vault's share for this minute is spent.
+      expectError(
+        await http.post(`/api/vault/sites/${siteId}/tools/list_notes/call`, { input: {} }, { token: user.token }),
+        'OUTGOING_RATE_LIMITED',
+        429,
+      );
+      // Spent before the first request: the whole check waits, as a tool call does.
+      const again = await http.post('/api/conformance/check', { url: budgeted.url }, { token: user.token });
+      expectError(again, 'OUTGOING_RATE_LIMITED', 429);
+      expect(Number(again.headers.get('retry-after'))).toBe(60);
+    });
+
+    it('says a network failure in the words of the rest of the API, without addresses or socket codes', async () => {
+      const user = await registerUser(http);
+      expect((await http.post('/api/vault/sites', { url: down.url }, { token: user.token })).status).toBe(201);
+      const port = down.port;
+      await down.stop();
+      const answer = await http.post('/api/conformance/check', { url: down.url }, { token: user.token });
+      expect(answer.status).toBe(200);
+      const https = rule(answer.body as ConformanceReport, 'https');
+      expect(https).toMatchObject({
+        status: 'fail',
+        message: `localhost:${port}: the site refused the connection`,
+      });
+      expect(JSON.stringify(answer.body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|::1/);
     });
   });
 });

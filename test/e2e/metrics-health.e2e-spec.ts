@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { ReferenceSite } from '../../examples/site/site.js';
 import { toolNamed } from '../fixtures/fake-model.js';
-import { expectError } from '../utils/http.js';
+import { expectError, Http } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
+import { siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { Stack } from '../utils/stack.js';
 import { registerUser, type TestUser } from '../utils/users.js';
 import { startWorld, type World } from '../utils/world.js';
@@ -43,7 +45,10 @@ describe('metrics and health (e2e)', () => {
   const worker = (): Promise<string> => scrape(`${world.stack.workerHttpUrl}/metrics`);
 
   beforeAll(async () => {
-    world = await startWorld({ workerHttp: true, env: { METRICS_TOKEN, OUTGOING_CALLS_PER_MINUTE: '4' } });
+    world = await startWorld({
+      workerHttp: true,
+      env: { METRICS_TOKEN, OUTGOING_CALLS_PER_MINUTE: '4', OUTGOING_CALLS_PER_MINUTE_PER_USER: '4' },
+    });
     user = await registerUser(world.http);
     await world.http.patch(`/api/admin/users/${user.id}`, { tier: 'harness' }, { token: world.admin.token });
     const added = await world.http.post('/api/vault/sites', { url: world.site.url }, { token: user.token });
@@ -247,6 +252,49 @@ describe('metrics and health (e2e)', () => {
       sample(after, 'agentsite_tool_call_duration_seconds_count', refusedCalls) -
         sample(before, 'agentsite_tool_call_duration_seconds_count', refusedCalls),
     ).toBe(limited);
+  });
+});
+
+describe('metrics: a bounded set of site domains (e2e)', () => {
+  let sites: TestSites;
+  let three: ReferenceSite[];
+  let stack: Stack;
+
+  beforeAll(async () => {
+    sites = await testSites();
+    three = [await sites.start(), await sites.start(), await sites.start()];
+    stack = await Stack.start({
+      worker: false,
+      env: { ...siteEnv(sites, three), METRICS_TOKEN, METRICS_DOMAIN_LABELS: '2' },
+    });
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await sites?.stopAll();
+  });
+
+  it('names the first METRICS_DOMAIN_LABELS domains a process sees and counts every later one as (other)', async () => {
+    const http = new Http(stack.baseUrl);
+    const user = await registerUser(http);
+    for (const site of three) {
+      const added = await http.post('/api/vault/sites', { url: site.url }, { token: user.token });
+      expect(added.status).toBe(201);
+      // No credential stored: the call fails before it is sent, and is still timed by its domain.
+      const call = await http.post(
+        `/api/vault/sites/${added.body.id}/tools/list_notes/call`,
+        { input: {} },
+        { token: user.token },
+      );
+      expectError(call, 'TOOL_EXECUTION_ERROR', 502);
+    }
+    const text = await scrape(`${stack.baseUrl}/api/metrics`);
+    const noCredential = (domain: string) =>
+      sample(text, 'agentsite_tool_call_duration_seconds_count', { domain, outcome: 'no_credential' });
+    expect(noCredential(`localhost:${three[0]!.port}`)).toBe(1);
+    expect(noCredential(`localhost:${three[1]!.port}`)).toBe(1);
+    expect(noCredential('(other)')).toBe(1);
+    expect(text).not.toContain(`localhost:${three[2]!.port}`);
   });
 });
 

@@ -51,6 +51,8 @@ describe('scaled out: two API processes and two workers on one PostgreSQL and on
         ANTHROPIC_API_KEY: 'test-key',
         ANTHROPIC_BASE_URL: model.url,
         OUTGOING_CALLS_PER_MINUTE: String(OUTGOING_LIMIT),
+        // One user spends the whole domain budget here (no per-vault share).
+        OUTGOING_CALLS_PER_MINUTE_PER_USER: String(OUTGOING_LIMIT),
         // A share of max_connections per process, as a deployment of many processes would set it.
         DATABASE_POOL_MAX: '10',
       },

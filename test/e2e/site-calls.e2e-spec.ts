@@ -201,6 +201,48 @@ describe('site calls: redirects, outgoing budget, vault binding (e2e)', () => {
     expect(site.stats.toolCalls).toBe(3);
   });
 
+  it('a credential the site keeps refusing (401/403) is held after three calls: not sent, no slot spent, until replaced', async () => {
+    const site = await sites.start();
+    const { http } = await stackFor([site], [], {
+      OUTGOING_CALLS_PER_MINUTE: '5',
+      OUTGOING_CALLS_PER_MINUTE_PER_USER: '5',
+    });
+    const junk = await registerUser(http);
+    const junkSite = await siteWithToken(http, junk, site);
+    const call = (user: TestUser, id: string) =>
+      http.post(`/api/vault/sites/${id}/tools/list_notes/call`, { input: {} }, { token: user.token });
+
+    // The site refuses the stored token three times in a row (as it would a junk or revoked one).
+    for (const status of [401, 403, 401]) {
+      site.failures.push({ tool: 'list_notes', status, rawBody: JSON.stringify({ error: 'token revoked' }) });
+      const refused = await call(junk, junkSite);
+      expectError(refused, 'TOOL_EXECUTION_ERROR', 502);
+      expect(refused.body.error).toContain(`(${status})`);
+    }
+    expect(site.stats.toolCalls).toBe(3);
+    for (let i = 0; i < 5; i += 1) {
+      const held = await call(junk, junkSite);
+      expectError(held, 'TOOL_EXECUTION_ERROR', 502);
+      expect(held.body.error).toMatch(/refused the stored credential on its last 3 calls .*not sent again/);
+    }
+    expect(site.stats.toolCalls).toBe(3);
+    // The five held calls spent nothing of the domain's 5: another user's call still goes through.
+    const other = await registerUser(http);
+    const otherSite = await siteWithToken(http, other, site, '/other');
+    expect((await call(other, otherSite)).status).toBe(200);
+    expect(site.stats.toolCalls).toBe(4);
+
+    // A new token is a new credential: it is sent again, and takes the domain's fifth slot.
+    const replaced = await http.patch(
+      `/api/vault/sites/${junkSite}/token`,
+      { token: site.issueApiToken('alice', ['read']).token },
+      { token: junk.token },
+    );
+    expect(replaced.status).toBe(200);
+    expect((await call(junk, junkSite)).status).toBe(200);
+    expect(site.stats.toolCalls).toBe(5);
+  });
+
   it('a credential row moved to another site no longer opens: a clean TOOL_EXECUTION_ERROR, no 500', async () => {
     const site = await sites.start();
     const { http, stack } = await stackFor([site]);

@@ -32,8 +32,10 @@ export function CheckPage() {
       <PageTitle>Check a site</PageTitle>
       <p>
         For site authors: whether a site&apos;s manifest, HTTPS, tool endpoints, limits and OAuth work with agentsite.
-        Every tool is called once with a sample input, so use a test account&apos;s token. For the OAuth sign-in rules,
-        run <code>npx agentsite-check &lt;site URL&gt; --user … --password …</code> from a checkout.
+        The site must be in your vault (add it first). Every tool (the first 10) is called once with a sample input, so
+        use a test account&apos;s token; each request counts against your vault&apos;s outgoing limit for the site, and
+        the rules past it are skipped. For every rule and any site, run{' '}
+        <code>npx agentsite-check &lt;site URL&gt; --user … --password …</code> from a checkout.
       </p>
       <form onSubmit={submit} className="panel">
         <Field label="Site address" error={check.error?.fieldMessage('url')}>

@@ -3,10 +3,14 @@ import { IsInt, IsString, Max, MaxLength, Min, MinLength } from 'class-validator
 import { Optional } from '../../common/optional.js';
 
 /** The most tool calls one check through the API may make to provoke a 429 (the CLI has no such cap). */
-export const MAX_API_BURST = 100;
+export const MAX_API_BURST = 50;
 
 export class ConformanceCheckDto {
-  @ApiProperty({ example: 'https://notes.example.com', description: "The site's https:// address", maxLength: 2048 })
+  @ApiProperty({
+    example: 'https://notes.example.com',
+    description: "The https:// address of a site in the caller's vault (or the X-Workspace-Id workspace's), as added",
+    maxLength: 2048,
+  })
   @IsString()
   @MaxLength(2048)
   url: string;
@@ -25,7 +29,7 @@ export class ConformanceCheckDto {
   token?: string;
 
   @ApiPropertyOptional({
-    description: `Calls at most to provoke a 429 (default and maximum ${MAX_API_BURST})`,
+    description: `Calls at most to provoke a 429 (default and maximum ${MAX_API_BURST}; each takes an outgoing slot)`,
     minimum: 1,
     maximum: MAX_API_BURST,
   })
