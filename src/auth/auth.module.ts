@@ -8,6 +8,7 @@ import { UsersModule } from '../users/users.module.js';
 import { AuthController, MeController } from './auth.controller.js';
 import { AuthRepository } from './auth.repository.js';
 import { AuthService } from './auth.service.js';
+import { ConsoleSessions } from './console-session.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { LoginThrottle } from './login-throttle.js';
 import { PasswordHasher } from './password.js';
@@ -29,7 +30,15 @@ import { ApiRateLimits } from '../common/rate-limit.js';
     }),
   ],
   controllers: [AuthController, MeController],
-  providers: [AuthService, AuthRepository, JwtStrategy, ApiRateLimits, PasswordHasher, LoginThrottle],
-  exports: [ApiRateLimits, JwtStrategy],
+  providers: [
+    AuthService,
+    AuthRepository,
+    JwtStrategy,
+    ApiRateLimits,
+    PasswordHasher,
+    LoginThrottle,
+    ConsoleSessions,
+  ],
+  exports: [ApiRateLimits, JwtStrategy, ConsoleSessions],
 })
 export class AuthModule {}
