@@ -30,15 +30,7 @@ import { ApiRateLimits } from '../common/rate-limit.js';
     }),
   ],
   controllers: [AuthController, MeController],
-  providers: [
-    AuthService,
-    AuthRepository,
-    JwtStrategy,
-    ApiRateLimits,
-    PasswordHasher,
-    LoginThrottle,
-    ConsoleSessions,
-  ],
+  providers: [AuthService, AuthRepository, JwtStrategy, ApiRateLimits, PasswordHasher, LoginThrottle, ConsoleSessions],
   exports: [ApiRateLimits, JwtStrategy, ConsoleSessions],
 })
 export class AuthModule {}

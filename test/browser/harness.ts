@@ -175,7 +175,8 @@ export async function signIn(page: Page, user: ConsoleUser): Promise<void> {
  * the console's HttpOnly session cookie, which only the browser itself (not the page) can read.
  */
 export async function tokenOf(page: Page): Promise<string> {
-  const cookies = await page.context().cookies(page.url());
+  // Sent to the API's paths only (Path=/api), not to the console page's address.
+  const cookies = await page.context().cookies(new URL('/api/', page.url()).href);
   const token = cookies.find((cookie) => cookie.name === 'agentsite_session' && cookie.value !== '')?.value;
   if (token === undefined) {
     throw new Error('nobody is signed in on this page');

@@ -192,7 +192,7 @@ describe('the API in the browser: CORS_ORIGINS and security headers (e2e)', () =
     expect(callback.headers.get('x-frame-options')).toBe('DENY');
   });
 
-  it("signs the console in by an HttpOnly SameSite=Strict cookie: a state change needs its CSRF token, a bearer token does not", async () => {
+  it('signs the console in by an HttpOnly SameSite=Strict cookie: a state change needs its CSRF token, a bearer token does not', async () => {
     const http = new Http(withoutCors.baseUrl);
     const email = uniqueEmail('console');
     const registered = await http.post('/api/auth/console/register', { email, password: TEST_PASSWORD });
