@@ -7,6 +7,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AdminController } from './admin/admin.controller.js';
 import { AuthController, MeController } from './auth/auth.controller.js';
+import { ConsoleSessions } from './auth/console-session.js';
 import { AuthService } from './auth/auth.service.js';
 import { ADMIN_ONLY, IS_PUBLIC, TERMS_REQUIRED } from './auth/decorators.js';
 import { BillingController } from './billing/billing.controller.js';
@@ -66,6 +67,7 @@ const stub = (token: unknown) => ({ provide: token as string, useValue: {} });
   controllers: CONTROLLERS,
   providers: [
     AuthService,
+    ConsoleSessions,
     UsersService,
     BillingService,
     WorkspacesService,

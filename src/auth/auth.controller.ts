@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Ip, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Ip, Post, Req, Res } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiCreatedResponse,
@@ -7,19 +7,32 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { AUTH_ERRORS, ApiErrors } from '../common/api-errors.js';
 import { UserResponseDto } from '../users/dto/user-response.dto.js';
 import { UsersService } from '../users/users.service.js';
 import type { AuthUser } from './auth-user.js';
-import { AuthService } from './auth.service.js';
+import { AuthService, type SessionAnswer } from './auth.service.js';
+import { COOKIE_SESSION, ConsoleSessions, CSRF_COOKIE, CSRF_HEADER_NAME, SESSION_COOKIE } from './console-session.js';
 import { CurrentUser, Public } from './decorators.js';
-import { AcceptTermsResponseDto, SessionResponseDto } from './dto/auth-responses.dto.js';
+import { AcceptTermsResponseDto, ConsoleSessionResponseDto, SessionResponseDto } from './dto/auth-responses.dto.js';
 import { AcceptTermsDto, LoginDto, RegisterDto } from './dto/auth.dto.js';
+
+const CONSOLE_SESSION =
+  `For the web console, same-origin. The answer sets two cookies that last as long as the token: ` +
+  `\`${SESSION_COOKIE}\` (the access token; HttpOnly, SameSite=Strict, Path=/api, Secure when PUBLIC_BASE_URL is https) ` +
+  `and \`${CSRF_COOKIE}\` (SameSite=Strict, readable by the console's script). Without an Authorization header, ` +
+  `every authenticated route then takes the session cookie; a request other than GET, HEAD or OPTIONS must also ` +
+  `carry the \`${CSRF_COOKIE}\` cookie's value in \`${CSRF_HEADER_NAME}\`, else PERMISSION_DENIED. ` +
+  `API clients use register and login with Authorization: Bearer, which needs no CSRF token.`;
 
 @ApiTags('auth')
 @Controller('auth')
 export class AuthController {
-  constructor(private readonly auth: AuthService) {}
+  constructor(
+    private readonly auth: AuthService,
+    private readonly consoleSessions: ConsoleSessions,
+  ) {}
 
   @Public()
   @Post('register')
@@ -42,24 +55,73 @@ export class AuthController {
     return this.auth.login(body, address ?? 'unknown');
   }
 
+  @Public()
+  @Post('console/register')
+  @ApiOperation({
+    summary: `The console's registration: as register, but the token goes into the ${SESSION_COOKIE} cookie`,
+    description: CONSOLE_SESSION,
+  })
+  @ApiCreatedResponse({ type: ConsoleSessionResponseDto })
+  @ApiErrors('VALIDATION_ERROR', 'RATE_LIMITED')
+  async consoleRegister(
+    @Body() body: RegisterDto,
+    @Ip() address: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ConsoleSessionResponseDto> {
+    return this.startConsoleSession(res, await this.auth.register(body, address ?? 'unknown'));
+  }
+
+  @Public()
+  @Post('console/login')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    summary: `The console's sign-in: as login, but the token goes into the ${SESSION_COOKIE} cookie`,
+    description: CONSOLE_SESSION,
+  })
+  @ApiOkResponse({ type: ConsoleSessionResponseDto })
+  @ApiErrors('VALIDATION_ERROR', 'UNAUTHORIZED', 'RATE_LIMITED')
+  async consoleLogin(
+    @Body() body: LoginDto,
+    @Ip() address: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<ConsoleSessionResponseDto> {
+    return this.startConsoleSession(res, await this.auth.login(body, address ?? 'unknown'));
+  }
+
   @Post('logout')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Revoke the token of this request' })
+  @ApiOperation({
+    summary: 'Revoke the token of this request',
+    description: `Signed in by the console's cookie: the cookies are removed too.`,
+  })
   @ApiNoContentResponse({ description: 'The token is revoked' })
   @ApiErrors(...AUTH_ERRORS, 'VALIDATION_ERROR')
-  logout(@CurrentUser() user: AuthUser): Promise<void> {
-    return this.auth.logout(user);
+  async logout(
+    @CurrentUser() user: AuthUser,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<void> {
+    await this.auth.logout(user);
+    this.endConsoleSession(req, res);
   }
 
   @Post('logout-all')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiBearerAuth()
-  @ApiOperation({ summary: 'Revoke every token of the user issued before now (all devices)' })
+  @ApiOperation({
+    summary: 'Revoke every token of the user issued before now (all devices)',
+    description: `Signed in by the console's cookie: the cookies are removed too.`,
+  })
   @ApiNoContentResponse({ description: 'Every token issued until now is revoked' })
   @ApiErrors(...AUTH_ERRORS, 'VALIDATION_ERROR')
-  logoutAll(@CurrentUser() user: AuthUser): Promise<void> {
-    return this.auth.logoutAll(user);
+  async logoutAll(
+    @CurrentUser() user: AuthUser,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<void> {
+    await this.auth.logoutAll(user);
+    this.endConsoleSession(req, res);
   }
 
   @Post('accept-terms')
@@ -72,6 +134,17 @@ export class AuthController {
   @ApiErrors(...AUTH_ERRORS, 'VALIDATION_ERROR')
   acceptTerms(@CurrentUser() user: AuthUser, @Body() body: AcceptTermsDto): Promise<AcceptTermsResponseDto> {
     return this.auth.acceptTerms(user, body.version);
+  }
+
+  private startConsoleSession(res: Response, session: SessionAnswer): ConsoleSessionResponseDto {
+    this.consoleSessions.start(res, session.accessToken, session.expiresIn);
+    return { user: session.user, expiresIn: session.expiresIn };
+  }
+
+  private endConsoleSession(req: Request & { [COOKIE_SESSION]?: string }, res: Response): void {
+    if (req[COOKIE_SESSION] !== undefined) {
+      this.consoleSessions.end(res);
+    }
   }
 }
 

@@ -8,6 +8,7 @@ import { UsersModule } from '../users/users.module.js';
 import { AuthController, MeController } from './auth.controller.js';
 import { AuthRepository } from './auth.repository.js';
 import { AuthService } from './auth.service.js';
+import { ConsoleSessions } from './console-session.js';
 import { AuthenticationBeforeBody } from './guards.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { LoginThrottle } from './login-throttle.js';
@@ -38,7 +39,8 @@ import { ApiRateLimits } from '../common/rate-limit.js';
     PasswordHasher,
     LoginThrottle,
     AuthenticationBeforeBody,
+    ConsoleSessions,
   ],
-  exports: [ApiRateLimits, JwtStrategy, AuthenticationBeforeBody],
+  exports: [ApiRateLimits, JwtStrategy, AuthenticationBeforeBody, ConsoleSessions],
 })
 export class AuthModule {}

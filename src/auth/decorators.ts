@@ -34,8 +34,9 @@ export const TermsRequired = (): MethodDecorator & ClassDecorator => SetMetadata
 
 /**
  * The route also takes the access token from a cookie or a form field, when the request has no
- * Authorization header (which always wins). Only the routes marked so read them: every other route
- * ignores cookies, so a cookie cannot be used to forge requests to them.
+ * Authorization header (which always wins), instead of the console's session cookie. Every other
+ * authenticated route takes only the console's session cookie, and a request that changes state by
+ * it must prove it comes from the console with its CSRF token (src/auth/console-session.ts).
  */
 export const TokenAlsoFrom = (sources: TokenSources): MethodDecorator & ClassDecorator =>
   SetMetadata(TOKEN_ALSO_FROM, sources);

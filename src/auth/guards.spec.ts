@@ -6,7 +6,9 @@ import { RateLimiterRes } from 'rate-limiter-flexible';
 import { AppError } from '../common/app-error.js';
 import type { ApiRateLimits } from '../common/rate-limit.js';
 import { requestLogFields } from '../common/correlation.js';
+import type { Settings } from '../config/settings.js';
 import type { AuthUser } from './auth-user.js';
+import { ConsoleSessions } from './console-session.js';
 import { AuthenticationBeforeBody, JwtAuthGuard } from './guards.js';
 import type { JwtStrategy } from './jwt.strategy.js';
 import { AuthenticatedPrefetch } from './prefetch.js';
@@ -28,7 +30,8 @@ const admitted = { consume: () => Promise.resolve(new RateLimiterRes(99, 1000)) 
 function guardWith(rememberedUser: JwtStrategy['rememberedUser'], perIp = admitted): JwtAuthGuard {
   const limits = { perIp, perUser: admitted } as unknown as ApiRateLimits;
   const strategy = { rememberedUser } as unknown as JwtStrategy;
-  return new JwtAuthGuard(new Reflector(), limits, new AuthenticatedPrefetch(), strategy);
+  const sessions = new ConsoleSessions({ jwtSecret: 'x'.repeat(32), publicBaseUrl: 'http://localhost' } as Settings);
+  return new JwtAuthGuard(new Reflector(), limits, new AuthenticatedPrefetch(), strategy, sessions);
 }
 
 const authUser = {

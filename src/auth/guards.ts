@@ -2,12 +2,13 @@ import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import { JwtService } from '@nestjs/jwt';
 import { AuthGuard } from '@nestjs/passport';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { AppError } from '../common/app-error.js';
 import { addressKey } from '../common/client-address.js';
 import { requestLogFields } from '../common/correlation.js';
 import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT, rateLimitExempt } from '../common/rate-limit.js';
 import type { AuthUser, JwtClaims } from './auth-user.js';
+import { COOKIE_SESSION, ConsoleSessions } from './console-session.js';
 import { ADMIN_ONLY, IS_PUBLIC, TERMS_REQUIRED, TOKEN_ALSO_FROM, type TokenSources } from './decorators.js';
 import {
   ALTERNATE_TOKEN,
@@ -26,6 +27,7 @@ type GuardedRequest = Request & {
   [RATE_LIMIT_EXEMPT]?: boolean;
   [ALTERNATE_TOKEN]?: string;
   [AUTHENTICATED_BEFORE_BODY]?: boolean;
+  [COOKIE_SESSION]?: string;
 };
 
 function isPublic(reflector: Reflector, context: ExecutionContext): boolean {
@@ -47,6 +49,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     private readonly limits: ApiRateLimits,
     private readonly prefetch: AuthenticatedPrefetch,
     private readonly strategy: JwtStrategy,
+    private readonly consoleSessions: ConsoleSessions,
   ) {
     super();
   }
@@ -59,19 +62,28 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     }
     const exempt = rateLimitExempt(this.reflector, context);
     req[RATE_LIMIT_EXEMPT] = exempt;
-    this.takeAlternateToken(req, context);
+    const open = isPublic(this.reflector, context);
+    this.takeAlternateToken(req, context, open);
     // The route's declared read-ahead, started by JwtStrategy once the token's signature is checked.
     this.prefetch.forRoute(req, this.reflector.get<symbol | undefined>(PREFETCH_ON_AUTH, context.getHandler()));
     const address = exempt
       ? Promise.resolve()
       : consumeOrThrow(this.limits.perIp, addressKey(req.ip), 'RATE_LIMITED', 'Too many requests from this address');
-    const authenticated = isPublic(this.reflector, context) ? Promise.resolve(true) : this.authenticate(req, context);
+    const authenticated = open ? Promise.resolve(true) : this.authenticate(req, context);
     const [limited, authentication] = await Promise.allSettled([address, authenticated]);
     if (limited.status === 'rejected') {
       throw limited.reason;
     }
+    const sessionToken = req[COOKIE_SESSION];
     if (authentication.status === 'rejected') {
+      if (sessionToken !== undefined && isEndedSession(authentication.reason)) {
+        // The console's cookie holds a token the API no longer takes: the browser forgets it.
+        this.consoleSessions.end(context.switchToHttp().getResponse<Response>());
+      }
       throw authentication.reason;
+    }
+    if (sessionToken !== undefined) {
+      this.consoleSessions.checkCsrf(req, sessionToken);
     }
     return authentication.value;
   }
@@ -91,16 +103,30 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     return true;
   }
 
-  /** On routes marked @TokenAlsoFrom(), without an Authorization header: the cookie's or form field's token. */
+  /**
+   * Without an Authorization header (which always wins): on routes marked @TokenAlsoFrom(), the
+   * token of their cookie or form field (and the audience such a route also accepts); on every other
+   * authenticated route, the console's session cookie (marked COOKIE_SESSION: a state change then
+   * needs the CSRF token, see ConsoleSessions).
+   */
   private takeAlternateToken(
-    req: Request & { [ALTERNATE_TOKEN]?: string; [ROUTE_AUDIENCE]?: string },
+    req: Request & { [ALTERNATE_TOKEN]?: string; [ROUTE_AUDIENCE]?: string; [COOKIE_SESSION]?: string },
     context: ExecutionContext,
+    open: boolean,
   ): void {
     const sources = this.reflector.get<TokenSources | undefined>(TOKEN_ALSO_FROM, context.getHandler());
     if (sources?.audience !== undefined) {
       req[ROUTE_AUDIENCE] = sources.audience;
     }
-    if (sources === undefined || hasAuthorizationHeader(req)) {
+    if (hasAuthorizationHeader(req)) {
+      return;
+    }
+    if (sources === undefined) {
+      const session = open ? undefined : this.consoleSessions.sessionToken(req);
+      if (session !== undefined) {
+        req[ALTERNATE_TOKEN] = session;
+        req[COOKIE_SESSION] = session;
+      }
       return;
     }
     const fromForm =
@@ -122,6 +148,11 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
   ): TUser {
     return authenticatedOrThrow(err, user, info, context.switchToHttp().getRequest<Request>());
   }
+}
+
+/** The answers that mean the token itself is done for (not a limit, not a failure of the service). */
+function isEndedSession(err: unknown): boolean {
+  return err instanceof AppError && ['TOKEN_EXPIRED', 'TOKEN_REVOKED', 'INVALID_TOKEN'].includes(err.code);
 }
 
 /**

@@ -124,11 +124,14 @@ export function ApiWorkspaceHeader(description = 'Act in this Team workspace ins
 /** The answers every authenticated route can give before its own code runs (JwtAuthGuard). */
 // WorkspaceScopeGuard is global: it checks an X-Workspace-Id header on every signed-in route, even
 // on one that does not act on a workspace.
+// PERMISSION_DENIED: a request signed in by the console's session cookie that changes state without
+// its CSRF token (src/auth/console-session.ts).
 export const AUTH_ERRORS: readonly ErrorCode[] = [
   'UNAUTHORIZED',
   'TOKEN_EXPIRED',
   'TOKEN_REVOKED',
   'INVALID_TOKEN',
+  'PERMISSION_DENIED',
   'RATE_LIMITED',
   'WORKSPACE_NOT_FOUND',
   'WORKSPACE_REQUIRED',

@@ -28,7 +28,8 @@ export function PageDto<T>(item: Type<T>): Type<Page<T>> {
 }
 
 /**
- * What the guards in front of every signed-in route can answer: authentication, the rate limits,
+ * What the guards in front of every signed-in route can answer: authentication (PERMISSION_DENIED: a
+ * state change by the console's session cookie without its CSRF token), the rate limits,
  * X-Workspace-Id (WorkspaceScopeGuard), and a body or path that cannot be read (VALIDATION_ERROR).
  */
 export const SIGNED_IN_ERRORS = [
@@ -36,6 +37,7 @@ export const SIGNED_IN_ERRORS = [
   'TOKEN_EXPIRED',
   'TOKEN_REVOKED',
   'INVALID_TOKEN',
+  'PERMISSION_DENIED',
   'RATE_LIMITED',
   'WORKSPACE_NOT_FOUND',
   'WORKSPACE_REQUIRED',

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { expectAccessible, screenshot, signIn, signUp, startConsoleWorld, type ConsoleWorld } from './harness.js';
+import {
+  expectAccessible,
+  screenshot,
+  signIn,
+  signUp,
+  startConsoleWorld,
+  tokenOf,
+  type ConsoleWorld,
+} from './harness.js';
 
 describe('console: sign up, terms, sign in and out', () => {
   let w: ConsoleWorld;
@@ -84,6 +92,45 @@ describe('console: sign up, terms, sign in and out', () => {
     await expect(second.getByRole('status').textContent()).resolves.toMatch(/signed out/i);
     await first.close();
     await second.close();
+  });
+
+  it('keeps the session in an HttpOnly cookie: after sign-in no script-readable storage holds the token', async () => {
+    const first = await w.newPage();
+    const user = await signUp(first);
+    await first.close();
+    const page = await w.newPage();
+    await signIn(page, user);
+    await page.getByRole('link', { name: user.email }).waitFor();
+    const token = await tokenOf(page);
+    const seen = await page.evaluate(() => {
+      interface Store {
+        length: number;
+        key(index: number): string | null;
+        getItem(key: string): string | null;
+      }
+      const storage = (globalThis as unknown as { localStorage: Store }).localStorage;
+      const session = (globalThis as unknown as { sessionStorage: Store }).sessionStorage;
+      const values = (store: Store) =>
+        Array.from({ length: store.length }, (_, i) => `${store.key(i)}=${store.getItem(store.key(i)!)}`);
+      return {
+        storage: [...values(storage), ...values(session)],
+        cookie: (globalThis as unknown as { document: { cookie: string } }).document.cookie,
+      };
+    });
+    expect(seen.storage.join('\n')).not.toContain(token);
+    expect(seen.storage.join('\n')).not.toMatch(/eyJ/);
+    expect(seen.storage.some((entry) => entry.startsWith('agentsite.token='))).toBe(false);
+    // The page's script sees the CSRF cookie, never the session's.
+    expect(seen.cookie).toContain('agentsite_csrf=');
+    expect(seen.cookie).not.toContain(token);
+    const cookie = (await page.context().cookies()).find((c) => c.name === 'agentsite_session')!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/api' });
+    // The console still changes things (its CSRF token goes with them) and signs out.
+    await page.goto('/account');
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.waitForURL((url) => url.pathname === '/signin');
+    expect((await page.context().cookies()).filter((c) => c.name.startsWith('agentsite_'))).toEqual([]);
+    await page.close();
   });
 
   it('answers an unknown console address with its own page, and no error escaped the code', async () => {

@@ -21,7 +21,7 @@ export interface ConsoleWorld extends World {
   browser: Browser;
   /** The address the console is served at (the API's). */
   consoleUrl: string;
-  /** A fresh browser profile (its own localStorage: its own signed-in user). */
+  /** A fresh browser profile (its own cookies: its own signed-in user). */
   newContext(): Promise<BrowserContext>;
   /** A page in a fresh profile. */
   newPage(): Promise<Page>;
@@ -170,14 +170,15 @@ export async function signIn(page: Page, user: ConsoleUser): Promise<void> {
   await page.waitForURL((url) => url.pathname !== '/signin');
 }
 
-/** The API token of the user signed in on this page (for the set-up a test does through the API). */
+/**
+ * The API token of the user signed in on this page (for the set-up a test does through the API):
+ * the console's HttpOnly session cookie, which only the browser itself (not the page) can read.
+ */
 export async function tokenOf(page: Page): Promise<string> {
-  const token = await page.evaluate(() =>
-    (globalThis as unknown as { localStorage: { getItem(key: string): string | null } }).localStorage.getItem(
-      'agentsite.token',
-    ),
-  );
-  if (token === null) {
+  // Sent to the API's paths only (Path=/api), not to the console page's address.
+  const cookies = await page.context().cookies(new URL('/api/', page.url()).href);
+  const token = cookies.find((cookie) => cookie.name === 'agentsite_session' && cookie.value !== '')?.value;
+  if (token === undefined) {
     throw new Error('nobody is signed in on this page');
   }
   return token;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { expectError, type HttpAnswer, rawRequest } from '../utils/http.js';
+import { expectError, Http, type HttpAnswer, rawRequest } from '../utils/http.js';
 import { Stack } from '../utils/stack.js';
+import { registerUser, TEST_PASSWORD, uniqueEmail } from '../utils/users.js';
 
 const APP = 'https://app.example.test';
 const DEV = 'http://localhost:5173';
@@ -22,6 +23,21 @@ const listed = (answer: HttpAnswer, name: string): string[] =>
     .split(',')
     .map((item) => item.trim().toLowerCase())
     .filter(Boolean);
+
+/** The attributes of the Set-Cookie line of a cookie, lower case, by name (value under `value`). */
+function setCookie(answer: HttpAnswer, name: string): Record<string, string> | undefined {
+  const line = answer.headers.getSetCookie().find((one) => one.startsWith(`${name}=`));
+  if (line === undefined) {
+    return undefined;
+  }
+  const [first, ...attributes] = line.split(';').map((part) => part.trim());
+  const found: Record<string, string> = { value: first!.slice(name.length + 1) };
+  for (const attribute of attributes) {
+    const eq = attribute.indexOf('=');
+    found[(eq < 0 ? attribute : attribute.slice(0, eq)).toLowerCase()] = eq < 0 ? '' : attribute.slice(eq + 1);
+  }
+  return found;
+}
 
 /** The headers every answer carries, whatever serves it. */
 function expectCommonHeaders(answer: HttpAnswer): void {
@@ -174,5 +190,80 @@ describe('the API in the browser: CORS_ORIGINS and security headers (e2e)', () =
     expect(callback.headers.get('cache-control')).toBe('no-store');
     expect(callback.headers.get('referrer-policy')).toBe('no-referrer');
     expect(callback.headers.get('x-frame-options')).toBe('DENY');
+  });
+
+  it('signs the console in by an HttpOnly SameSite=Strict cookie: a state change needs its CSRF token, a bearer token does not', async () => {
+    const http = new Http(withoutCors.baseUrl);
+    const email = uniqueEmail('console');
+    const registered = await http.post('/api/auth/console/register', { email, password: TEST_PASSWORD });
+    expect(registered.status).toBe(201);
+    expect(registered.body.user.email).toBe(email);
+    // The token is in the HttpOnly cookie only: the answer gives a script nothing to steal.
+    expect(registered.body.accessToken).toBeUndefined();
+    expect(registered.text).not.toMatch(/eyJ/);
+    const session = setCookie(registered, 'agentsite_session')!;
+    const csrf = setCookie(registered, 'agentsite_csrf')!;
+    expect(session).toMatchObject({ httponly: '', samesite: 'Strict', path: '/api' });
+    expect(Number(session['max-age'])).toBeGreaterThan(0);
+    // Served over http (the dev server, npm start): not Secure, or the browser would drop it.
+    expect(session.secure).toBeUndefined();
+    expect(csrf).toMatchObject({ samesite: 'Strict', path: '/' });
+    expect(csrf.httponly).toBeUndefined();
+    expect(csrf.value).not.toBe(session.value);
+    const cookie = `agentsite_session=${session.value}; agentsite_csrf=${csrf.value}`;
+
+    // Reading needs no CSRF token.
+    const me = await http.get('/api/me', { headers: { cookie } });
+    expect(me.status).toBe(200);
+    expect(me.body.email).toBe(email);
+    // A change without the header, with a wrong one, or with the cookie's name but another session's value: refused.
+    const other = await http.post('/api/auth/console/login', { email, password: TEST_PASSWORD });
+    const otherCsrf = setCookie(other, 'agentsite_csrf')!.value;
+    const attempts: Array<Record<string, string>> = [
+      { cookie },
+      { cookie, 'x-csrf-token': 'forged' },
+      { cookie, 'x-csrf-token': otherCsrf },
+    ];
+    for (const headers of attempts) {
+      const refused = await http.post('/api/auth/accept-terms', {}, { headers });
+      expectError(refused, 'PERMISSION_DENIED', 403);
+      expect(refused.body.error).toMatch(/X-CSRF-Token/);
+    }
+    expect((await http.get('/api/me', { headers: { cookie } })).body.acceptedTermsAt).toBeNull();
+    const accepted = await http.post('/api/auth/accept-terms', {}, { headers: { cookie, 'x-csrf-token': csrf.value } });
+    expect(accepted.status).toBe(200);
+
+    // Bearer clients: unchanged, no cookie set, no CSRF token needed (even with a console cookie beside).
+    const client = await registerUser(http, { acceptTerms: false });
+    const login = await http.post('/api/auth/login', { email: client.email, password: TEST_PASSWORD });
+    expect(login.status).toBe(200);
+    expect(typeof login.body.accessToken).toBe('string');
+    expect(login.headers.getSetCookie()).toEqual([]);
+    const bearer = await http.post('/api/auth/accept-terms', {}, { token: client.token, headers: { cookie } });
+    expect(bearer.status).toBe(200);
+    expect((await http.get('/api/me', { token: client.token })).body.email).toBe(client.email);
+
+    // Sign-out: needs the CSRF token too, revokes the token and removes both cookies.
+    expectError(await http.post('/api/auth/logout', undefined, { headers: { cookie } }), 'PERMISSION_DENIED', 403);
+    const out = await http.post('/api/auth/logout', undefined, { headers: { cookie, 'x-csrf-token': csrf.value } });
+    expect(out.status).toBe(204);
+    expect(setCookie(out, 'agentsite_session')).toMatchObject({ value: '', 'max-age': '0', path: '/api' });
+    expect(setCookie(out, 'agentsite_csrf')).toMatchObject({ value: '', 'max-age': '0', path: '/' });
+    const after = await http.get('/api/me', { headers: { cookie } });
+    expectError(after, 'TOKEN_REVOKED', 401);
+    expect(setCookie(after, 'agentsite_session')).toMatchObject({ value: '', 'max-age': '0' });
+  });
+
+  it('makes the console cookies Secure when published over HTTPS', async () => {
+    const http = new Http(withCors.baseUrl);
+    const email = uniqueEmail('secure');
+    expect((await http.post('/api/auth/register', { email, password: TEST_PASSWORD })).status).toBe(201);
+    const login = await http.post('/api/auth/console/login', { email, password: TEST_PASSWORD });
+    expect(login.status).toBe(200);
+    expect(login.body.accessToken).toBeUndefined();
+    for (const name of ['agentsite_session', 'agentsite_csrf']) {
+      expect(setCookie(login, name)).toMatchObject({ samesite: 'Strict', secure: '' });
+    }
+    expect(setCookie(login, 'agentsite_session')?.httponly).toBe('');
   });
 });

@@ -33,24 +33,42 @@ export class ApiError extends Error {
   }
 }
 
-const TOKEN_KEY = 'agentsite.token';
 const WORKSPACE_KEY = 'agentsite.workspace';
+/** Where consoles before the session cookie kept the access token: removed wherever it is left. */
+const LEGACY_TOKEN_KEY = 'agentsite.token';
+/** Set with the HttpOnly session cookie when the console signs in; its value goes in X-CSRF-Token. */
+const CSRF_COOKIE = 'agentsite_csrf';
+
+function cookie(name: string): string | null {
+  for (const part of document.cookie.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      const value = part.slice(eq + 1).trim();
+      return value === '' ? null : value;
+    }
+  }
+  return null;
+}
+
+localStorage.removeItem(LEGACY_TOKEN_KEY);
 
 /**
- * The access token and the active workspace live in localStorage so that a reload, a second tab
- * and the OAuth round trip keep the user signed in. The console has no inline script and its
- * Content-Security-Policy allows scripts from its own origin only.
+ * The access token is in an HttpOnly cookie the service sets when the console signs in: no script
+ * of the page can read it. The CSRF cookie set with it says a session is there (a reload, a second
+ * tab and the OAuth round trip stay signed in) and is echoed in X-CSRF-Token on every request that
+ * changes something. The active workspace (not a secret) lives in localStorage.
  */
 export const credentials = {
-  token(): string | null {
-    return localStorage.getItem(TOKEN_KEY);
+  /** The session's CSRF token, or null when this browser is not signed in. */
+  csrfToken(): string | null {
+    return cookie(CSRF_COOKIE);
   },
-  setToken(token: string | null): void {
-    if (token === null) {
-      localStorage.removeItem(TOKEN_KEY);
-    } else {
-      localStorage.setItem(TOKEN_KEY, token);
-    }
+  signedIn(): boolean {
+    return cookie(CSRF_COOKIE) !== null;
+  },
+  /** Forgets the session on this side (the service removes both cookies on sign-out). */
+  forget(): void {
+    document.cookie = `${CSRF_COOKIE}=; Max-Age=0; Path=/; SameSite=Strict`;
   },
   workspace(): string | null {
     return localStorage.getItem(WORKSPACE_KEY);
@@ -72,11 +90,18 @@ export function whenSignedOut(listener: (reason: string) => void): void {
 
 const SIGNED_OUT_CODES = new Set(['UNAUTHORIZED', 'TOKEN_EXPIRED', 'TOKEN_REVOKED']);
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** The requests sent signed in (by id): the service removes the cookies when it refuses the session. */
+const sentSignedIn = new Set<string>();
+
 const auth: Middleware = {
-  onRequest({ request }) {
-    const token = credentials.token();
-    if (token !== null && !request.headers.has('authorization')) {
-      request.headers.set('authorization', `Bearer ${token}`);
+  onRequest({ request, id }) {
+    const csrf = credentials.csrfToken();
+    if (csrf !== null) {
+      sentSignedIn.add(id);
+      if (!SAFE_METHODS.has(request.method.toUpperCase())) {
+        request.headers.set('x-csrf-token', csrf);
+      }
     }
     const workspace = credentials.workspace();
     if (workspace !== null && !request.headers.has('x-workspace-id')) {
@@ -84,14 +109,15 @@ const auth: Middleware = {
     }
     return request;
   },
-  async onResponse({ response }) {
-    if (response.status === 401 && credentials.token() !== null) {
+  async onResponse({ response, id }) {
+    const signedIn = sentSignedIn.delete(id);
+    if (response.status === 401 && signedIn) {
       const body = (await response
         .clone()
         .json()
         .catch(() => undefined)) as Partial<ErrorBody> | undefined;
       if (body?.code !== undefined && SIGNED_OUT_CODES.has(body.code)) {
-        credentials.setToken(null);
+        credentials.forget();
         onSignedOut(body.error ?? 'Your session ended');
       }
     }
@@ -106,6 +132,9 @@ const auth: Middleware = {
       }
     }
     return response;
+  },
+  onError({ id }) {
+    sentSignedIn.delete(id);
   },
 };
 
@@ -127,18 +156,4 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
     throw new ApiError(answer.error as Partial<ErrorBody> | undefined, answer.response);
   }
   return answer.data as T;
-}
-
-/** The headers every hand-made request (the chat's event stream) needs: the same as the client's. */
-export function authHeaders(): Record<string, string> {
-  const headers: Record<string, string> = {};
-  const token = credentials.token();
-  if (token !== null) {
-    headers.authorization = `Bearer ${token}`;
-  }
-  const workspace = credentials.workspace();
-  if (workspace !== null) {
-    headers['x-workspace-id'] = workspace;
-  }
-  return headers;
 }

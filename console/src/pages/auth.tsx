@@ -18,8 +18,8 @@ export function SignInPage() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const login = useAction(async () => {
-    const answer = await unwrap(api.POST('/api/auth/login', { body: { email, password } }));
-    signIn(answer.accessToken, answer.user);
+    const answer = await unwrap(api.POST('/api/auth/console/login', { body: { email, password } }));
+    signIn(answer.user);
     await navigate(nextPath(params), { replace: true });
   });
   if (me) {
@@ -85,9 +85,11 @@ export function SignUpPage() {
   const [password, setPassword] = useState('');
   const register = useAction(async () => {
     const answer = await unwrap(
-      api.POST('/api/auth/register', { body: name.trim() === '' ? { email, password } : { email, password, name } }),
+      api.POST('/api/auth/console/register', {
+        body: name.trim() === '' ? { email, password } : { email, password, name },
+      }),
     );
-    signIn(answer.accessToken, answer.user);
+    signIn(answer.user);
     await navigate(`/terms?next=${encodeURIComponent(nextPath(params))}`, { replace: true });
   });
   if (me) {

@@ -1,6 +1,6 @@
 /**
- * Who is signed in: the token, the user (/api/me), their workspaces and the active one. Every page
- * reads it through useSession(); the API client reads the same token and workspace.
+ * Who is signed in: the user (/api/me), their workspaces and the active one. Every page reads it
+ * through useSession(). The session itself is the service's HttpOnly cookie (see api/client.ts).
  */
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useState } from 'react';
 import { api, credentials, type Schemas, unwrap, whenSignedOut } from '../api/client';
@@ -16,7 +16,8 @@ interface SessionValue {
   workspaceId: string | null;
   /** Why the last session ended on its own (expired, revoked), for the sign-in page. */
   endedBecause: string | null;
-  signIn: (token: string, me: Me) => void;
+  /** After the console's sign-in or registration, which set the session cookies. */
+  signIn: (me: Me) => void;
   signOut: (everywhere?: boolean) => Promise<void>;
   refreshMe: () => Promise<void>;
   refreshWorkspaces: () => Promise<void>;
@@ -26,13 +27,13 @@ interface SessionValue {
 const SessionContext = createContext<SessionValue | null>(null);
 
 export function SessionProvider({ children }: { children: ReactNode }) {
-  const [me, setMe] = useState<Me | null | undefined>(credentials.token() === null ? null : undefined);
+  const [me, setMe] = useState<Me | null | undefined>(credentials.signedIn() ? undefined : null);
   const [workspaces, setWorkspaces] = useState<Workspace[]>([]);
   const [workspaceId, setWorkspaceId] = useState<string | null>(credentials.workspace());
   const [endedBecause, setEndedBecause] = useState<string | null>(null);
 
   const refreshMe = useCallback(async () => {
-    if (credentials.token() === null) {
+    if (!credentials.signedIn()) {
       setMe(null);
       return;
     }
@@ -40,14 +41,14 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       setMe(await unwrap(api.GET('/api/me')));
     } catch {
       // A 401 already signed out through the client; anything else leaves the user as they were.
-      if (credentials.token() === null) {
+      if (!credentials.signedIn()) {
         setMe(null);
       }
     }
   }, []);
 
   const refreshWorkspaces = useCallback(async () => {
-    if (credentials.token() === null) {
+    if (!credentials.signedIn()) {
       setWorkspaces([]);
       return;
     }
@@ -76,8 +77,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   }, [refreshMe, refreshWorkspaces]);
 
   const signIn = useCallback(
-    (token: string, user: Me) => {
-      credentials.setToken(token);
+    (user: Me) => {
       credentials.setWorkspace(null);
       setWorkspaceId(null);
       setEndedBecause(null);
@@ -93,7 +93,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     try {
       await unwrap(api.POST(everywhere ? '/api/auth/logout-all' : '/api/auth/logout'));
     } finally {
-      credentials.setToken(null);
+      credentials.forget();
       credentials.setWorkspace(null);
       setWorkspaceId(null);
       setMe(null);

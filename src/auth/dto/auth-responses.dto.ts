@@ -18,3 +18,15 @@ export class AcceptTermsResponseDto {
   @ApiProperty({ format: 'date-time' })
   acceptedTermsAt!: string;
 }
+
+/**
+ * The answer of the console's sign-in and registration: the user, without the token, which is in
+ * the HttpOnly session cookie set with it.
+ */
+export class ConsoleSessionResponseDto {
+  @ApiProperty({ type: UserResponseDto })
+  user!: UserResponseDto;
+
+  @ApiProperty({ type: 'integer', description: 'Seconds until the session (its token) expires (JWT_TTL_SECONDS)' })
+  expiresIn!: number;
+}
