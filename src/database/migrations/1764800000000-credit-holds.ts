@@ -1,7 +1,11 @@
 import { type MigrationInterface, type QueryRunner } from 'typeorm';
 
-/** charge_credits as ChargeFunction1764201600000 made it (for down()). */
-const CHARGE_WITHOUT_HOLDS = `
+/**
+ * charge_credits as ChargeFunction1764201600000 made it, and with `releaseHold` the same function
+ * that also drops the credit hold of its reference (a repeated charge too).
+ */
+function chargeFunction(releaseHold: boolean): string {
+  return `
   CREATE OR REPLACE FUNCTION charge_credits(
     p_user uuid, p_amount bigint, p_reason text, p_reference text,
     p_run uuid, p_input_tokens bigint, p_output_tokens bigint
@@ -17,6 +21,7 @@ const CHARGE_WITHOUT_HOLDS = `
       RAISE EXCEPTION 'no user %', p_user USING ERRCODE = 'no_data_found';
     END IF;
     IF p_reference IS NOT NULL THEN
+      ${releaseHold ? 'DELETE FROM credit_holds h WHERE h.key = p_reference AND h.user_id = p_user;' : ''}
       SELECT l.delta INTO v_previous FROM credit_ledger l WHERE l.reference = p_reference;
       IF FOUND THEN
         RETURN QUERY SELECT -v_previous, v_credits, true;
@@ -37,6 +42,7 @@ const CHARGE_WITHOUT_HOLDS = `
     RETURN QUERY SELECT v_charged, v_credits - v_charged, false;
   END
   $$`;
+}
 
 /**
  * Credits held for model calls in flight, so that no model call starts unless its owner's balance
@@ -94,43 +100,7 @@ export class CreditHolds1764800000000 implements MigrationInterface {
         RETURN QUERY SELECT true, v_credits - v_held - p_amount;
       END
       $$`);
-    await q.query(`
-      CREATE OR REPLACE FUNCTION charge_credits(
-        p_user uuid, p_amount bigint, p_reason text, p_reference text,
-        p_run uuid, p_input_tokens bigint, p_output_tokens bigint
-      ) RETURNS TABLE (out_charged bigint, out_balance bigint, out_repeated boolean)
-      LANGUAGE plpgsql AS $$
-      DECLARE
-        v_credits bigint;
-        v_previous bigint;
-        v_charged bigint;
-      BEGIN
-        SELECT u.credits INTO v_credits FROM users u WHERE u.id = p_user FOR UPDATE;
-        IF NOT FOUND THEN
-          RAISE EXCEPTION 'no user %', p_user USING ERRCODE = 'no_data_found';
-        END IF;
-        IF p_reference IS NOT NULL THEN
-          DELETE FROM credit_holds h WHERE h.key = p_reference AND h.user_id = p_user;
-          SELECT l.delta INTO v_previous FROM credit_ledger l WHERE l.reference = p_reference;
-          IF FOUND THEN
-            RETURN QUERY SELECT -v_previous, v_credits, true;
-            RETURN;
-          END IF;
-        END IF;
-        v_charged := LEAST(p_amount, v_credits);
-        INSERT INTO credit_ledger (user_id, delta, reason, reference, balance_after)
-          VALUES (p_user, -v_charged, p_reason, p_reference, v_credits - v_charged);
-        UPDATE users SET credits = v_credits - v_charged, updated_at = now() WHERE id = p_user;
-        IF p_run IS NOT NULL THEN
-          UPDATE runs SET usage = jsonb_build_object(
-              'inputTokens', (usage->>'inputTokens')::bigint + p_input_tokens,
-              'outputTokens', (usage->>'outputTokens')::bigint + p_output_tokens,
-              'credits', (usage->>'credits')::bigint + v_charged)
-            WHERE id = p_run;
-        END IF;
-        RETURN QUERY SELECT v_charged, v_credits - v_charged, false;
-      END
-      $$`);
+    await q.query(chargeFunction(true));
     await q.query(`
       CREATE TABLE chat_turn_slots (
         user_id uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
@@ -145,7 +115,7 @@ export class CreditHolds1764800000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query('ALTER TABLE chat_messages DROP COLUMN cut');
     await q.query('DROP TABLE chat_turn_slots');
-    await q.query(CHARGE_WITHOUT_HOLDS);
+    await q.query(chargeFunction(false));
     await q.query('DROP FUNCTION reserve_credits(uuid, text, bigint, bigint)');
     await q.query('DROP TABLE credit_holds');
   }
