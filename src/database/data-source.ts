@@ -17,6 +17,7 @@ import { RateLimitsUnlogged1764600000300 } from './migrations/1764600000300-rate
 import { SiteCacheInvalidation1764600000400 } from './migrations/1764600000400-site-cache-invalidation.js';
 import { CreditsCacheUpdate1764600000500 } from './migrations/1764600000500-credits-cache-update.js';
 import { RequestPathIndexes1764700000000 } from './migrations/1764700000000-request-path-indexes.js';
+import { WorkspaceInvitations1764800000000 } from './migrations/1764800000000-workspace-invitations.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 import { DatabaseLogger } from './database-logger.js';
 
@@ -44,6 +45,7 @@ export function migrationsFor(settings: Settings): Array<new () => unknown> {
     SiteCacheInvalidation1764600000400,
     CreditsCacheUpdate1764600000500,
     RequestPathIndexes1764700000000,
+    WorkspaceInvitations1764800000000,
   ];
 }
 
