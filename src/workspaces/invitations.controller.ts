@@ -10,7 +10,8 @@ import { WorkspacesService } from './workspaces.service.js';
 @ApiTags('workspaces')
 @ApiBearerAuth()
 @TermsRequired()
-@ApiErrors(...AUTH_ERRORS, 'TERMS_NOT_ACCEPTED')
+// VALIDATION_ERROR: a path that cannot be decoded, or a malformed JSON body.
+@ApiErrors(...AUTH_ERRORS, 'TERMS_NOT_ACCEPTED', 'VALIDATION_ERROR')
 @Controller('invitations')
 export class InvitationsController {
   constructor(private readonly workspaces: WorkspacesService) {}
