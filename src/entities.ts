@@ -9,7 +9,7 @@ import { RunEntity } from './runs/run.entity.js';
 import { UserEntity } from './users/user.entity.js';
 import { CredentialEntity } from './vault/credential.entity.js';
 import { SiteEntity } from './vault/site.entity.js';
-import { WorkspaceEntity, WorkspaceMemberEntity } from './workspaces/workspace.entities.js';
+import { WorkspaceEntity, WorkspaceInvitationEntity, WorkspaceMemberEntity } from './workspaces/workspace.entities.js';
 
 /**
  * Every entity, for scripts that compare the schema with the entities (migration:generate). The API
@@ -30,6 +30,7 @@ export const ENTITIES: EntityClass[] = [
   ChatMessageEntity,
   WorkspaceEntity,
   WorkspaceMemberEntity,
+  WorkspaceInvitationEntity,
   BillingCustomerEntity,
   CreditPurchaseEntity,
   BillingEventEntity,

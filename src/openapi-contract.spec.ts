@@ -22,6 +22,7 @@ import { TEMPORAL_CONNECTION } from './temporal/temporal.module.js';
 import { TemporalCodecController } from './temporal-codec/temporal-codec.controller.js';
 import { TemporalCodecService } from './temporal-codec/temporal-codec.service.js';
 import { UsersService } from './users/users.service.js';
+import { InvitationsController } from './workspaces/invitations.controller.js';
 import { WorkspacesController } from './workspaces/workspaces.controller.js';
 import { WorkspacesService } from './workspaces/workspaces.service.js';
 
@@ -36,6 +37,7 @@ const CONTROLLERS: Type[] = [
   AdminController,
   BillingController,
   WorkspacesController,
+  InvitationsController,
   HealthController,
   TemporalCodecController,
   MetricsController,

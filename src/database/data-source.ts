@@ -18,6 +18,7 @@ import { SiteCacheInvalidation1764600000400 } from './migrations/1764600000400-s
 import { CreditsCacheUpdate1764600000500 } from './migrations/1764600000500-credits-cache-update.js';
 import { RequestPathIndexes1764700000000 } from './migrations/1764700000000-request-path-indexes.js';
 import { CreditHolds1764800000000 } from './migrations/1764800000000-credit-holds.js';
+import { WorkspaceInvitations1764800000100 } from './migrations/1764800000100-workspace-invitations.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 import { DatabaseLogger } from './database-logger.js';
 
@@ -46,6 +47,7 @@ export function migrationsFor(settings: Settings): Array<new () => unknown> {
     CreditsCacheUpdate1764600000500,
     RequestPathIndexes1764700000000,
     CreditHolds1764800000000,
+    WorkspaceInvitations1764800000100,
   ];
 }
 

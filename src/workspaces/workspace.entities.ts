@@ -32,3 +32,29 @@ export class WorkspaceMemberEntity {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 }
+
+/** A pending invitation to a workspace (see the workspace-invitations migration). */
+@Entity({ name: 'workspace_invitations' })
+export class WorkspaceInvitationEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'workspace_id', type: 'uuid' })
+  workspaceId: string;
+
+  /** Normalized (trimmed, lower-cased) like users' emails. */
+  @Column({ type: 'text' })
+  email: string;
+
+  @Column({ type: 'text' })
+  role: Exclude<WorkspaceRole, 'owner'>;
+
+  @Column({ name: 'invited_by', type: 'uuid', nullable: true })
+  invitedBy: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
+  createdAt: Date;
+
+  @Column({ name: 'expires_at', type: 'timestamptz', precision: 3 })
+  expiresAt: Date;
+}

@@ -12,6 +12,8 @@ import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser, TermsRequired } from '../auth/decorators.js';
 import { AddMemberDto, ChangeRoleDto, CreateWorkspaceDto, TransferOwnershipDto } from './dto/workspace.dto.js';
 import {
+  InvitationListDto,
+  InvitationResponseDto,
   MemberListDto,
   MemberResponseDto,
   WorkspaceListDto,
@@ -51,15 +53,47 @@ export class WorkspacesController {
   }
 
   @Post(':id/members')
-  @ApiOperation({ summary: 'Add a member (admins and the owner)' })
-  @ApiCreatedResponse({ type: MemberResponseDto })
-  @ApiErrors('VALIDATION_ERROR', 'WORKSPACE_NOT_FOUND', 'PERMISSION_DENIED', 'FEATURE_LIMIT_REACHED')
+  @ApiOperation({
+    summary: 'Invite someone by email with a role (admins and the owner)',
+    description:
+      'Creates (or renews) a pending invitation: the person becomes a member only when they accept it ' +
+      '(POST /api/invitations/{id}/accept). The answer is the same whether or not an account has the email.',
+  })
+  @ApiCreatedResponse({ type: InvitationResponseDto })
+  @ApiErrors(
+    'VALIDATION_ERROR',
+    'WORKSPACE_NOT_FOUND',
+    'PERMISSION_DENIED',
+    'FEATURE_LIMIT_REACHED',
+    'SUBSCRIPTION_PAST_DUE',
+  )
   addMember(
     @CurrentUser() auth: AuthUser,
     @Param('id') id: string,
     @Body() body: AddMemberDto,
-  ): Promise<MemberResponseDto> {
-    return this.workspaces.addMember(auth.user.id, id, body.email, body.role);
+  ): Promise<InvitationResponseDto> {
+    return this.workspaces.invite(auth.user.id, id, body.email, body.role);
+  }
+
+  @Get(':id/invitations')
+  @ApiOperation({ summary: "The workspace's pending invitations (admins and the owner)" })
+  @ApiOkResponse({ type: InvitationListDto })
+  @ApiErrors('WORKSPACE_NOT_FOUND', 'PERMISSION_DENIED')
+  invitations(@CurrentUser() auth: AuthUser, @Param('id') id: string): Promise<InvitationListDto> {
+    return this.workspaces.listInvitations(auth.user.id, id);
+  }
+
+  @Delete(':id/invitations/:invitationId')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiOperation({ summary: 'Revoke a pending invitation (admins and the owner)' })
+  @ApiNoContentResponse({ description: 'The invitation is revoked' })
+  @ApiErrors('WORKSPACE_NOT_FOUND', 'PERMISSION_DENIED', 'NOT_FOUND')
+  revokeInvitation(
+    @CurrentUser() auth: AuthUser,
+    @Param('id') id: string,
+    @Param('invitationId') invitationId: string,
+  ): Promise<void> {
+    return this.workspaces.revokeInvitation(auth.user.id, id, invitationId);
   }
 
   @Get(':id/members')

@@ -1,13 +1,14 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { WorkspaceEntity, WorkspaceMemberEntity } from './workspace.entities.js';
+import { WorkspaceEntity, WorkspaceInvitationEntity, WorkspaceMemberEntity } from './workspace.entities.js';
+import { InvitationsController } from './invitations.controller.js';
 import { WorkspacesController } from './workspaces.controller.js';
 import { WorkspacesRepository } from './workspaces.repository.js';
 import { WorkspacesService } from './workspaces.service.js';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([WorkspaceEntity, WorkspaceMemberEntity])],
-  controllers: [WorkspacesController],
+  imports: [TypeOrmModule.forFeature([WorkspaceEntity, WorkspaceMemberEntity, WorkspaceInvitationEntity])],
+  controllers: [WorkspacesController, InvitationsController],
   providers: [WorkspacesService, WorkspacesRepository],
   // For the workspace scope guard, which the application registers as a global guard after authentication.
   exports: [WorkspacesRepository],

@@ -2,7 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager } from 'typeorm';
 import { UserEntity } from '../users/user.entity.js';
-import { WorkspaceEntity, WorkspaceMemberEntity, type WorkspaceRole } from './workspace.entities.js';
+import {
+  WorkspaceEntity,
+  WorkspaceInvitationEntity,
+  WorkspaceMemberEntity,
+  type WorkspaceRole,
+} from './workspace.entities.js';
 import { lockUserRow } from '../users/user-lock.js';
 
 /** A member as the members list reads it (with the user's email and name). */
@@ -13,6 +18,25 @@ export interface MemberRow {
   role: WorkspaceRole;
   joinedAt: Date;
 }
+
+/** A pending invitation as the lists read it (with the workspace's name and the inviter's email). */
+export interface InvitationRow {
+  id: string;
+  workspaceId: string;
+  workspaceName: string;
+  email: string;
+  role: Exclude<WorkspaceRole, 'owner'>;
+  invitedBy: string | null;
+  invitedByEmail: string | null;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** The columns of an InvitationRow, from `workspace_invitations i JOIN workspaces w LEFT JOIN users u`. */
+const INVITATION_COLUMNS = `i.id, i.workspace_id AS "workspaceId", w.name AS "workspaceName", i.email, i.role,
+  i.invited_by AS "invitedBy", u.email AS "invitedByEmail", i.created_at AS "createdAt", i.expires_at AS "expiresAt"`;
+const INVITATION_FROM = `workspace_invitations i JOIN workspaces w ON w.id = i.workspace_id
+  LEFT JOIN users u ON u.id = i.invited_by`;
 
 /** What a limited write's transaction offers: the limits owner, locked until it ends, and the manager. */
 export interface LockedOwner {
@@ -40,10 +64,6 @@ export class WorkspacesRepository {
     return this.dataSource.getRepository(WorkspaceEntity).findOneBy({ id });
   }
 
-  findUserByEmail(email: string): Promise<UserEntity | null> {
-    return this.dataSource.getRepository(UserEntity).findOneBy({ email });
-  }
-
   findUserOrFail(id: string): Promise<UserEntity> {
     return this.dataSource.getRepository(UserEntity).findOneByOrFail({ id });
   }
@@ -67,8 +87,8 @@ export class WorkspacesRepository {
     return workspace;
   }
 
-  isMember(em: EntityManager, workspaceId: string, userId: string): Promise<boolean> {
-    return this.members(em).existsBy({ workspaceId, userId });
+  findMemberIn(em: EntityManager, workspaceId: string, userId: string): Promise<WorkspaceMemberEntity | null> {
+    return this.members(em).findOneBy({ workspaceId, userId });
   }
 
   countMembers(em: EntityManager, workspaceId: string): Promise<number> {
@@ -138,5 +158,88 @@ export class WorkspacesRepository {
       await this.members(em).update({ workspaceId, userId: newOwnerId }, { role: 'owner' });
       await em.getRepository(WorkspaceEntity).update({ id: workspaceId }, { ownerId: newOwnerId });
     });
+  }
+
+  /**
+   * Whether the user with this (normalized) email is a member. One query whether or not such a user
+   * exists, so an invitation's answer takes the same time either way.
+   */
+  async isMemberByEmail(em: EntityManager, workspaceId: string, email: string): Promise<boolean> {
+    const rows: unknown[] = await em.query(
+      `SELECT 1 FROM workspace_members m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 AND u.email = $2`,
+      [workspaceId, email],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Invites `email` (normalized) with a role: a new pending invitation, or the pending (or expired)
+   * one of this workspace and email renewed with the new role, inviter and expiry.
+   */
+  async upsertInvitation(
+    em: EntityManager,
+    invitation: Pick<WorkspaceInvitationEntity, 'workspaceId' | 'email' | 'role' | 'invitedBy' | 'expiresAt'>,
+  ): Promise<string> {
+    const rows: Array<{ id: string }> = await em.query(
+      `INSERT INTO workspace_invitations (workspace_id, email, role, invited_by, expires_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (workspace_id, email) DO UPDATE SET role = EXCLUDED.role, invited_by = EXCLUDED.invited_by,
+         created_at = now(), expires_at = EXCLUDED.expires_at
+       RETURNING id`,
+      [invitation.workspaceId, invitation.email, invitation.role, invitation.invitedBy, invitation.expiresAt],
+    );
+    return rows[0]!.id;
+  }
+
+  /** One pending (unexpired) invitation, read in `em` (a transaction's, to read its own write). */
+  async findPendingInvitation(id: string, em: EntityManager = this.dataSource.manager): Promise<InvitationRow | null> {
+    const rows: InvitationRow[] = await em.query(
+      `SELECT ${INVITATION_COLUMNS} FROM ${INVITATION_FROM} WHERE i.id = $1 AND i.expires_at > now()`,
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** A workspace's pending invitations, oldest first. */
+  listWorkspaceInvitations(workspaceId: string): Promise<InvitationRow[]> {
+    return this.dataSource.query(
+      `SELECT ${INVITATION_COLUMNS} FROM ${INVITATION_FROM} WHERE i.workspace_id = $1 AND i.expires_at > now()
+       ORDER BY i.created_at, i.id`,
+      [workspaceId],
+    );
+  }
+
+  /** The pending invitations of an email address (normalized), oldest first. */
+  listInvitationsForEmail(email: string): Promise<InvitationRow[]> {
+    return this.dataSource.query(
+      `SELECT ${INVITATION_COLUMNS} FROM ${INVITATION_FROM} WHERE i.email = $1 AND i.expires_at > now()
+       ORDER BY i.created_at, i.id`,
+      [email],
+    );
+  }
+
+  /**
+   * Deletes the pending invitation `id` if it is addressed to `email` (accepting or declining it);
+   * returns it, or null when there is none (unknown, someone else's, expired, or already used).
+   */
+  async takeInvitationFor(
+    id: string,
+    email: string,
+    em: EntityManager = this.dataSource.manager,
+  ): Promise<Pick<WorkspaceInvitationEntity, 'workspaceId' | 'role'> | null> {
+    const [rows]: [Array<{ workspaceId: string; role: Exclude<WorkspaceRole, 'owner'> }>, number] = await em.query(
+      `DELETE FROM workspace_invitations WHERE id = $1 AND email = $2 AND expires_at > now()
+       RETURNING workspace_id AS "workspaceId", role`,
+      [id, email],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Revokes a pending invitation of the workspace; false when it has none with this id. */
+  async deleteInvitation(workspaceId: string, id: string): Promise<boolean> {
+    const [rows]: [unknown[], number] = await this.dataSource.query(
+      `DELETE FROM workspace_invitations WHERE id = $1 AND workspace_id = $2 AND expires_at > now() RETURNING id`,
+      [id, workspaceId],
+    );
+    return rows.length > 0;
   }
 }

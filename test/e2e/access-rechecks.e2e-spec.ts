@@ -3,6 +3,7 @@ import type { Client, Connection } from '@temporalio/client';
 import { expectError } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import { registerUser, type TestUser } from '../utils/users.js';
+import { joinWorkspace } from '../utils/workspaces.js';
 import { startWorld, type World } from '../utils/world.js';
 import { temporalClient } from '../utils/temporal.js';
 
@@ -34,7 +35,7 @@ describe('access re-checked at every use (e2e)', () => {
     const member = await registerUser(http);
     await http.patch(`/api/admin/users/${member.id}`, { credits: 100_000 }, { token: world.admin.token });
     const ws = (await http.post('/api/workspaces', { name: 'Chat' }, { token: owner.token })).body.id as string;
-    await http.post(`/api/workspaces/${ws}/members`, { email: member.email, role: 'member' }, { token: owner.token });
+    await joinWorkspace(http, ws, owner.token, member, 'member');
     const inWs = (token: string) => ({ token, headers: { 'x-workspace-id': ws } });
     const siteId = (await http.post('/api/vault/sites', { url: world.site.url }, inWs(owner.token))).body.id as string;
     const created = await http.post('/api/sessions', { sites: [{ siteId }] }, inWs(member.token));

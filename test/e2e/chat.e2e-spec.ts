@@ -17,6 +17,7 @@ import { approveAtSite, completeOAuth, siteEnv, testSites, type TestSites } from
 import { Stack } from '../utils/stack.js';
 import { startWorld, type World } from '../utils/world.js';
 import { registerUser, type TestUser } from '../utils/users.js';
+import { joinWorkspace } from '../utils/workspaces.js';
 
 /** A node of PostgreSQL's `EXPLAIN (FORMAT JSON)` plan, with the fields the tests read. */
 interface PlanNode {
@@ -506,7 +507,7 @@ describe('chat sessions (e2e)', () => {
     await http.patch(`/api/admin/users/${owner.id}`, { tier: 'team', credits: 100_000 }, { token: admin.token });
     const member = await registerUser(http);
     const ws = (await http.post('/api/workspaces', { name: 'Chats' }, { token: owner.token })).body.id as string;
-    await http.post(`/api/workspaces/${ws}/members`, { email: member.email, role: 'viewer' }, { token: owner.token });
+    await joinWorkspace(http, ws, owner.token, member, 'viewer');
     const inWs = (token: string) => ({ token, headers: { 'x-workspace-id': ws } });
     const wsSite = (await http.post('/api/vault/sites', { url: site.url }, inWs(owner.token))).body.id as string;
     const personalSite = (await http.post('/api/vault/sites', { url: site.url }, { token: owner.token })).body.id;

@@ -23,6 +23,7 @@ import { siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import { Stack } from '../utils/stack.js';
 import { registerUser, type TestUser, uniqueEmail } from '../utils/users.js';
+import { joinWorkspace } from '../utils/workspaces.js';
 
 const LISTED = new Set<string>(ERROR_CODES);
 
@@ -210,7 +211,7 @@ describe('fault suite: hostile input', () => {
       )
     ).body.id as string;
     const workspaceId = (await http.post('/api/workspaces', { name: label }, asOwner)).body.id as string;
-    await http.post(`/api/workspaces/${workspaceId}/members`, { email: member.email, role: 'member' }, asOwner);
+    await joinWorkspace(http, workspaceId, owner.token, member, 'member');
     return { owner, member, asOwner, siteId, tool, agentId, workspaceId };
   }
 
@@ -287,7 +288,15 @@ describe('fault suite: hostile input', () => {
     await http.patch(`/api/admin/users/${stranger.id}`, { tier: 'team' }, { token: admin.token });
     const strangersWorkspace = (await http.post('/api/workspaces', { name: 'other' }, { token: stranger.token })).body
       .id as string;
-    const real: Record<string, string> = { tool, userId: stranger.id, agentId };
+    // A pending invitation of the owner's workspace, for the routes that name one beside the workspace.
+    const invitationId = (
+      await http.post(
+        `/api/workspaces/${workspaceId}/members`,
+        { email: uniqueEmail('invited'), role: 'viewer' },
+        asOwner,
+      )
+    ).body.id as string;
+    const real: Record<string, string> = { tool, userId: stranger.id, agentId, invitationId };
     const byName: Record<string, unknown> = {
       siteId,
       siteIds: [siteId],
@@ -310,6 +319,8 @@ describe('fault suite: hostile input', () => {
         [/^\/api\/vault\/sites\/.*\/tools\//, 'tool', 'NOT_FOUND', 'NOT_FOUND'],
         [/^\/api\/workspaces\//, 'id', 'WORKSPACE_NOT_FOUND', 'WORKSPACE_NOT_FOUND'],
         [/^\/api\/workspaces\/.*\/members\//, 'userId', 'MEMBER_NOT_FOUND', 'MEMBER_NOT_FOUND'],
+        [/^\/api\/workspaces\/.*\/invitations\//, 'invitationId', 'NOT_FOUND', 'NOT_FOUND'],
+        [/^\/api\/invitations\//, 'id', 'NOT_FOUND', 'NOT_FOUND'],
         [/^\/api\/sessions\//, 'token', 'INVALID_SESSION', 'SESSION_NOT_FOUND', `ses_${'A'.repeat(43)}`],
       ];
       const row = table.find(([pattern, name]) => pattern.test(route) && name === param);

@@ -12,7 +12,8 @@ import { registerAdmin } from '../utils/admin.js';
 import { expectError, Http } from '../utils/http.js';
 import { siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { Stack } from '../utils/stack.js';
-import { registerUser, type TestUser } from '../utils/users.js';
+import { registerUser, type TestUser, uniqueEmail } from '../utils/users.js';
+import { joinWorkspace } from '../utils/workspaces.js';
 
 describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
   let sites: TestSites;
@@ -272,24 +273,8 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
       await registerUser(http),
       await userOn('team'),
     ];
-    expect(
-      (
-        await http.post(
-          `/api/workspaces/${ws}/members`,
-          { email: adminUser.email, role: 'admin' },
-          { token: owner.token },
-        )
-      ).status,
-    ).toBe(201);
-    expect(
-      (
-        await http.post(
-          `/api/workspaces/${ws}/members`,
-          { email: member.email, role: 'member' },
-          { token: adminUser.token },
-        )
-      ).status,
-    ).toBe(201);
+    await joinWorkspace(http, ws, owner.token, adminUser, 'admin');
+    await joinWorkspace(http, ws, adminUser.token, member, 'member');
     expectError(
       await http.post(
         `/api/workspaces/${ws}/members`,
@@ -299,26 +284,9 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
       'PERMISSION_DENIED',
       403,
     );
-    expect(
-      (
-        await http.post(
-          `/api/workspaces/${ws}/members`,
-          { email: viewer.email, role: 'viewer' },
-          { token: owner.token },
-        )
-      ).status,
-    ).toBe(201);
+    await joinWorkspace(http, ws, owner.token, viewer, 'viewer');
     expectError(
       await http.post(`/api/workspaces/${ws}/members`, { email: viewer.email, role: 'viewer' }, { token: owner.token }),
-      'VALIDATION_ERROR',
-      400,
-    );
-    expectError(
-      await http.post(
-        `/api/workspaces/${ws}/members`,
-        { email: 'nobody@example.test', role: 'viewer' },
-        { token: owner.token },
-      ),
       'VALIDATION_ERROR',
       400,
     );
@@ -404,13 +372,141 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
     expectError(await http.get(`/api/workspaces/${ws}`, { token: owner.token }), 'WORKSPACE_NOT_FOUND', 404);
   });
 
+  it('invitations: the same answer for a registered and an unknown email; no membership until the invited user accepts', async () => {
+    const owner = await userOn('team');
+    const ws = (await http.post('/api/workspaces', { name: 'Invites' }, { token: owner.token })).body.id as string;
+    const invitee = await registerUser(http);
+    const unknownEmail = uniqueEmail('nobody');
+    const invite = (email: string, role = 'member') =>
+      http.post(`/api/workspaces/${ws}/members`, { email, role }, { token: owner.token });
+
+    // The same status and the same fields, of the same types, whether or not an account has the address.
+    const known = await invite(invitee.email.toUpperCase());
+    const unknown = await invite(unknownEmail);
+    expect([known.status, unknown.status]).toEqual([201, 201]);
+    const shape = (body: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(body).map(([k, v]) => [k, v === null ? 'null' : typeof v]));
+    expect(shape(known.body)).toEqual(shape(unknown.body));
+    expect(known.body).toMatchObject({ workspaceId: ws, email: invitee.email, role: 'member', invitedBy: owner.id });
+    expect(unknown.body).toMatchObject({ workspaceId: ws, email: unknownEmail, role: 'member', invitedBy: owner.id });
+    const days = (Date.parse(known.body.expiresAt) - Date.parse(known.body.createdAt)) / 86_400_000;
+    expect(Math.round(days)).toBe(7);
+
+    // Nobody is a member yet: the roster, the invitee's view and their workspace list say so.
+    const roster = async () =>
+      (await http.get(`/api/workspaces/${ws}/members`, { token: owner.token })).body.items.map(
+        (m: { email: string }) => m.email,
+      );
+    expect(await roster()).toEqual([owner.email]);
+    expectError(await http.get(`/api/workspaces/${ws}`, { token: invitee.token }), 'WORKSPACE_NOT_FOUND', 404);
+    expect((await http.get('/api/workspaces', { token: invitee.token })).body.items).toEqual([]);
+    const pending = await http.get(`/api/workspaces/${ws}/invitations`, { token: owner.token });
+    expect(pending.body.items.map((i: { email: string }) => i.email)).toEqual([invitee.email, unknownEmail]);
+    // The invited user sees their invitation; the registered address does not see the others'.
+    expect((await http.get('/api/invitations', { token: invitee.token })).body.items).toEqual([known.body]);
+  });
+
+  it('invitations: accept, decline, revoke; nobody but the invited user can accept, and the member limit applies on accepting', async () => {
+    const owner = await userOn('team');
+    const ws = (await http.post('/api/workspaces', { name: 'Joins' }, { token: owner.token })).body.id as string;
+    const [invitee, other, stranger, late] = [
+      await registerUser(http),
+      await registerUser(http),
+      await registerUser(http),
+      await registerUser(http),
+    ];
+    const invite = async (email: string, role: string, workspaceId = ws) => {
+      const res = await http.post(`/api/workspaces/${workspaceId}/members`, { email, role }, { token: owner.token });
+      expect(res.status).toBe(201);
+      return res.body.id as string;
+    };
+    const roster = async () =>
+      (await http.get(`/api/workspaces/${ws}/members`, { token: owner.token })).body.items.map(
+        (m: { email: string; role: string }) => `${m.email}:${m.role}`,
+      );
+    const accept = (id: string, token: string) => http.post(`/api/invitations/${id}/accept`, undefined, { token });
+    const decline = (id: string, token: string) => http.post(`/api/invitations/${id}/decline`, undefined, { token });
+
+    // Someone else's invitation, an unknown one and a malformed id: NOT_FOUND, and nothing changes.
+    const forInvitee = await invite(invitee.email, 'admin');
+    for (const who of [other, owner]) {
+      expectError(await accept(forInvitee, who.token), 'NOT_FOUND', 404);
+      expectError(await decline(forInvitee, who.token), 'NOT_FOUND', 404);
+    }
+    expectError(await accept('00000000-0000-4000-8000-000000000000', invitee.token), 'NOT_FOUND', 404);
+    expectError(await accept('not-an-id', invitee.token), 'NOT_FOUND', 404);
+    expect(await roster()).toEqual([`${owner.email}:owner`]);
+
+    // Accepting makes the invited user a member with the invited role, once.
+    const accepted = await accept(forInvitee, invitee.token);
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toMatchObject({ id: ws, name: 'Joins', role: 'admin' });
+    expect(await roster()).toEqual([`${owner.email}:owner`, `${invitee.email}:admin`]);
+    expectError(await accept(forInvitee, invitee.token), 'NOT_FOUND', 404);
+    expect((await http.get('/api/invitations', { token: invitee.token })).body.items).toEqual([]);
+
+    // Declining deletes the invitation: no membership, and it can no longer be accepted.
+    const forOther = await invite(other.email, 'viewer');
+    expect((await decline(forOther, other.token)).status).toBe(204);
+    expectError(await accept(forOther, other.token), 'NOT_FOUND', 404);
+    expectError(await http.get(`/api/workspaces/${ws}`, { token: other.token }), 'WORKSPACE_NOT_FOUND', 404);
+
+    // Revoking (admins and the owner): the invited user can no longer accept it.
+    const forStranger = await invite(stranger.email, 'member');
+    const revokePath = `/api/workspaces/${ws}/invitations/${forStranger}`;
+    expectError(await http.delete(revokePath, { token: other.token }), 'WORKSPACE_NOT_FOUND', 404);
+    expectError(await http.delete(revokePath, { token: stranger.token }), 'WORKSPACE_NOT_FOUND', 404);
+    expectError(
+      await http.get(`/api/workspaces/${ws}/invitations`, { token: stranger.token }),
+      'WORKSPACE_NOT_FOUND',
+      404,
+    );
+    // Another workspace's invitation is not revoked through this one.
+    const ws2 = (await http.post('/api/workspaces', { name: 'Other' }, { token: owner.token })).body.id as string;
+    const elsewhere = await invite(stranger.email, 'viewer', ws2);
+    expectError(
+      await http.delete(`/api/workspaces/${ws}/invitations/${elsewhere}`, { token: owner.token }),
+      'NOT_FOUND',
+      404,
+    );
+    expect((await http.delete(revokePath, { token: invitee.token })).status).toBe(204);
+    expectError(await http.delete(revokePath, { token: owner.token }), 'NOT_FOUND', 404);
+    expectError(await accept(forStranger, stranger.token), 'NOT_FOUND', 404);
+    expect(
+      (await http.get('/api/invitations', { token: stranger.token })).body.items.map((i: { id: string }) => i.id),
+    ).toEqual([elsewhere]);
+
+    // A member below admin can neither list nor revoke invitations.
+    const forLate = await invite(late.email, 'viewer');
+    expect((await accept(forLate, late.token)).status).toBe(200);
+    expectError(await http.get(`/api/workspaces/${ws}/invitations`, { token: late.token }), 'PERMISSION_DENIED', 403);
+    const forOtherAgain = await invite(other.email, 'member');
+    expectError(
+      await http.delete(`/api/workspaces/${ws}/invitations/${forOtherAgain}`, { token: late.token }),
+      'PERMISSION_DENIED',
+      403,
+    );
+
+    // The member limit of the owner's plan is checked when the invitation is accepted: it stays pending.
+    await http.patch(`/api/admin/users/${owner.id}`, { tier: 'free' }, { token: admin.token });
+    expectError(await accept(forOtherAgain, other.token), 'FEATURE_LIMIT_REACHED', 403);
+    await http.patch(`/api/admin/users/${owner.id}`, { tier: 'team' }, { token: admin.token });
+    expect((await accept(forOtherAgain, other.token)).status).toBe(200);
+    expect(await roster()).toEqual([
+      `${owner.email}:owner`,
+      `${invitee.email}:admin`,
+      `${late.email}:viewer`,
+      `${other.email}:member`,
+    ]);
+  });
+
   it('role matrix over the workspace vault, agents and runs; sharing needs X-Workspace-Id', async () => {
     const owner = await userOn('team');
     const ws = (await http.post('/api/workspaces', { name: 'Matrix' }, { token: owner.token })).body.id as string;
     const people: Record<string, TestUser> = { owner };
     for (const role of ['admin', 'member', 'viewer']) {
       people[role] = await registerUser(http);
-      await http.post(`/api/workspaces/${ws}/members`, { email: people[role]!.email, role }, { token: owner.token });
+      await joinWorkspace(http, ws, owner.token, people[role]!, role);
     }
     const inWs = (token: string) => ({ token, headers: { 'x-workspace-id': ws } });
     const siteId = (await http.post('/api/vault/sites', { url: site.url }, inWs(owner.token))).body.id as string;
@@ -474,7 +570,7 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
     const b = await userOn('team');
     const w1 = (await http.post('/api/workspaces', { name: 'A' }, { token: a.token })).body.id as string;
     const w2 = (await http.post('/api/workspaces', { name: 'B' }, { token: b.token })).body.id as string;
-    await http.post(`/api/workspaces/${w2}/members`, { email: a.email, role: 'admin' }, { token: b.token });
+    await joinWorkspace(http, w2, b.token, a, 'admin');
     const personalSite = (await http.post('/api/vault/sites', { url: site.url }, { token: a.token })).body.id as string;
     const w1Site = (
       await http.post('/api/vault/sites', { url: site.url }, { token: a.token, headers: { 'x-workspace-id': w1 } })

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../workspace.entities.js';
-import type { MemberResponse, WorkspaceResponse } from '../workspaces.service.js';
+import { ASSIGNABLE_ROLES, type AssignableRole } from './workspace.dto.js';
+import type { InvitationResponse, MemberResponse, WorkspaceResponse } from '../workspaces.service.js';
 
 export class WorkspaceResponseDto implements WorkspaceResponse {
   @ApiProperty({ format: 'uuid' })
@@ -49,6 +50,48 @@ export class WorkspaceListDto {
 export class MemberListDto {
   @ApiProperty({ type: [MemberResponseDto] })
   items!: MemberResponseDto[];
+
+  @ApiProperty({ type: 'string', nullable: true, description: 'Always null: the list is not paged' })
+  nextCursor!: null;
+}
+
+/**
+ * A pending invitation to a workspace. Inviting answers the same fields whether or not an account has
+ * the email: nothing in it says whether the address is registered.
+ */
+export class InvitationResponseDto implements InvitationResponse {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ format: 'uuid' })
+  workspaceId!: string;
+
+  @ApiProperty()
+  workspaceName!: string;
+
+  @ApiProperty({ description: 'The invited address, trimmed and lower-cased' })
+  email!: string;
+
+  @ApiProperty({ enum: ASSIGNABLE_ROLES, description: 'The role the invited user gets on accepting' })
+  role!: AssignableRole;
+
+  @ApiProperty({ type: 'string', format: 'uuid', nullable: true, description: 'Who invited (null once deleted)' })
+  invitedBy!: string | null;
+
+  @ApiProperty({ type: 'string', nullable: true, description: "The inviter's email (null once deleted)" })
+  invitedByEmail!: string | null;
+
+  @ApiProperty({ format: 'date-time', description: 'When it was sent (or last renewed by inviting again)' })
+  createdAt!: string;
+
+  @ApiProperty({ format: 'date-time', description: 'After this it can no longer be accepted' })
+  expiresAt!: string;
+}
+
+/** Pending invitations: all of them, in one page (nextCursor is always null). */
+export class InvitationListDto {
+  @ApiProperty({ type: [InvitationResponseDto] })
+  items!: InvitationResponseDto[];
 
   @ApiProperty({ type: 'string', nullable: true, description: 'Always null: the list is not paged' })
   nextCursor!: null;

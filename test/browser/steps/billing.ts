@@ -100,8 +100,9 @@ export async function openWorkspace(page: Page, workspaceName: string): Promise<
 }
 
 /**
- * Invites `email` (an existing account) to the workspace with this name (created first if needed:
- * the user must be on tier team, see setTierByApi) with `role`; asserts the member row.
+ * Invites `email` to the workspace with this name (created first if needed: the user must be on tier
+ * team, see setTierByApi) with `role`; asserts the pending invitation's row (nobody joins until the
+ * invited user accepts, see acceptInvitation).
  */
 export async function inviteMember(page: Page, workspaceName: string, email: string, role: string): Promise<void> {
   await openWorkspace(page, workspaceName);
@@ -110,10 +111,18 @@ export async function inviteMember(page: Page, workspaceName: string, email: str
   await page.getByRole('button', { name: 'Invite member' }).click();
   await page
     .getByRole('status')
-    .filter({ hasText: `${email} is now a ${role}.` })
+    .filter({ hasText: `Invited ${email} as ${role}` })
     .waitFor();
-  const row = page.getByRole('table', { name: 'Members' }).getByRole('row').filter({ hasText: email });
+  const row = page.getByRole('table', { name: 'Pending invitations' }).getByRole('row').filter({ hasText: email });
+  await row.waitFor();
   await expect(row.getByRole('cell').nth(1).textContent()).resolves.toBe(role);
+}
+
+/** As the invited user, signed in on `page`: accepts the invitation to `workspaceName` on the Workspaces page. */
+export async function acceptInvitation(page: Page, workspaceName: string): Promise<void> {
+  await page.goto('/workspaces');
+  await page.getByRole('button', { name: `Accept the invitation to ${workspaceName}` }).click();
+  await page.getByRole('link', { name: workspaceName, exact: true }).waitFor();
 }
 
 /**

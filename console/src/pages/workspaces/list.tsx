@@ -4,8 +4,9 @@ import { api, unwrap } from '../../api/client';
 import { useAction, useLoad } from '../../api/hooks';
 import { Busy, ErrorNote, Field, formatDate, PageTitle } from '../../components/ui';
 import { useSession } from '../../session/session';
+import { MyInvitations } from './invitations';
 
-/** The caller's workspaces with their role in each, and the form that creates one (Team plan). */
+/** The caller's workspaces with their role in each, their invitations to others, and the form that creates one (Team plan). */
 export function WorkspacesPage() {
   const { refreshWorkspaces, workspaceId, switchWorkspace } = useSession();
   const list = useLoad(() => unwrap(api.GET('/api/workspaces')), []);
@@ -68,6 +69,8 @@ export function WorkspacesPage() {
           </tbody>
         </table>
       ) : null}
+
+      <MyInvitations onJoined={() => Promise.all([list.reload(), refreshWorkspaces()]).then(() => undefined)} />
 
       <section aria-labelledby="create-heading" className="panel">
         <h2 id="create-heading">Create a workspace</h2>

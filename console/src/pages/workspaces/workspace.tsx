@@ -4,6 +4,7 @@ import { api, type Schemas, unwrap } from '../../api/client';
 import { useAction, useLoad } from '../../api/hooks';
 import { Busy, ErrorNote, Field, formatDate, PageTitle } from '../../components/ui';
 import { useSession } from '../../session/session';
+import { PendingInvitations } from './invitations';
 import { ASSIGNABLE_ROLES, type AssignableRole, MemberRow, TransferOwnership } from './members';
 
 type Workspace = Schemas['WorkspaceResponseDto'];
@@ -21,10 +22,19 @@ export function WorkspacePage() {
     [workspaceId],
   );
   const [transferred, setTransferred] = useState<string>();
+  const w = workspace.data;
+  const isAdmin = w !== undefined && (w.role === 'owner' || w.role === 'admin');
+  // Only admins and the owner see the pending invitations (the others would get PERMISSION_DENIED).
+  const invitations = useLoad(
+    async () =>
+      isAdmin
+        ? unwrap(api.GET('/api/workspaces/{id}/invitations', { params: { path: { id: workspaceId } } }))
+        : undefined,
+    [workspaceId, isAdmin],
+  );
   const reloadAll = async () => {
     await Promise.all([workspace.reload(), members.reload(), session.refreshWorkspaces()]);
   };
-  const w = workspace.data;
   return (
     <section>
       <PageTitle>{w === undefined ? 'Workspace' : `Workspace ${w.name}`}</PageTitle>
@@ -92,7 +102,10 @@ export function WorkspacePage() {
           </table>
         )}
       </section>
-      {w === undefined ? null : <Invite workspace={w} onInvited={() => members.reload()} />}
+      {w === undefined || invitations.data === undefined ? null : (
+        <PendingInvitations workspace={w} invitations={invitations.data.items} onChange={() => invitations.reload()} />
+      )}
+      {w === undefined ? null : <Invite workspace={w} onInvited={() => invitations.reload()} />}
       {w === undefined || members.data === undefined || w.role !== 'owner' ? null : (
         <TransferOwnership
           workspace={w}
@@ -107,20 +120,23 @@ export function WorkspacePage() {
   );
 }
 
-/** Adding someone by email with a role (admins and the owner; PERMISSION_DENIED for the others). */
+/**
+ * Inviting someone by email with a role (admins and the owner; PERMISSION_DENIED for the others). They
+ * become a member when they accept; the answer is the same whether or not the email has an account.
+ */
 function Invite({ workspace, onInvited }: { workspace: Workspace; onInvited: () => Promise<void> }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<AssignableRole>('member');
   const [added, setAdded] = useState<string>();
   const invite = useAction(async () => {
-    const member = await unwrap(
+    const invitation = await unwrap(
       api.POST('/api/workspaces/{id}/members', {
         params: { path: { id: workspace.id } },
         body: { email: email.trim(), role },
       }),
     );
     setEmail('');
-    setAdded(`${member.email} is now a ${member.role}.`);
+    setAdded(`Invited ${invitation.email} as ${invitation.role}: they join when they accept.`);
     await onInvited();
   });
   const submit = (e: FormEvent) => {
@@ -132,8 +148,9 @@ function Invite({ workspace, onInvited }: { workspace: Workspace; onInvited: () 
     <section aria-labelledby="invite-heading" className="panel">
       <h2 id="invite-heading">Invite a member</h2>
       <p className="hint">
-        The person must already have an account. Admins manage members, sites and agents; members create and run agents
-        and chat; viewers read agents and runs.
+        The person sees the invitation on their Workspaces page once signed in with this email, and joins when they
+        accept it. Admins manage members, sites and agents; members create and run agents and chat; viewers read agents
+        and runs.
       </p>
       <form onSubmit={submit}>
         <Field label="Email of the person to invite" error={invite.error?.fieldMessage('email')}>
