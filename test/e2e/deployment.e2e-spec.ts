@@ -43,6 +43,9 @@ function settingNames(): string[] {
       // Refused for the settings this provider needs and the empty environment lacks: read all the same.
     }
   }
+  // The runtime's own variable (the image sets production), not a setting of .env: an empty NODE_ENV
+  // in a compose .env would override the image's.
+  names.delete('NODE_ENV');
   return [...names].sort();
 }
 
@@ -255,7 +258,13 @@ describe('deployment files', () => {
     // There, payments are Stripe's or none: the test provider would be refused at start.
     const env = {
       DATA_DIR: mkdtempSync(path.join(tmpdir(), 'compose-settings-')),
-      ...Object.fromEntries(Object.entries(services.api!.environment).map(([name, value]) => [name, String(value)])),
+      // As compose passes them with an empty .env: `${NAME:-default}` is its default.
+      ...Object.fromEntries(
+        Object.entries(services.api!.environment).map(([name, value]) => [
+          name,
+          String(value).replace(/\$\{[A-Z0-9_]+(?::?-([^}]*))?\}/g, (_all, fallback?: string) => fallback ?? ''),
+        ]),
+      ),
       DATABASE_URL: 'postgres://agentsite:x@postgres:5432/agentsite',
       PUBLIC_BASE_URL: 'https://agents.example.com',
       JWT_SECRET: 'a-jwt-secret-of-at-least-thirty-two-characters',
