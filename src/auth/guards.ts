@@ -6,7 +6,13 @@ import type { Request, Response } from 'express';
 import { AppError } from '../common/app-error.js';
 import { addressKey } from '../common/client-address.js';
 import { requestLogFields } from '../common/correlation.js';
-import { ApiRateLimits, consumeOrThrow, RATE_LIMIT_EXEMPT, rateLimitExempt } from '../common/rate-limit.js';
+import {
+  ApiRateLimits,
+  consumeOrThrow,
+  countsOnlyWhileStoreUp,
+  RATE_LIMIT_EXEMPT,
+  rateLimitExempt,
+} from '../common/rate-limit.js';
 import type { AuthUser, JwtClaims } from './auth-user.js';
 import { COOKIE_SESSION, ConsoleSessions } from './console-session.js';
 import { ADMIN_ONLY, IS_PUBLIC, TERMS_REQUIRED, TOKEN_ALSO_FROM, type TokenSources } from './decorators.js';
@@ -66,9 +72,17 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     this.takeAlternateToken(req, context, open);
     // The route's declared read-ahead, started by JwtStrategy once the token's signature is checked.
     this.prefetch.forRoute(req, this.reflector.get<symbol | undefined>(PREFETCH_ON_AUTH, context.getHandler()));
-    const address = exempt
+    let address = exempt
       ? Promise.resolve()
       : consumeOrThrow(this.limits.perIp, addressKey(req.ip), 'RATE_LIMITED', 'Too many requests from this address');
+    if (!exempt && countsOnlyWhileStoreUp(this.reflector, context)) {
+      // A counter that cannot be read (the database is down) lets the route answer; a spent one refuses.
+      address = address.catch((err: unknown) => {
+        if (err instanceof AppError) {
+          throw err;
+        }
+      });
+    }
     const authenticated = open ? Promise.resolve(true) : this.authenticate(req, context);
     const [limited, authentication] = await Promise.allSettled([address, authenticated]);
     if (limited.status === 'rejected') {

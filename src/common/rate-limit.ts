@@ -19,6 +19,19 @@ export const RATE_LIMIT_EXEMPT = Symbol('rateLimitExempt');
 /** The route is not rate limited (health probes of load balancers and orchestrators). */
 export const NoRateLimit = (): MethodDecorator & ClassDecorator => SetMetadata(NO_RATE_LIMIT, true);
 
+export const COUNT_WHILE_STORE_UP = Symbol('countWhileStoreUp');
+
+/**
+ * The route is counted against the per-address limit, but answered as usual when the counter's store
+ * (PostgreSQL) cannot be reached: GET /api/health must say the database is down rather than fail
+ * with it.
+ */
+export const CountWhileStoreUp = (): MethodDecorator => SetMetadata(COUNT_WHILE_STORE_UP, true);
+
+export function countsOnlyWhileStoreUp(reflector: Reflector, context: ExecutionContext): boolean {
+  return reflector.get<boolean>(COUNT_WHILE_STORE_UP, context.getHandler()) === true;
+}
+
 export function rateLimitExempt(reflector: Reflector, context: ExecutionContext): boolean {
   return reflector.getAllAndOverride<boolean>(NO_RATE_LIMIT, [context.getHandler(), context.getClass()]) === true;
 }

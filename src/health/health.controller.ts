@@ -7,7 +7,7 @@ import { type DataSource } from 'typeorm';
 import { Public } from '../auth/decorators.js';
 import { ApiErrors } from '../common/api-errors.js';
 import { correlationIdOf } from '../common/correlation.js';
-import { NoRateLimit } from '../common/rate-limit.js';
+import { CountWhileStoreUp, NoRateLimit } from '../common/rate-limit.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { TEMPORAL_CONNECTION } from '../temporal/temporal.module.js';
@@ -121,6 +121,7 @@ export class HealthController {
   }
 
   @Public()
+  @CountWhileStoreUp()
   @Get()
   @ApiOperation({
     summary: 'Status of the database and of Temporal (503 when either is down)',
