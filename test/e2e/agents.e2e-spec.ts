@@ -439,6 +439,8 @@ describe('agents and runs on Temporal (e2e)', () => {
 
   it('a run whose conversation outgrows what a turn may carry fails saying so, and the agent runs on', async () => {
     const { user, siteId } = await userWithSite();
+    // Each turn first holds its estimated cost (about 4 bytes a token): 1.5 MB holds some 375 credits.
+    await http.patch(`/api/admin/users/${user.id}`, { credits: 10_000 }, { token: admin.token });
     const agent = (await createAgent(user, { siteIds: [siteId] })).body;
     // Every answer is long and calls a tool again: the conversation grows by about 200 KB a turn.
     model.fallback = (req) => ({
