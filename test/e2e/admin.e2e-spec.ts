@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freePort } from '../../scripts/runtime/processes.js';
+import { embeddedDbPasswordFile } from '../../src/config/settings.js';
 import { expectError, Http } from '../utils/http.js';
 import { Stack } from '../utils/stack.js';
 import { registerUser, uniqueEmail } from '../utils/users.js';
@@ -119,8 +120,12 @@ describe('admins are made by the operator command, never by registering (e2e)', 
 
   it('works against the embedded PostgreSQL (DATABASE_URL unset), and names an unreachable database without its password', async () => {
     const user = await registerUser(http);
-    // The test database is an embedded server with the embedded credentials: reach it as `npm start`'s.
-    const embedded = { EMBEDDED_POSTGRES_PORT: new URL(db.DATABASE_URL!).port };
+    // The test database is an embedded server: reach it as `npm start`'s, whose generated password is
+    // kept in DATA_DIR/postgres-password.
+    const url = new URL(db.DATABASE_URL!);
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'admin-embedded-'));
+    writeFileSync(embeddedDbPasswordFile(dataDir), decodeURIComponent(url.password), { mode: 0o600 });
+    const embedded = { EMBEDDED_POSTGRES_PORT: url.port, DATA_DIR: dataDir };
     expect(await adminCli(['grant', user.email], embedded)).toMatchObject({
       code: 0,
       stdout: `granted admin to ${user.email}\n`,
