@@ -4,7 +4,7 @@ import { AppModule } from '../app.module.js';
 import { TERMS_REQUIRED } from './decorators.js';
 
 /** The areas API.md gates behind the terms of service (first path segment after /api). */
-const GATED_AREAS = ['vault', 'sessions', 'agents', 'runs', 'workspaces', 'billing'];
+const GATED_AREAS = ['vault', 'sessions', 'agents', 'runs', 'workspaces', 'invitations', 'billing'];
 
 /** Every controller the application registers, found through the module tree as Nest does. */
 function controllersOf(root: unknown): Array<abstract new (...args: never[]) => unknown> {

@@ -35,7 +35,7 @@ export const MAX_API_CHECK_REQUESTS = 20 + 2 * MAX_API_TOOLS + MAX_API_BURST;
 
 const NO_ACCOUNT_REASON =
   "the API does not sign in at a site's consent page (that needs the test account's password): " +
-  'run agentsite-check with --user and --password';
+  'run agentsite-check with --user and the password in AGENTSITE_CHECK_PASSWORD (or --password-stdin)';
 
 /**
  * The conformance checks behind the API, for a site of the caller's vault: through the service's own

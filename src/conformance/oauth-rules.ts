@@ -107,7 +107,9 @@ async function oauthRules(
   const done = (): RuleResult[] =>
     ['oauth.pkce', 'oauth.redirect-uri', 'oauth.state', 'oauth.token'].map((id) => rules.get(id)!);
   if (options.account === undefined) {
-    const reason = options.noAccountReason ?? 'no test account (--user and --password) to pass the consent page';
+    const reason =
+      options.noAccountReason ??
+      'no test account (--user, with AGENTSITE_CHECK_PASSWORD or --password-stdin) to pass the consent page';
     rules.set(
       'oauth.pkce',
       rules.get('oauth.pkce') ??

@@ -14,7 +14,7 @@ import {
   readJson,
 } from './site-answers.js';
 
-const NO_TOKEN = 'no test credential (give --token, or --user and --password for an OAuth site)';
+const NO_TOKEN = 'no test credential (give --token, or --user with AGENTSITE_CHECK_PASSWORD for an OAuth site)';
 const BURST_CONCURRENCY = 10;
 
 export function toolEndpoint(manifest: Manifest, tool: ManifestTool): string {

@@ -35,7 +35,7 @@ export function CheckPage() {
         The site must be in your vault (add it first). Every tool (the first 10) is called once with a sample input, so
         use a test account&apos;s token; each request counts against your vault&apos;s outgoing limit for the site, and
         the rules past it are skipped. For every rule and any site, run{' '}
-        <code>npx agentsite-check &lt;site URL&gt; --user … --password …</code> from a checkout.
+        <code>AGENTSITE_CHECK_PASSWORD=… npx agentsite-check &lt;site URL&gt; --user …</code> from a checkout.
       </p>
       <form onSubmit={submit} className="panel">
         <Field label="Site address" error={check.error?.fieldMessage('url')}>
