@@ -38,6 +38,9 @@ const MAX_BURST = 10_000;
 
 class UsageError extends Error {}
 
+/** `--help`: the usage on standard output, exit 0. */
+class HelpRequested extends Error {}
+
 interface Command {
   url: string;
   json: boolean;
@@ -82,7 +85,7 @@ async function parseCommand(argv: string[], env: NodeJS.ProcessEnv, stdin: NodeJ
     },
   });
   if (values.help) {
-    throw new UsageError('');
+    throw new HelpRequested();
   }
   if (positionals.length !== 1) {
     throw new UsageError('give exactly one site URL');
@@ -151,6 +154,10 @@ async function main(): Promise<number> {
   try {
     command = await parseCommand(process.argv.slice(2), process.env, process.stdin);
   } catch (err) {
+    if (err instanceof HelpRequested) {
+      console.log(USAGE);
+      return 0;
+    }
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       console.error(err instanceof Error && err.message !== '' ? `agentsite-check: ${err.message}\n${USAGE}` : USAGE);
       return 2;

@@ -10,8 +10,15 @@ import { loadSettings } from '../src/config/settings.js';
 import { openDataSource, runMigrations } from '../src/database/data-source.js';
 import { ENTITIES } from '../src/entities.js';
 
+const USAGE = `usage: npm run migration:run               apply the pending migrations
+       npm run migration:generate -- <Name>  write one that brings the database to the entities' shape`;
+
 async function main(): Promise<void> {
   const [command, name] = process.argv.slice(2);
+  if (command === '--help' || command === '-h') {
+    console.log(USAGE);
+    return;
+  }
   const settings = loadSettings();
   // Every entity: `generate` compares the schema with them (running migrations alone needs none).
   const dataSource = await openDataSource(settings, ENTITIES);

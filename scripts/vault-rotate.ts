@@ -17,7 +17,15 @@ const TABLES = [
   { table: 'oauth_states', id: 'state_hash', scope: 'state_hash', aad: (id: string) => `oauth_states:${id}` },
 ] as const;
 
+const USAGE = `usage: npm run vault:rotate
+Re-encrypts every vault entry under the first key of VAULT_KEY (set VAULT_KEY=new:<key>,old:<key>,
+run this, then drop the old key). Reads the service's settings; the database must be migrated.`;
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    console.log(USAGE);
+    return;
+  }
   const settings = loadSettings();
   const cipher = new VaultCipher(settings);
   const dataSource = await openDataSource(settings);
