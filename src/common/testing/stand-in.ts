@@ -19,16 +19,3 @@ export function standIn<T>(fake: Partial<T>): T {
     },
   }) as T;
 }
-
-/** A clock a spec moves by hand (for services that take one). */
-export class FakeClock {
-  constructor(private current = new Date('2026-01-01T00:00:00.000Z')) {}
-
-  now(): Date {
-    return new Date(this.current.getTime());
-  }
-
-  advance(ms: number): void {
-    this.current = new Date(this.current.getTime() + ms);
-  }
-}
