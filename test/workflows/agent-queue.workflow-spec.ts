@@ -14,6 +14,7 @@ import {
   cancelRun,
   continuedAsNewWith,
   enqueue,
+  expectReplays,
   gate,
   historyOf,
   mockActivities,
@@ -81,6 +82,7 @@ describe('agentQueueWorkflow: order and one run at a time', () => {
       const from = archived.map((a) => a.fromEventId!);
       expect(from.every((id, i) => i === 0 || id > from[i - 1]!)).toBe(true);
       expect(await queueState(handle)).toEqual({ activeRunId: null, queuedRunIds: [] });
+      await expectReplays(handle);
     });
   });
 
@@ -238,6 +240,40 @@ describe('agentQueueWorkflow: cancellation', () => {
       const events = await historyOf(handle);
       expect(events.some((e) => e.timerCanceledEventAttributes)).toBe(true);
       expect(events.some((e) => e.timerFiredEventAttributes)).toBe(false);
+      await expectReplays(handle);
+    });
+  });
+
+  it('cancels the active run during a model turn without waiting for the turn to answer', async () => {
+    const never = gate();
+    const mock = mockActivities({
+      modelTurn: async (input: ModelTurnInput) => {
+        if (input.runId.endsWith('-1')) {
+          await never.opened; // a turn that does not answer (the worker's shutdown ends it)
+        }
+        return textAnswer('done');
+      },
+    });
+    await withQueueWorker(env, mock.activities, async (start) => {
+      const handle = await start();
+      const agentId = agentIdOf(handle);
+      const [r1, r2] = [`${agentId}-1`, `${agentId}-2`];
+      await enqueue(handle, runRequest(agentId, r1));
+      await enqueue(handle, runRequest(agentId, r2));
+      await until('run 1 in its first turn', () => mock.calls.length === 1);
+
+      expect(await cancelRun(handle, r1)).toBe('cancelled');
+      await until('run 2 archived', () => runsCalled(mock.calls, 'archiveRun').includes(r2));
+      expect(sequence(mock.calls)).toEqual([
+        `modelTurn:${r1}`,
+        `finishRun:${r1}`,
+        `archiveRun:${r1}`,
+        `modelTurn:${r2}`,
+        `archiveRun:${r2}`,
+      ]);
+      expect(mock.calls.find((c) => c.name === 'finishRun')?.input).toMatchObject({ runId: r1, status: 'cancelled' });
+      const events = await historyOf(handle);
+      expect(events.some((e) => e.activityTaskCancelRequestedEventAttributes)).toBe(true);
     });
   });
 });
@@ -284,6 +320,7 @@ describe('agentQueueWorkflow: continue-as-new', () => {
       const described = await handle.describe();
       expect(described.runId).toBe(executions[1]);
       expect(described.typedSearchAttributes.getAll().map((p) => p.key.name)).toContain('AgentId');
+      await expectReplays(handle, firstExecution);
     });
   }, 60_000);
 

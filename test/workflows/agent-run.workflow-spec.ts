@@ -25,6 +25,7 @@ import {
   type ActivityScript,
   agentIdOf,
   enqueue,
+  expectReplays,
   historyOf,
   mockActivities,
   nonRetryable,
@@ -118,6 +119,7 @@ describe('executeRun: Retry-After waits', () => {
       { seconds: 2, summary: RATE_LIMIT_TIMER_SUMMARY },
     ]);
     expect(events.filter((e) => e.timerFiredEventAttributes)).toHaveLength(1);
+    await expectReplays(handle);
   });
 
   it('waits at least 1 s when the Retry-After says 0', async () => {

@@ -322,6 +322,16 @@ export async function historyOf(handle: QueueHandle, execution?: string): Promis
   return (await target.fetchHistory()).events ?? [];
 }
 
+/**
+ * The execution's history replays under the shipped bundle without nondeterminism: the paths the
+ * test drove (waits, cancellations, continue-as-new) are deterministic.
+ */
+export async function expectReplays(handle: QueueHandle, execution?: string): Promise<void> {
+  const target = execution === undefined ? handle : handle.client.getHandle(handle.workflowId, execution);
+  const history = await target.fetchHistory();
+  await Worker.runReplayHistory({ ...workflowSource(), replayName: handle.workflowId }, history);
+}
+
 /** The timers an execution started, in order: their length in seconds and their summary. */
 export function timersOf(events: HistoryEvent[]): Array<{ seconds: number; summary: unknown }> {
   return events
