@@ -145,10 +145,7 @@ describe('agentQueueWorkflow: order and one run at a time', () => {
       },
     });
     await withQueueWorker(env, mock.activities, async (start) => {
-      const agentId = 'archive-refused';
-      const handle = await start({
-        agentId: `${agentId}-${Date.now()}`,
-      });
+      const handle = await start();
       const id = agentIdOf(handle);
       await enqueue(handle, runRequest(id, `${id}-1`));
       await enqueue(handle, runRequest(id, `${id}-2`));
