@@ -12,6 +12,7 @@ export default tseslint.config(
       'eslint.config.js',
       'jest.config.js',
       'jest.unit.config.js',
+      'jest.workflows.config.js',
       '.dependency-cruiser*.cjs',
       'console/vite.config.ts',
       'console/src/api/schema.gen.ts',

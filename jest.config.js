@@ -7,7 +7,12 @@ export default {
   testEnvironment: 'node',
   transform: {},
   moduleFileExtensions: ['js', 'json'],
-  testMatch: ['<rootDir>/**/*.spec.js', '<rootDir>/**/*.e2e-spec.js', '<rootDir>/**/*.browser-spec.js'],
+  testMatch: [
+    '<rootDir>/**/*.spec.js',
+    '<rootDir>/**/*.e2e-spec.js',
+    '<rootDir>/**/*.browser-spec.js',
+    '<rootDir>/**/*.workflow-spec.js',
+  ],
   globalSetup: '<rootDir>/test/setup/global-setup.js',
   globalTeardown: '<rootDir>/test/setup/global-teardown.js',
   // Checks every answer of the service the suites receive against its OpenAPI document.

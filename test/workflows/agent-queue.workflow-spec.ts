@@ -1,0 +1,384 @@
+/**
+ * The agent's queue (workflows/agent-queue.workflow.ts with run-queue.ts): the shipped workflow
+ * bundle in a real Worker on a real Temporal dev server, its activities mocked (test/workflows/
+ * harness.ts says why the time-skipping server is not used). Runs go one at a time in arrival order,
+ * each archived before the next starts; a queued run is taken out and an active one cancelled;
+ * an execution hands over (continues as new, with the rest of the queue) after its run limit or its
+ * `executionSeconds`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { AGENT_HANDLERS, type FinishRunInput, type ModelTurnInput } from '../../workflows/contracts.js';
+import {
+  agentIdOf,
+  cancelRun,
+  continuedAsNewWith,
+  enqueue,
+  expectReplays,
+  gate,
+  historyOf,
+  mockActivities,
+  nonRetryable,
+  queueState,
+  rateLimited,
+  runRequest,
+  runsCalled,
+  sequence,
+  startWorkflowEnvironment,
+  textAnswer,
+  timersOf,
+  toolUseAnswer,
+  until,
+  withQueueWorker,
+} from './harness.js';
+
+/** The queue's run limit per execution (MAX_RUNS_PER_EXECUTION in agent-queue.workflow.ts). */
+const MAX_RUNS_PER_EXECUTION = 20;
+
+let env: TestWorkflowEnvironment;
+
+beforeAll(async () => {
+  env = await startWorkflowEnvironment();
+}, 60_000);
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+describe('agentQueueWorkflow: order and one run at a time', () => {
+  it('runs queued runs in arrival order, each archived before the next starts', async () => {
+    const first = gate();
+    const mock = mockActivities({
+      modelTurn: async (input: ModelTurnInput) => {
+        if (input.runId.endsWith('-1')) {
+          await first.opened;
+        }
+        return textAnswer(`done ${input.runId}`);
+      },
+    });
+    await withQueueWorker(env, mock.activities, async (start) => {
+      const handle = await start();
+      const agentId = agentIdOf(handle);
+      const ids = [1, 2, 3, 4].map((n) => `${agentId}-run-${n}`);
+      const positions = [];
+      for (const runId of ids) {
+        positions.push((await enqueue(handle, runRequest(agentId, runId))).queuePosition);
+        if (positions.length === 1) {
+          await until('run 1 in its first turn', () => mock.calls.length > 0);
+        }
+      }
+      expect(positions).toEqual([0, 1, 2, 3]);
+      expect(await queueState(handle)).toEqual({ activeRunId: ids[0], queuedRunIds: ids.slice(1) });
+
+      first.open();
+      await until('4 runs archived', () => runsCalled(mock.calls, 'archiveRun').length === 4);
+      expect(sequence(mock.calls)).toEqual(ids.flatMap((id) => [`modelTurn:${id}`, `archiveRun:${id}`]));
+      // Each run ended by its last turn (its row says completed): the workflow's own finishRun is not needed.
+      const archived = mock.calls.filter((c) => c.name === 'archiveRun').map((c) => c.input as FinishRunInput);
+      expect(archived.map((a) => [a.runId, a.status, a.output])).toEqual(
+        ids.map((id) => [id, 'completed', `done ${id}`]),
+      );
+      // Each archive reads its own run's part of the execution's history.
+      const from = archived.map((a) => a.fromEventId!);
+      expect(from.every((id, i) => i === 0 || id > from[i - 1]!)).toBe(true);
+      expect(await queueState(handle)).toEqual({ activeRunId: null, queuedRunIds: [] });
+      await expectReplays(handle);
+    });
+  });
+
+  it('starts no run while one is active, whatever arrives meanwhile', async () => {
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const first = gate();
+    const mock = mockActivities({
+      modelTurn: async (input: ModelTurnInput, turn: number) => {
+        inFlight += 1;
+        mostInFlight = Math.max(mostInFlight, inFlight);
+        try {
+          if (input.runId.endsWith('-a') && turn === 1) {
+            await first.opened;
+          }
+          return turn === 1 ? toolUseAnswer(`use-${input.runId}`) : textAnswer('done');
+        } finally {
+          inFlight -= 1;
+        }
+      },
+    });
+    await withQueueWorker(env, mock.activities, async (start) => {
+      const handle = await start();
+      const agentId = agentIdOf(handle);
+      await enqueue(handle, runRequest(agentId, `${agentId}-a`));
+      await until('run a in its first turn', () => mock.calls.length === 1);
+      // A webhook's signal and a manual run's update arrive while run a is active.
+      await handle.signal(AGENT_HANDLERS.enqueueRunSignal, runRequest(agentId, `${agentId}-b`));
+      const refused = enqueue(handle, runRequest(agentId, `${agentId}-c`, { mode: 'reject_if_busy' }));
+      await expect(refused).rejects.toThrow();
+      await until('run b queued', async () => (await queueState(handle)).queuedRunIds.length === 1);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(runsCalled(mock.calls, 'modelTurn')).toEqual([`${agentId}-a`]);
+
+      first.open();
+      await until('run b archived', () => runsCalled(mock.calls, 'archiveRun').includes(`${agentId}-b`));
+      expect(mostInFlight).toBe(1);
+      const a = `${agentId}-a`;
+      const b = `${agentId}-b`;
+      expect(sequence(mock.calls)).toEqual([
+        `modelTurn:${a}`,
+        `callTool:${a}`,
+        `modelTurn:${a}`,
+        `archiveRun:${a}`,
+        `modelTurn:${b}`,
+        `callTool:${b}`,
+        `modelTurn:${b}`,
+        `archiveRun:${b}`,
+      ]);
+      expect(runsCalled(mock.calls, 'modelTurn')).not.toContain(`${agentId}-c`);
+    });
+  });
+
+  it('goes on with the next run when an archive is refused (the run is gone with its agent)', async () => {
+    const mock = mockActivities({
+      archiveRun: (input: FinishRunInput) => {
+        if (input.runId.endsWith('-1')) {
+          throw nonRetryable('The run is gone', 'RUN_NOT_FOUND');
+        }
+      },
+    });
+    await withQueueWorker(env, mock.activities, async (start) => {
+      const handle = await start();
+      const id = agentIdOf(handle);
+      await enqueue(handle, runRequest(id, `${id}-1`));
+      await enqueue(handle, runRequest(id, `${id}-2`));
+      await until('run 2 archived', () => runsCalled(mock.calls, 'archiveRun').includes(`${id}-2`));
+      expect(sequence(mock.calls)).toEqual([
+        `modelTurn:${id}-1`,
+        `archiveRun:${id}-1`,
+        `modelTurn:${id}-2`,
+        `archiveRun:${id}-2`,
+      ]);
+    });
+  });
+});
+
+describe('agentQueueWorkflow: cancellation', () => {
+  it('takes a queued run out of the queue: it never starts, and the others keep their order', async () => {
+    const first = gate();
+    const mock = mockActivities({
+      modelTurn: async (input: ModelTurnInput) => {
+        if (input.runId.endsWith('-1')) {
+          await first.opened;
+        }
+        return textAnswer('done');
+      },
+    });
+    await withQueueWorker(env, mock.activities, async (start) => {
+      const handle = await start();
+      const agentId = agentIdOf(handle);
+      const [r1, r2, r3, r4] = [1, 2, 3, 4].map((n) => `${agentId}-${n}`) as [string, string, string, string];
+      await enqueue(handle, runRequest(agentId, r1));
+      await until('run 1 in its first turn', () => mock.calls.length === 1);
+      await enqueue(handle, runRequest(agentId, r2));
+      await enqueue(handle, runRequest(agentId, r3));
+      await enqueue(handle, runRequest(agentId, r4));
+
+      expect(await cancelRun(handle, r2)).toBe('dequeued');
+      expect(await handle.executeUpdate<boolean, [string]>(AGENT_HANDLERS.cancelQueuedRun, { args: [r4] })).toBe(true);
+      expect(await cancelRun(handle, r2)).toBe('unknown');
+      expect(await queueState(handle)).toEqual({ activeRunId: r1, queuedRunIds: [r3] });
+
+      first.open();
+      await until('run 3 archived', () => runsCalled(mock.calls, 'archiveRun').includes(r3));
+      expect(sequence(mock.calls)).toEqual([
+        `modelTurn:${r1}`,
+        `archiveRun:${r1}`,
+        `modelTurn:${r3}`,
+        `archiveRun:${r3}`,
+      ]);
+      expect(mock.calls.some((c) => c.runId === r2 || c.runId === r4)).toBe(false);
+    });
+  });
+
+  it('cancels the active run during its Retry-After wait: the run ends cancelled, is archived, and the next runs', async () => {
+    const mock = mockActivities({
+      modelTurn: (input: ModelTurnInput, turn: number) =>
+        input.runId.endsWith('-1') && turn === 1 ? toolUseAnswer('wait') : textAnswer('done'),
+      // 300 s: the cap itself, so the run waits (a longer one would not; see agent-run.workflow-spec).
+      callTool: () => {
+        throw rateLimited(300);
+      },
+    });
+    await withQueueWorker(env, mock.activities, async (start) => {
+      const handle = await start();
+      const agentId = agentIdOf(handle);
+      const [r1, r2] = [`${agentId}-1`, `${agentId}-2`];
+      await enqueue(handle, runRequest(agentId, r1));
+      await enqueue(handle, runRequest(agentId, r2));
+      await until('the rate-limit timer', async () => timersOf(await historyOf(handle)).some((t) => t.seconds === 300));
+      expect(timersOf(await historyOf(handle))).toContainEqual({ seconds: 300, summary: 'rate_limit' });
+
+      const started = Date.now();
+      expect(await cancelRun(handle, r1)).toBe('cancelled');
+      // Answered once the run has recorded its end, not after the 300 s.
+      expect(Date.now() - started).toBeLessThan(30_000);
+      const finish = mock.calls.find((c) => c.name === 'finishRun' && c.runId === r1)?.input as FinishRunInput;
+      expect(finish).toMatchObject({ runId: r1, status: 'cancelled' });
+
+      await until('run 2 archived', () => runsCalled(mock.calls, 'archiveRun').includes(r2));
+      expect(sequence(mock.calls)).toEqual([
+        `modelTurn:${r1}`,
+        `callTool:${r1}`,
+        `finishRun:${r1}`,
+        `archiveRun:${r1}`,
+        `modelTurn:${r2}`,
+        `archiveRun:${r2}`,
+      ]);
+      const archived = mock.calls.filter((c) => c.name === 'archiveRun').map((c) => (c.input as FinishRunInput).status);
+      expect(archived).toEqual(['cancelled', 'completed']);
+      const events = await historyOf(handle);
+      expect(events.some((e) => e.timerCanceledEventAttributes)).toBe(true);
+      expect(events.some((e) => e.timerFiredEventAttributes)).toBe(false);
+      await expectReplays(handle);
+    });
+  });
+
+  it('cancels the active run during a model turn without waiting for the turn to answer', async () => {
+    const never = gate();
+    const mock = mockActivities({
+      modelTurn: async (input: ModelTurnInput) => {
+        if (input.runId.endsWith('-1')) {
+          await never.opened; // a turn that does not answer (the worker's shutdown ends it)
+        }
+        return textAnswer('done');
+      },
+    });
+    await withQueueWorker(env, mock.activities, async (start) => {
+      const handle = await start();
+      const agentId = agentIdOf(handle);
+      const [r1, r2] = [`${agentId}-1`, `${agentId}-2`];
+      await enqueue(handle, runRequest(agentId, r1));
+      await enqueue(handle, runRequest(agentId, r2));
+      await until('run 1 in its first turn', () => mock.calls.length === 1);
+
+      expect(await cancelRun(handle, r1)).toBe('cancelled');
+      await until('run 2 archived', () => runsCalled(mock.calls, 'archiveRun').includes(r2));
+      expect(sequence(mock.calls)).toEqual([
+        `modelTurn:${r1}`,
+        `finishRun:${r1}`,
+        `archiveRun:${r1}`,
+        `modelTurn:${r2}`,
+        `archiveRun:${r2}`,
+      ]);
+      expect(mock.calls.find((c) => c.name === 'finishRun')?.input).toMatchObject({ runId: r1, status: 'cancelled' });
+      const events = await historyOf(handle);
+      expect(events.some((e) => e.activityTaskCancelRequestedEventAttributes)).toBe(true);
+    });
+  });
+});
+
+describe('agentQueueWorkflow: continue-as-new', () => {
+  it(`hands over after ${MAX_RUNS_PER_EXECUTION} runs, carrying the rest of the queue in order`, async () => {
+    const first = gate();
+    const total = MAX_RUNS_PER_EXECUTION + 3;
+    const mock = mockActivities({
+      modelTurn: async (input: ModelTurnInput) => {
+        if (input.runId.endsWith('-01')) {
+          await first.opened;
+        }
+        return textAnswer('done');
+      },
+    });
+    await withQueueWorker(env, mock.activities, async (start) => {
+      const handle = await start();
+      const agentId = agentIdOf(handle);
+      const ids = Array.from({ length: total }, (_, i) => `${agentId}-${String(i + 1).padStart(2, '0')}`);
+      for (const [i, runId] of ids.entries()) {
+        await enqueue(handle, runRequest(agentId, runId, { deliveryId: `delivery-${i + 1}` }));
+      }
+      const firstExecution = (await handle.describe()).runId;
+      first.open();
+      await until(`${total} runs archived`, () => runsCalled(mock.calls, 'archiveRun').length === total, 40_000);
+
+      expect(runsCalled(mock.calls, 'modelTurn')).toEqual(ids);
+      const executions = [...new Set(mock.calls.map((c) => c.execution))];
+      expect(executions).toHaveLength(2);
+      expect(executions[0]).toBe(firstExecution);
+      const byExecution = (execution: string | undefined): string[] =>
+        mock.calls.filter((c) => c.name === 'modelTurn' && c.execution === execution).map((c) => c.runId);
+      expect(byExecution(executions[0])).toEqual(ids.slice(0, MAX_RUNS_PER_EXECUTION));
+      expect(byExecution(executions[1])).toEqual(ids.slice(MAX_RUNS_PER_EXECUTION));
+
+      const handedOver = continuedAsNewWith(await historyOf(handle, firstExecution));
+      expect(handedOver?.agentId).toBe(agentId);
+      expect(handedOver?.queue?.map((r) => r.runId)).toEqual(ids.slice(MAX_RUNS_PER_EXECUTION));
+      // The de-duplication of deliveries goes on in the next execution.
+      expect(handedOver?.deliveries).toHaveLength(total);
+      const again = await enqueue(handle, runRequest(agentId, `${agentId}-again`, { deliveryId: 'delivery-1' }));
+      expect(again).toMatchObject({ runId: ids[0], duplicate: true });
+      const described = await handle.describe();
+      expect(described.runId).toBe(executions[1]);
+      expect(described.typedSearchAttributes.getAll().map((p) => p.key.name)).toContain('AgentId');
+      await expectReplays(handle, firstExecution);
+    });
+  }, 60_000);
+
+  it('hands over once the run in progress ends after executionSeconds, with the queue', async () => {
+    const first = gate();
+    const mock = mockActivities({
+      modelTurn: async (input: ModelTurnInput) => {
+        if (input.runId.endsWith('-1')) {
+          await first.opened;
+        }
+        return textAnswer('done');
+      },
+    });
+    await withQueueWorker(env, mock.activities, async (start) => {
+      const handle = await start({ executionSeconds: 1 });
+      const agentId = agentIdOf(handle);
+      const [r1, r2] = [`${agentId}-1`, `${agentId}-2`];
+      const firstExecution = (await handle.describe()).runId;
+      await enqueue(handle, runRequest(agentId, r1));
+      await enqueue(handle, runRequest(agentId, r2));
+      await until('the execution timer fired', async () =>
+        (await historyOf(handle, firstExecution)).some((e) => e.timerFiredEventAttributes),
+      );
+      // Old, but run 1 is still going: no hand-over in the middle of a run.
+      expect(continuedAsNewWith(await historyOf(handle, firstExecution))).toBeUndefined();
+      expect(timersOf(await historyOf(handle, firstExecution))).toEqual([{ seconds: 1, summary: undefined }]);
+
+      first.open();
+      await until('run 2 archived', () => runsCalled(mock.calls, 'archiveRun').includes(r2));
+      const handedOver = continuedAsNewWith(await historyOf(handle, firstExecution));
+      expect(handedOver).toMatchObject({ agentId, executionSeconds: 1 });
+      expect(handedOver?.queue?.map((r) => r.runId)).toEqual([r2]);
+      const ran = (execution: string): string[] =>
+        mock.calls.filter((c) => c.name === 'modelTurn' && c.execution === execution).map((c) => c.runId);
+      expect(ran(firstExecution)).toEqual([r1]);
+      expect(mock.calls.find((c) => c.runId === r2)?.execution).not.toBe(firstExecution);
+    });
+  });
+
+  it(`takes ${600} s when executionSeconds is missing or not a positive whole number`, async () => {
+    const mock = mockActivities();
+    await withQueueWorker(env, mock.activities, async (start) => {
+      for (const executionSeconds of [undefined, 0, -5, 1.5]) {
+        const handle = await start(executionSeconds === undefined ? {} : { executionSeconds });
+        const agentId = agentIdOf(handle);
+        await enqueue(handle, runRequest(agentId, `${agentId}-1`));
+        await until('run archived', () => runsCalled(mock.calls, 'archiveRun').includes(`${agentId}-1`));
+        expect(timersOf(await historyOf(handle))).toEqual([{ seconds: 600, summary: undefined }]);
+      }
+    });
+  });
+
+  it('an execution that ran nothing waits for a request, however old', async () => {
+    const mock = mockActivities();
+    await withQueueWorker(env, mock.activities, async (start) => {
+      const handle = await start({ executionSeconds: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const events = await historyOf(handle);
+      expect(timersOf(events)).toEqual([]);
+      expect(continuedAsNewWith(events)).toBeUndefined();
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+    });
+  });
+});
