@@ -10,10 +10,15 @@ import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../src/app.module.js';
 import { buildOpenApi } from '../src/app.factory.js';
 import { loadSettings } from '../src/config/settings.js';
+import { answerHelp } from './runtime/command-line.js';
 
 export const OPENAPI_DOCUMENT_PATH = path.resolve('dist', 'openapi.json');
 
 async function main(): Promise<void> {
+  answerHelp(
+    'usage: node dist/scripts/openapi-document.js   (a step of npm run build)\n' +
+      "Writes the service's OpenAPI document to dist/openapi.json, without a database or Temporal.",
+  );
   // Placeholder secrets: nothing is signed or encrypted here, the settings only have to load.
   const settings = loadSettings({
     JWT_SECRET: 'openapi-document-build-only-0123456789abcdef',
