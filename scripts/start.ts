@@ -231,8 +231,13 @@ async function main(): Promise<void> {
       ).map(([name, entry]) =>
         supervisor.add({
           name,
+          // The worker drains its in-flight activities (WORKER_SHUTDOWN_GRACE_SECONDS) before it is killed.
           start: async () =>
-            spawnNodeChild([...nodeArgs, '--enable-source-maps', path.join(distRoot, entry)], env, 15_000),
+            spawnNodeChild(
+              [...nodeArgs, '--enable-source-maps', path.join(distRoot, entry)],
+              env,
+              name === 'worker' ? (settings.workerShutdownGraceSeconds + 15) * 1000 : 15_000,
+            ),
         }),
       ),
     );
