@@ -1,5 +1,6 @@
 # Builds the API and the worker (one image, two commands; see docker-compose.yml).
-# Node 24, the current LTS line (package.json engines: >=20.19).
+# Node 24, the current LTS line: the version in .node-version, which the start and test commands run on
+# too (scripts/pinned-node.mjs; test/e2e/deployment.e2e-spec.ts checks the two agree).
 FROM node:24.18.0-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
@@ -9,10 +10,9 @@ COPY src ./src
 COPY workflows ./workflows
 COPY activities ./activities
 COPY scripts ./scripts
-COPY test ./test
 COPY examples ./examples
-COPY bench ./bench
 COPY console ./console
+# The production build (tsconfig.build.json): no tests, no benchmarks.
 RUN npm run build && npm prune --omit=dev
 
 FROM node:24.18.0-bookworm-slim

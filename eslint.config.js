@@ -65,6 +65,16 @@ export default tseslint.config(
     },
   },
   {
+    // Plain JavaScript that runs before any build (scripts/pinned-node.mjs): not in a tsconfig, so no
+    // type-aware rules; Node's globals.
+    files: ['**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { project: false, program: null },
+      globals: { console: 'readonly', process: 'readonly', SharedArrayBuffer: 'readonly', Atomics: 'readonly' },
+    },
+  },
+  {
     // Tests read loosely typed JSON answers.
     files: ['test/**/*.ts', '**/*.spec.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -9,6 +9,12 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { FAILURE_CONVERTER_PATH } from '../src/temporal/payload-codec.js';
 import { TRACED_WORKFLOW_BUNDLE_PATH, TRACING_WORKFLOW_INTERCEPTOR_MODULES } from '../src/temporal/temporal-tracing.js';
 import { WORKFLOW_BUNDLE_PATH, WORKFLOWS_PATH } from '../src/temporal/worker-factory.js';
+import { answerHelp } from './runtime/command-line.js';
+
+answerHelp(
+  'usage: node dist/scripts/bundle-workflows.js   (a step of npm run build)\n' +
+    'Bundles dist/workflows into dist/workflow-bundle.js and dist/workflow-bundle-traced.js for the worker.',
+);
 
 function newestMtime(dir: string): number {
   let newest = 0;

@@ -14,12 +14,19 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { effectiveDatabaseUrl, effectiveTemporalAddress, loadSettings, SettingsError } from '../src/config/settings.js';
+import { answerHelp, loadDotEnv } from './runtime/command-line.js';
 import { readNestCli } from './runtime/nest-cli.js';
 import { portOpen, stopChild } from './runtime/processes.js';
 import { spawnNodeChild, Supervisor } from './runtime/supervisor.js';
 
 const distRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const say = (line: string): void => console.log(`[dev] ${line}`);
+
+const USAGE = `usage: npm run dev          (node dist/scripts/dev.js [--no-tsc])
+Runs the API and the worker, restarted whenever the compiled code changes, against a PostgreSQL and a
+Temporal that already run (npm run dev:services, or DATABASE_URL and TEMPORAL_ADDRESS).
+  --no-tsc   do not run tsc --watch (compile yourself); restart after a pause in the writes to dist/
+Settings: the environment, over .env in the current directory when there is one (see .env.example).`;
 
 /** The compiled code the API and the worker run: a change here restarts them. */
 const WATCHED = ['src', 'workflows', 'activities'];
@@ -69,6 +76,8 @@ async function checkServices(env: NodeJS.ProcessEnv, port: number): Promise<void
 }
 
 async function main(): Promise<void> {
+  answerHelp(USAGE);
+  loadDotEnv(say);
   const compile = !process.argv.includes('--no-tsc');
   const settings = loadSettings();
   const nest = readNestCli();

@@ -3,17 +3,23 @@
  * dist/openapi.json, without a database or Temporal (the app is built in preview mode: only the
  * controllers' decorators are read). The console's typed client is generated from this file.
  */
-import 'reflect-metadata';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { NestFactory } from '@nestjs/core';
-import { AppModule } from '../src/app.module.js';
-import { buildOpenApi } from '../src/app.factory.js';
-import { loadSettings } from '../src/config/settings.js';
+import { answerHelp } from './runtime/command-line.js';
 
 export const OPENAPI_DOCUMENT_PATH = path.resolve('dist', 'openapi.json');
 
 async function main(): Promise<void> {
+  answerHelp(
+    'usage: node dist/scripts/openapi-document.js   (a step of npm run build)\n' +
+      "Writes the service's OpenAPI document to dist/openapi.json, without a database or Temporal.",
+  );
+  // The whole application is loaded only now: --help answers without it.
+  await import('reflect-metadata');
+  const { NestFactory } = await import('@nestjs/core');
+  const { AppModule } = await import('../src/app.module.js');
+  const { buildOpenApi } = await import('../src/app.factory.js');
+  const { loadSettings } = await import('../src/config/settings.js');
   // Placeholder secrets: nothing is signed or encrypted here, the settings only have to load.
   const settings = loadSettings({
     JWT_SECRET: 'openapi-document-build-only-0123456789abcdef',

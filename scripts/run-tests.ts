@@ -1,11 +1,36 @@
 /**
  * `npm test`: runs every jest suite (unit and end-to-end; the global setup starts PostgreSQL and
  * Temporal), then prints the plain closing line `N passed, N failed` that CI reads.
+ *
+ * On the pinned Node (.node-version): run by hand on a machine whose Node is older, it runs itself
+ * again on the pinned one, as `npm test` does (scripts/pinned-node.mjs).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const USAGE = `usage: node dist/scripts/run-tests.js [jest arguments...]
+  (npm test builds, lints, then runs this; npm run test:unit runs it with --config jest.unit.config.js)
+Runs jest on the compiled tests on the pinned Node, then prints "N passed, N failed".
+  node dist/scripts/run-tests.js dist/test/e2e/<name>.e2e-spec.js -t "<test name>"`;
+
+type PinnedNode = { pinnedNodeEnv(): NodeJS.ProcessEnv | undefined };
+
+/** Runs this script again on the pinned Node when this one is older; the exit code, or undefined to go on here. */
+async function onPinnedNode(): Promise<number | undefined> {
+  const launcher = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../scripts/pinned-node.mjs');
+  const { pinnedNodeEnv } = (await import(pathToFileURL(launcher).href)) as PinnedNode;
+  const env = pinnedNodeEnv();
+  if (env === undefined) {
+    return undefined;
+  }
+  return new Promise<number>((resolve) => {
+    const child = spawn('node', process.argv.slice(1), { stdio: 'inherit', env });
+    child.on('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
+  });
+}
 
 interface JestResults {
   numPassedTests: number;
@@ -17,6 +42,14 @@ interface JestResults {
 }
 
 async function main(): Promise<number> {
+  if (process.argv.includes('--help')) {
+    console.log(USAGE);
+    return 0;
+  }
+  const relaunched = await onPinnedNode();
+  if (relaunched !== undefined) {
+    return relaunched;
+  }
   const require = createRequire(import.meta.url);
   const jestBin = require.resolve('jest/bin/jest');
   const resultsDir = path.resolve('.data');

@@ -19,6 +19,7 @@ import {
 import { openDataSource, runMigrations } from '../src/database/data-source.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { startDemoSite, type DemoSite } from '../examples/site/demo.js';
+import { answerHelp, loadDotEnv } from './runtime/command-line.js';
 import { applyNamespaceRetention } from './runtime/namespace-retention.js';
 import { startEmbeddedPostgres, type RunningPostgres } from './runtime/postgres.js';
 import { portOpen, waitFor } from './runtime/processes.js';
@@ -28,6 +29,12 @@ import { describeTemporalConnection } from '../src/temporal/temporal-connection.
 
 const distRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const say = (line: string): void => console.log(`[start] ${line}`);
+
+const USAGE = `usage: npm start            (node dist/scripts/start.js [--services-only])
+Brings up PostgreSQL (embedded unless DATABASE_URL), Temporal (a dev server unless TEMPORAL_ADDRESS),
+runs the migrations, then the API and the worker, supervised; Ctrl-C stops everything.
+  --services-only   everything but the API and the worker (npm run dev:services, for npm run dev)
+Settings: the environment, over .env in the current directory when there is one (see .env.example).`;
 
 /** The last lines of a log file (the dev server writes its output there, not to ours). */
 function lastLines(file: string, count = 40): string[] {
@@ -59,6 +66,8 @@ function reachableHost(host: string): string {
 }
 
 async function main(): Promise<void> {
+  answerHelp(USAGE);
+  loadDotEnv(say);
   const startedAt = Date.now();
   const env: NodeJS.ProcessEnv = { ...process.env };
   const testPayments = env.PAYMENT_PROVIDER === undefined || env.PAYMENT_PROVIDER === '';
@@ -222,8 +231,13 @@ async function main(): Promise<void> {
       ).map(([name, entry]) =>
         supervisor.add({
           name,
+          // The worker drains its in-flight activities (WORKER_SHUTDOWN_GRACE_SECONDS) before it is killed.
           start: async () =>
-            spawnNodeChild([...nodeArgs, '--enable-source-maps', path.join(distRoot, entry)], env, 15_000),
+            spawnNodeChild(
+              [...nodeArgs, '--enable-source-maps', path.join(distRoot, entry)],
+              env,
+              name === 'worker' ? (settings.workerShutdownGraceSeconds + 15) * 1000 : 15_000,
+            ),
         }),
       ),
     );

@@ -103,6 +103,7 @@ async function main(): Promise<void> {
     taskQueue: settings.temporalTaskQueue,
     identity,
     dataConverter: temporalDataConverter(settings),
+    shutdownGraceSeconds: settings.workerShutdownGraceSeconds,
     tracing: tracing === undefined ? undefined : await workerTracing(tracing),
     deps: {
       workerIdentity: identity,
@@ -142,7 +143,15 @@ async function main(): Promise<void> {
   if (http !== undefined) {
     logger.log(`worker health and metrics on port ${http.port} (/health/live, /health/ready, /metrics)`);
   }
-  // Worker.run() resolves after SIGINT/SIGTERM (the SDK's runtime handles them) once in-flight tasks finish.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () =>
+      logger.log(
+        `${signal}: stopping; no new tasks, in-flight activities have up to ${settings.workerShutdownGraceSeconds} s to finish`,
+      ),
+    );
+  }
+  // Worker.run() resolves after SIGINT/SIGTERM (the SDK's runtime handles them): no new task is taken,
+  // and the activities in flight finish within WORKER_SHUTDOWN_GRACE_SECONDS (then they are cancelled).
   await worker.run();
   await http?.close();
   await connection.close();

@@ -15,6 +15,7 @@ import {
   type VaultKey,
 } from './setting-parsers.js';
 import { readTemporalAccess, type TemporalAccess } from './temporal-access.js';
+import { parseWorkerShutdownGrace } from './worker-shutdown.js';
 
 export { parseTrustProxy, parseVaultKeys, type TrustProxy, type VaultKey } from './setting-parsers.js';
 export type { TemporalAccess, TemporalTls } from './temporal-access.js';
@@ -121,6 +122,8 @@ export interface Settings extends TemporalAccess {
   metricsDomainLabels: number;
   /** The worker's own HTTP server (health and metrics); undefined: none. */
   workerHttpPort: number | undefined;
+  /** Seconds the worker lets in-flight activities finish after SIGTERM (above the longest activity timeout). */
+  workerShutdownGraceSeconds: number;
 }
 
 /**
@@ -312,6 +315,7 @@ export function loadSettings(env: Env = process.env): Settings {
     metricsDomainLabels: reader.int('METRICS_DOMAIN_LABELS', DEFAULT_METRICS_DOMAIN_LABELS, 1, 10_000),
     workerHttpPort:
       reader.str('WORKER_HTTP_PORT') === undefined ? undefined : reader.int('WORKER_HTTP_PORT', 0, 1, 65535),
+    workerShutdownGraceSeconds: parseWorkerShutdownGrace(reader.str('WORKER_SHUTDOWN_GRACE_SECONDS'), problems),
   };
 
   if (settings.paymentProvider === 'test' && !settings.allowTestPayments) {

@@ -29,6 +29,12 @@ export interface WorkerConfig {
   bundleFromSource?: boolean;
   /** workerTracing(tracing), when OTEL_EXPORTER_OTLP_ENDPOINT is set: interceptors, sink, traced bundle. */
   tracing?: WorkerTracing;
+  /**
+   * Seconds in-flight activities may run on after SIGTERM before they are cancelled (settings'
+   * WORKER_SHUTDOWN_GRACE_SECONDS). Without it the SDK cancels them at once: a tool call cut mid-way is
+   * retried elsewhere, and the site sees it twice.
+   */
+  shutdownGraceSeconds?: number;
 }
 
 export function workflowSource(
@@ -57,6 +63,7 @@ export async function createWorker(config: WorkerConfig): Promise<{ worker: Work
     ...workflowSource(config.bundleFromSource, config.tracing !== undefined),
     ...(config.tracing === undefined ? {} : { sinks: config.tracing.sinks }),
     reuseV8Context: true,
+    ...(config.shutdownGraceSeconds === undefined ? {} : { shutdownGraceTime: config.shutdownGraceSeconds * 1000 }),
     interceptors: {
       ...config.tracing?.interceptors,
       // Every activity log line carries its run's ids (see activity-log-fields.ts); tracing adds its own.

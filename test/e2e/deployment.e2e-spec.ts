@@ -649,7 +649,7 @@ describe('deployment files', () => {
     const runtimeStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     expect(runtimeStage).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
-    expect(scripts.admin).toMatch(/&& node dist\/scripts\/admin\.js$/);
+    expect(scripts.admin).toMatch(/&& node dist\/scripts\/admin\.js"?$/);
     expect(existsSync(path.join(root, 'dist/scripts/admin.js'))).toBe(true);
   });
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, utimesSync } from 'node:fs';
+import { copyFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -20,9 +20,9 @@ interface Dev {
 }
 
 /** `npm run dev` as its last step runs it; `--no-tsc`: the test changes dist/ itself instead of sources. */
-function startDev(env: Record<string, string>, args = ['--no-tsc']): Dev {
+function startDev(env: Record<string, string>, args = ['--no-tsc'], cwd = repoRoot): Dev {
   const child = spawn(process.execPath, [path.join(distRoot, 'scripts', 'dev.js'), ...args], {
-    cwd: repoRoot,
+    cwd,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -82,6 +82,31 @@ describe('npm run dev: the API and the worker restarted on change (e2e)', () => 
     expect(await refused.exited).toBe(1);
     expect(refused.output()).toContain(`PostgreSQL does not answer at 127.0.0.1:${closed}`);
     expect(refused.output()).toContain('npm run dev:services');
+  });
+
+  it('reads .env from the directory it runs in, the environment winning over it', async () => {
+    const [fromFile, fromEnvironment] = [await freePort(), await freePort()];
+    const project = path.join(testEnv('workDir'), `dev-dotenv-${randomUUID().slice(0, 8)}`);
+    mkdirSync(project, { recursive: true });
+    copyFileSync(path.join(repoRoot, 'nest-cli.json'), path.join(project, 'nest-cli.json'));
+    writeFileSync(
+      path.join(project, '.env'),
+      `DATABASE_URL=postgres://postgres:postgres@127.0.0.1:${fromFile}/agentsite\nPORT=${port}\n`,
+    );
+    const { DATABASE_URL: _unset, PORT: _alsoUnset, ...withoutThem } = env;
+    const fileOnly = startDev(withoutThem, ['--no-tsc'], project);
+    expect(await fileOnly.exited).toBe(1);
+    expect(fileOnly.output()).toContain(
+      `[dev] settings read from ${path.join(project, '.env')} (the environment wins over it)`,
+    );
+    expect(fileOnly.output()).toContain(`PostgreSQL does not answer at 127.0.0.1:${fromFile}`);
+    const overridden = startDev(
+      { ...withoutThem, DATABASE_URL: `postgres://postgres:postgres@127.0.0.1:${fromEnvironment}/agentsite` },
+      ['--no-tsc'],
+      project,
+    );
+    expect(await overridden.exited).toBe(1);
+    expect(overridden.output()).toContain(`PostgreSQL does not answer at 127.0.0.1:${fromEnvironment}`);
   });
 
   it('runs both, restarts both when the compiled code changes, and stops them with itself', async () => {

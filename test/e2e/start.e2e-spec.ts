@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -236,6 +236,47 @@ describe('npm start (e2e)', () => {
       expect(refused.output).toContain('ALLOW_TEST_PAYMENTS_ON_NETWORK=true');
       expect(refused.output).not.toContain('starting embedded PostgreSQL');
     }
+    expect(await portOpen(pgPort)).toBe(false);
+    expect(await portOpen(apiPort)).toBe(false);
+  }, 120_000);
+
+  it('reads .env from the directory it runs in, the environment winning over it, and says which file it read', async () => {
+    const [apiPort, pgPort] = await Promise.all([freePort(), freePort()]);
+    const project = mkdtempSync(path.join(tmpdir(), 'agentsite-dotenv-'));
+    // A setting given only in .env: a HOST beyond loopback, which the test payment provider refuses at once.
+    writeFileSync(
+      path.join(project, '.env'),
+      `# as in .env.example\nHOST=0.0.0.0\nDATA_DIR=${path.join(project, 'data')}\nPORT=${apiPort}\nEMBEDDED_POSTGRES_PORT=${pgPort}\n`,
+    );
+    const run = (extra: NodeJS.ProcessEnv) =>
+      new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = spawn(process.execPath, [startScript], {
+          cwd: project,
+          env: {
+            PATH: process.env.PATH,
+            HOME: process.env.HOME,
+            DEMO_SITE_PORT: '0',
+            TEMPORAL_CLI_PATH: testEnv('temporalCli'),
+            ...extra,
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        running.push(child);
+        let output = '';
+        child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.on('exit', (code) => resolve({ code, output }));
+      });
+    const fromFile = await run({});
+    expect(fromFile.output).toContain(
+      `[start] settings read from ${path.join(project, '.env')} (the environment wins over it)`,
+    );
+    expect(fromFile.code).toBe(1);
+    expect(fromFile.output).toContain('PAYMENT_PROVIDER=test grants credits and tiers for free and HOST=0.0.0.0 ');
+    // The environment wins over the file.
+    const fromEnvironment = await run({ HOST: '::' });
+    expect(fromEnvironment.code).toBe(1);
+    expect(fromEnvironment.output).toContain('PAYMENT_PROVIDER=test grants credits and tiers for free and HOST=:: ');
     expect(await portOpen(pgPort)).toBe(false);
     expect(await portOpen(apiPort)).toBe(false);
   }, 120_000);
