@@ -7,7 +7,7 @@ import { CredentialEntity } from './credential.entity.js';
 /**
  * The SQL of `site_credentials` rows as the vault stores them: TypeORM, with `ON CONFLICT DO NOTHING`
  * for a first insert and a row lock for a replacement. (The OAuth refresh's own atomic statements are
- * in oauth/token-refresh.repository.ts.)
+ * in credential-leases.repository.ts.)
  */
 @Injectable()
 export class CredentialsRepository {
