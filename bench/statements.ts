@@ -5,15 +5,19 @@
  * statement (what the service sends) and as an unnamed one (parsed and planned on every call), in
  * alternating rounds on one PostgreSQL of its own (`npm start`'s durability). Prints, per statement,
  * the median wall time and PostgreSQL CPU per call on each side and their ratio. The ids are random:
- * every statement finds nothing and writes nothing (the charge and the save are refused), so both
- * sides do the same work but the planning.
+ * every statement finds nothing and writes nothing (the charge's ledger row and the save are
+ * refused), so both sides do the same work but the planning.
+ *
+ * Then a model call's credit rules as the service runs them for a user who has the credits (the
+ * hold before the call, the charge after it, each a transaction under the balance's row lock):
+ * the statements each sends (BEGIN and COMMIT included) and their median wall time.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Logger } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import { fmt, line, percentile } from './stats.js';
 import { clockTicks, processesCpu } from './scale.js';
 import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
@@ -21,12 +25,18 @@ import { freePort } from '../scripts/runtime/processes.js';
 import { AgentsRepository } from '../src/agents/agents.repository.js';
 import { ChatRepository } from '../src/chat/chat.repository.js';
 import type { CacheInvalidationBus } from '../src/common/cache/invalidation-bus.js';
+import { CreditHooks } from '../src/credits/credit-hooks.js';
 import { CreditsRepository } from '../src/credits/credits.repository.js';
+import { CreditsService } from '../src/credits/credits.service.js';
 import { loadSettings } from '../src/config/settings.js';
 import { openDataSource, runMigrations } from '../src/database/data-source.js';
 import { ENTITIES } from '../src/entities.js';
 import { ModelRepository } from '../src/model/model.repository.js';
+import { RunUsageRepository } from '../src/runs/run-usage.repository.js';
 import { RunsRepository } from '../src/runs/runs.repository.js';
+import { UserEntity } from '../src/users/user.entity.js';
+import { balanceRowsOf } from '../src/users/users.module.js';
+import { UsersRepository } from '../src/users/users.repository.js';
 
 const CALLS_PER_ROUND = 1500;
 const ROUNDS = 3;
@@ -35,19 +45,21 @@ const ROUNDS = 3;
 function switchable(dataSource: DataSource): { set(named: boolean): void } {
   const query = dataSource.query.bind(dataSource);
   let named = true;
-  dataSource.query = ((statement: unknown, parameters?: unknown[]) =>
+  // The query runner too: a transaction's statements (EntityManager.query) pass theirs.
+  dataSource.query = ((statement: unknown, parameters?: unknown[], runner?: QueryRunner) =>
     query(
       !named && typeof statement === 'object' && statement !== null
         ? (statement as { text: string }).text
         : (statement as string),
       parameters,
+      runner,
     )) as DataSource['query'];
   return { set: (value) => void (named = value) };
 }
 
 /** What the two statements that find nothing to write answer: PostgreSQL's refusal, expected. */
 const refused = (err: { code?: string }): void => {
-  if (err.code !== 'P0002' && err.code !== '23503') {
+  if (err.code !== '23503') {
     throw err;
   }
 };
@@ -74,7 +86,12 @@ async function main(): Promise<void> {
     const runs = new RunsRepository(dataSource);
     const agents = new AgentsRepository(dataSource);
     const model = new ModelRepository(dataSource);
-    const credits = new CreditsRepository(dataSource, undefined as unknown as CacheInvalidationBus);
+    const credits = new CreditsRepository(dataSource);
+    const users = new UsersRepository(dataSource.getRepository(UserEntity), {
+      dropLocal: () => undefined,
+    } as unknown as CacheInvalidationBus);
+    const usage = new RunUsageRepository();
+    const em = dataSource.manager;
     const chat = new ChatRepository(dataSource);
     const statements: Record<string, () => Promise<unknown>> = {
       'agents_webhook_target (webhook intake)': () => agents.webhookTarget(randomUUID()),
@@ -100,10 +117,25 @@ async function main(): Promise<void> {
       'runs_by_id (archive)': () => runs.findById(randomUUID()),
       'runs_save_archive (archive)': () =>
         runs.saveArchive({ runId: randomUUID(), workflowId: 'agent-x', temporalRunId: randomUUID(), timeline: [] }),
-      // These two refuse ids that match nothing (no such user: P0002; no such session: a foreign key),
-      // on both sides alike.
-      'charge_credits (every model turn)': () =>
-        credits.charge(randomUUID(), 1, 'chat_turn', `chat:${randomUUID()}:1`, undefined).catch(refused),
+      // A model call's credit statements, outside the transactions they run in here (see creditRules).
+      'users_lock_credits (every model call, twice)': () => users.lockCredits(em, randomUUID()),
+      'credits_reserve (every model call)': () =>
+        credits.hold(em, { userId: randomUUID(), key: `chat:${randomUUID()}:1`, amount: 1, ttlMs: 60_000, balance: 0 }),
+      'users_set_credits (every model turn)': () => users.setCredits(em, randomUUID(), 0, { dropCached: false }),
+      'runs_add_usage (every model turn of a run)': () =>
+        usage.add(em, randomUUID(), { inputTokens: 1, outputTokens: 1, credits: 1 }),
+      // These two refuse ids that match nothing (no such user, no such session: a foreign key), on
+      // both sides alike.
+      'credits_charge_ledger (every model turn)': () =>
+        credits
+          .chargeLedger(em, {
+            userId: randomUUID(),
+            delta: -1,
+            reason: 'chat_turn',
+            reference: `chat:${randomUUID()}:1`,
+            balance: 0,
+          })
+          .catch(refused),
       'chat_save_turn (chat turn end)': () =>
         chat
           .saveTurn({
@@ -150,11 +182,65 @@ async function main(): Promise<void> {
       unnamed_wall: fmt(unnamedSum),
       ratio: (namedSum / unnamedSum).toFixed(2),
     });
+    mode.set(true);
+    await creditRules(dataSource, users, usage);
   } finally {
     await dataSource?.destroy();
     await postgres.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A model call's credit rules for a user who has the credits, as CreditsService runs them: the hold
+ * (BEGIN, the balance's lock, the hold, COMMIT) and the charge (BEGIN, the lock, the ledger row, the
+ * balance, COMMIT); a run's turn adds the run's usage. Counts the statements each sends.
+ */
+async function creditRules(dataSource: DataSource, users: UsersRepository, usage: RunUsageRepository): Promise<void> {
+  const hooks = new CreditHooks();
+  hooks.registerBalances(balanceRowsOf(users));
+  hooks.registerRunUsage((em, runId, turn) => usage.add(em, runId, turn));
+  const credits = new CreditsService(new CreditsRepository(dataSource), hooks);
+  const [{ id: userId }]: Array<{ id: string }> = await dataSource.query(
+    "INSERT INTO users (email, password_hash, credits) VALUES ($1, 'x', $2) RETURNING id",
+    [`bench-${randomUUID()}@example.com`, 1_000_000_000],
+  );
+  // Every statement, a transaction's BEGIN and COMMIT included, goes through a query runner's query.
+  const probe = dataSource.createQueryRunner();
+  const runners = Object.getPrototypeOf(probe) as { query: (...args: unknown[]) => Promise<unknown> };
+  await probe.release();
+  const query = runners.query;
+  let sent = 0;
+  runners.query = function (this: unknown, ...args: unknown[]) {
+    sent += 1;
+    return query.apply(this, args);
+  };
+  const statements = async (work: () => Promise<unknown>): Promise<number> => {
+    const before = sent;
+    await work();
+    return sent - before;
+  };
+  const call = async (): Promise<{ hold: number; charge: number }> => {
+    const key = `chat:${randomUUID()}:1`;
+    const hold = await statements(() => credits.reserve(userId, key, 1));
+    const charge = await statements(() => credits.charge(userId, 1, 'chat_turn', key));
+    return { hold, charge };
+  };
+  for (let i = 0; i < 200; i += 1) {
+    await call();
+  }
+  const wall: number[] = [];
+  let counted = { hold: 0, charge: 0 };
+  for (let i = 0; i < CALLS_PER_ROUND; i += 1) {
+    const started = performance.now();
+    counted = await call();
+    wall.push(performance.now() - started);
+  }
+  line("a model call's credit rules (hold + charge, a user with credits)", {
+    hold_statements: counted.hold,
+    charge_statements: counted.charge,
+    wall: fmt(median(wall)),
+  });
 }
 
 main().catch((err: unknown) => {

@@ -2,20 +2,37 @@
  * `npm run vault:rotate`: re-encrypts every vault entry under the first key of VAULT_KEY.
  * Rotation: set VAULT_KEY=new:<key>,old:<key>, run this, then drop the old key.
  */
+import type { DataSource } from 'typeorm';
+import type { CacheInvalidationBus } from '../src/common/cache/invalidation-bus.js';
 import { loadSettings } from '../src/config/settings.js';
 import { openDataSource } from '../src/database/data-source.js';
+import { OAuthRepository } from '../src/oauth/oauth.repository.js';
+import { CredentialsRepository } from '../src/vault/credentials.repository.js';
+import type { SealedRows, StaleSealed } from '../src/vault/sealed-rows.js';
 import { credentialAad, VaultCipher } from '../src/vault/vault-cipher.js';
 
-/** Each table's id and its additional data, exactly as the service seals it (`scope`: the other bound column). */
-const TABLES = [
-  {
-    table: 'site_credentials',
-    id: 'id',
-    scope: 'site_id',
-    aad: (id: string, siteId: string) => credentialAad(id, siteId),
-  },
-  { table: 'oauth_states', id: 'state_hash', scope: 'state_hash', aad: (id: string) => `oauth_states:${id}` },
-] as const;
+/** A bus that drops nothing: this process caches nothing; the tables' triggers tell the service's processes. */
+const noCaches = { dropLocal: () => undefined } as unknown as CacheInvalidationBus;
+
+/**
+ * Each table of sealed values, through the repository of the feature that owns it, with its additional
+ * data exactly as the service seals it (`scope`: the other bound column).
+ */
+function sealedTables(
+  dataSource: DataSource,
+): Array<{ table: string; rows: SealedRows; aad: (row: StaleSealed) => string }> {
+  return [
+    {
+      table: 'site_credentials',
+      rows: new CredentialsRepository(dataSource, noCaches),
+      aad: (row) => credentialAad(row.id, row.scope),
+    },
+    { table: 'oauth_states', rows: new OAuthRepository(dataSource), aad: (row) => `oauth_states:${row.id}` },
+  ];
+}
+
+/** An entry that does not open: left as it is (its transaction rolls back), reported, the others go on. */
+class Unreadable extends Error {}
 
 const USAGE = `usage: npm run vault:rotate
 Re-encrypts every vault entry under the first key of VAULT_KEY (set VAULT_KEY=new:<key>,old:<key>,
@@ -35,45 +52,30 @@ async function main(): Promise<void> {
     if (await dataSource.showMigrations()) {
       throw new Error('the database has pending migrations: start the service (or npm run migration:run) first');
     }
-    for (const { table, id, scope, aad } of TABLES) {
-      const stale: Array<{ id: string; scope: string }> = await dataSource.query(
-        `SELECT ${id} AS id, ${scope} AS scope FROM ${table} WHERE key_id <> $1`,
-        [cipher.currentKeyId],
-      );
+    for (const { table, rows, aad } of sealedTables(dataSource)) {
+      const stale = await rows.staleSealed(cipher.currentKeyId);
       let done = 0;
       const unreadable: string[] = [];
-      for (const { id: rowId, scope: scopeId } of stale) {
-        // Row by row under a lock, so a concurrent refresh never writes over a re-encrypted entry.
-        await dataSource.transaction(async (em) => {
-          const rows: Array<{ key_id: string; iv: Buffer; ciphertext: Buffer; auth_tag: Buffer }> = await em.query(
-            `SELECT key_id, iv, ciphertext, auth_tag FROM ${table} WHERE ${id} = $1 AND key_id <> $2 FOR UPDATE`,
-            [rowId, cipher.currentKeyId],
-          );
-          const row = rows[0];
-          if (row === undefined) {
-            return;
+      for (const { id } of stale) {
+        try {
+          // Row by row under a lock, so a concurrent refresh never writes over a re-encrypted entry.
+          const resealed = await rows.reseal(id, cipher.currentKeyId, (sealed, row) => {
+            let plain: string;
+            try {
+              plain = cipher.open(sealed, aad(row));
+            } catch (err) {
+              throw new Unreadable((err as Error).message);
+            }
+            return cipher.seal(plain, aad(row));
+          });
+          done += resealed ? 1 : 0;
+        } catch (err) {
+          if (!(err instanceof Unreadable)) {
+            throw err;
           }
-          let plain: string;
-          try {
-            plain = cipher.open(
-              { keyId: row.key_id, iv: row.iv, ciphertext: row.ciphertext, authTag: row.auth_tag },
-              aad(rowId, scopeId),
-            );
-          } catch (err) {
-            // A damaged entry (or one sealed under a key no longer listed) must not stop the others.
-            unreadable.push(`${rowId}: ${(err as Error).message}`);
-            return;
-          }
-          const sealed = cipher.seal(plain, aad(rowId, scopeId));
-          await em.query(`UPDATE ${table} SET key_id = $1, iv = $2, ciphertext = $3, auth_tag = $4 WHERE ${id} = $5`, [
-            sealed.keyId,
-            sealed.iv,
-            sealed.ciphertext,
-            sealed.authTag,
-            rowId,
-          ]);
-          done += 1;
-        });
+          // A damaged entry (or one sealed under a key no longer listed) must not stop the others.
+          unreadable.push(`${id}: ${err.message}`);
+        }
       }
       console.log(`${table}: re-encrypted ${done} of ${stale.length} entries under key "${cipher.currentKeyId}"`);
       if (unreadable.length > 0) {

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { SETTINGS } from '../config/settings.module.js';
 import type { Settings } from '../config/settings.js';
 import { CreditsModule } from '../credits/credits.module.js';
+import { UsersModule } from '../users/users.module.js';
 import { BillingController } from './billing.controller.js';
 import { BillingCustomerEntity, BillingEventEntity, CreditPurchaseEntity } from './billing.entities.js';
 import { BillingEventsService } from './billing-events.service.js';
@@ -34,7 +35,11 @@ export function paymentProviderFor(
 }
 
 @Module({
-  imports: [TypeOrmModule.forFeature([BillingCustomerEntity, CreditPurchaseEntity, BillingEventEntity]), CreditsModule],
+  imports: [
+    TypeOrmModule.forFeature([BillingCustomerEntity, CreditPurchaseEntity, BillingEventEntity]),
+    CreditsModule,
+    UsersModule,
+  ],
   controllers: [BillingController, StripeWebhookController],
   providers: [
     BillingService,

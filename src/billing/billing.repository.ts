@@ -1,24 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager } from 'typeorm';
-import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
 import { keysetWhere, type PageQuery } from '../common/pagination.js';
 import { UserEntity } from '../users/user.entity.js';
 import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import { lockUserRow } from '../users/user-lock.js';
+import { UsersService } from '../users/users.service.js';
 import { BillingCustomerEntity, CreditPurchaseEntity, type PurchaseStatus } from './billing.entities.js';
 
 /**
- * The SQL of billing: a user's plan and payment method (`users` columns), their customer and
- * subscription at the provider (`billing_customers`), credit purchases (`credit_purchases`) and the
- * provider events already applied (`billing_events`), through TypeORM. Writes that go together take
+ * The SQL of billing: a user's customer and subscription at the provider (`billing_customers`),
+ * credit purchases (`credit_purchases`) and the provider events already applied (`billing_events`),
+ * through TypeORM; a user's plan and payment method (`users` columns) through UsersService: the users
+ * feature owns the row. Writes that go together take
  * the caller's transaction; a user's row is locked before their customer's row, in every path.
  */
 @Injectable()
 export class BillingRepository {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly caches: CacheInvalidationBus,
+    private readonly userRows: UsersService,
   ) {}
 
   private get users() {
@@ -29,10 +30,9 @@ export class BillingRepository {
     return this.users.findOneByOrFail({ id: userId });
   }
 
+  /** Written by the users feature, which owns the row. */
   async setPaymentMethod(userId: string, card: NonNullable<UserEntity['paymentMethod']>): Promise<void> {
-    await this.users.update({ id: userId }, { paymentMethod: card });
-    // The table's trigger tells every process; this one drops its copy now.
-    this.caches.dropLocal('user', userId);
+    await this.userRows.setPaymentMethod(userId, card);
   }
 
   /** Runs `work` in a transaction that first locks the user's row (and hands it over). */
@@ -52,10 +52,9 @@ export class BillingRepository {
     return lockUserRow(em, userId);
   }
 
-  /** The tier and its subscription status, in `em`'s transaction. */
+  /** The tier and its subscription status, in `em`'s transaction; written by the users feature, which owns the row. */
   async setPlan(em: EntityManager, userId: string, tier: Tier, subscriptionStatus: SubscriptionStatus): Promise<void> {
-    await em.getRepository(UserEntity).update({ id: userId }, { tier, subscriptionStatus });
-    this.caches.dropLocal('user', userId);
+    await this.userRows.setPlan(em, userId, tier, subscriptionStatus);
   }
 
   customer(userId: string, em?: EntityManager): Promise<BillingCustomerEntity | null> {

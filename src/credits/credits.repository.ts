@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager } from 'typeorm';
-import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
 import { preparedStatement } from '../common/database/prepared-statement.js';
 
 /** One row of `credit_ledger`, as the ledger page reads it. */
@@ -14,28 +13,45 @@ export interface LedgerRow {
   createdAt: Date;
 }
 
-/** Every chat turn and model turn sends it: parsed and planned once per connection. */
-const CHARGE_QUERY = 'SELECT out_charged, out_balance FROM charge_credits($1, $2, $3, $4, $5, $6, $7)';
-
-/** Every model call sends it before the model is called: parsed and planned once per connection. */
-const RESERVE_QUERY = 'SELECT out_reserved, out_available FROM reserve_credits($1, $2, $3, $4)';
-
-/** A charge as the charge_credits function answered it; null when the user does not exist. */
-export interface ChargeRow {
-  charged: number;
-  balance: number;
-}
+/**
+ * A charge's own rows, under the balance's row lock (taken by the statement before it, so this one's
+ * snapshot sees every charge committed before): releases the hold of the reference, finds a charge
+ * already made with it (a retried call: `previous` is its delta), and writes the ledger row only
+ * when there is none. Every chat turn and model turn sends it: parsed and planned once per connection.
+ */
+const CHARGE_LEDGER_QUERY =
+  'WITH released AS (DELETE FROM credit_holds WHERE key = $4 AND user_id = $1), ' +
+  'previous AS (SELECT delta FROM credit_ledger WHERE reference = $4 LIMIT 1), ' +
+  'inserted AS (INSERT INTO credit_ledger (user_id, delta, reason, reference, balance_after) ' +
+  'SELECT $1::uuid, $2::bigint, $3::text, $4::text, $5::bigint WHERE NOT EXISTS (SELECT 1 FROM previous)) ' +
+  'SELECT (SELECT delta FROM previous) AS previous';
 
 /**
- * The SQL of credit balances (`users.credits`) and their ledger (`credit_ledger`): raw statements,
- * for the row lock and the one-round-trip charge function. Writes take the caller's transaction.
+ * A hold's rows, under the balance's row lock: drops the user's expired holds (but the one of this
+ * key, which the upsert renews), sums the unexpired holds of the other keys, and writes (or renews,
+ * for a retried call with the same key) this key's hold when `$5` (the balance) less that sum covers
+ * `$3`; a key another user holds is left as it is. Answers the sum. Every model call sends it before
+ * the model is called: parsed and planned once per connection.
+ */
+const RESERVE_QUERY =
+  'WITH expired AS (DELETE FROM credit_holds WHERE user_id = $1 AND expires_at <= now() AND key <> $2), ' +
+  'held AS (SELECT coalesce(sum(amount), 0)::bigint AS n FROM credit_holds ' +
+  'WHERE user_id = $1 AND key <> $2 AND expires_at > now()), ' +
+  'hold AS (INSERT INTO credit_holds (key, user_id, amount, expires_at) ' +
+  "SELECT $2::text, $1::uuid, $3::bigint, now() + $4::bigint * interval '1 millisecond' FROM held WHERE $5::bigint - held.n >= $3::bigint " +
+  'ON CONFLICT (key) DO UPDATE SET amount = EXCLUDED.amount, expires_at = EXCLUDED.expires_at ' +
+  'WHERE credit_holds.user_id = $1) ' +
+  'SELECT n FROM held';
+
+/**
+ * The SQL of credit rows: the ledger (`credit_ledger`) and the holds of calls in flight
+ * (`credit_holds`), raw statements. The balance they go with (`users.credits`) belongs to the users
+ * feature (CreditHooks); CreditsService takes the balance's row lock and runs these in its
+ * transaction. Writes take the caller's transaction.
  */
 @Injectable()
 export class CreditsRepository {
-  constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly caches: CacheInvalidationBus,
-  ) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Runs `work` in a new transaction. */
   transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
@@ -51,42 +67,39 @@ export class CreditsRepository {
   }
 
   /**
-   * The charge_credits function: one round trip. Rejects with the driver's error (code P0002 when
-   * there is no such user).
+   * A charge's ledger row (`delta`, negative, and the balance after it) unless a charge with the same
+   * reference was made already (then its delta, and nothing written); releases the reference's hold
+   * either way. In `em`'s transaction, which holds the balance's row lock.
    */
-  async charge(
-    userId: string,
-    amount: number,
-    reason: string,
-    reference: string | null,
-    run: { runId: string; inputTokens: number; outputTokens: number } | undefined,
-  ): Promise<ChargeRow> {
-    const rows: Array<{ out_charged: string; out_balance: string }> = await this.dataSource.query(
-      preparedStatement('charge_credits', CHARGE_QUERY),
-      [userId, amount, reason, reference, run?.runId ?? null, run?.inputTokens ?? 0, run?.outputTokens ?? 0],
+  async chargeLedger(
+    em: EntityManager,
+    entry: { userId: string; delta: number; reason: string; reference: string | null; balance: number },
+  ): Promise<{ previous: number | null }> {
+    const rows: Array<{ previous: string | null }> = await em.query(
+      preparedStatement('credits_charge_ledger', CHARGE_LEDGER_QUERY),
+      [entry.userId, entry.delta, entry.reason, entry.reference, entry.balance],
     );
-    // No drop here: the users trigger's `credits:<id>:<balance>` notification sets the balance of
-    // every process's cached user, this one's included, in commit order (a drop would make the
-    // next request read the user again: after every chat turn and model turn).
-    return { charged: Number(rows[0]!.out_charged), balance: Number(rows[0]!.out_balance) };
+    const previous = rows[0]?.previous ?? null;
+    return { previous: previous === null ? null : Number(previous) };
   }
 
   /**
-   * The reserve_credits function: holds `amount` for the call `key` when the balance less the other
-   * unexpired holds covers it, under the user's row lock (so concurrent calls are decided one after
-   * the other). Rejects with the driver's error (code P0002 when there is no such user).
+   * Holds `amount` for the call `key` when `balance` less the other unexpired holds covers it; answers
+   * what those other holds sum to. In `em`'s transaction, which holds the balance's row lock (so
+   * concurrent calls are decided one after the other).
    */
-  async reserve(
-    userId: string,
-    key: string,
-    amount: number,
-    ttlMs: number,
-  ): Promise<{ reserved: boolean; available: number }> {
-    const rows: Array<{ out_reserved: boolean; out_available: string }> = await this.dataSource.query(
-      preparedStatement('reserve_credits', RESERVE_QUERY),
-      [userId, key, amount, ttlMs],
-    );
-    return { reserved: rows[0]!.out_reserved, available: Number(rows[0]!.out_available) };
+  async hold(
+    em: EntityManager,
+    entry: { userId: string; key: string; amount: number; ttlMs: number; balance: number },
+  ): Promise<{ held: number }> {
+    const rows: Array<{ n: string }> = await em.query(preparedStatement('credits_reserve', RESERVE_QUERY), [
+      entry.userId,
+      entry.key,
+      entry.amount,
+      entry.ttlMs,
+      entry.balance,
+    ]);
+    return { held: Number(rows[0]!.n) };
   }
 
   /** Drops the hold of a call that ended without a charge (the model call failed). */
@@ -94,15 +107,7 @@ export class CreditsRepository {
     await this.dataSource.query('DELETE FROM credit_holds WHERE key = $1 AND user_id = $2', [key, userId]);
   }
 
-  /** The user's balance under a row lock held until `em`'s transaction ends; undefined when there is no such user. */
-  async lockBalance(em: EntityManager, userId: string): Promise<number | undefined> {
-    const rows: Array<{ credits: string }> = await em.query('SELECT credits FROM users WHERE id = $1 FOR UPDATE', [
-      userId,
-    ]);
-    return rows[0] === undefined ? undefined : Number(rows[0].credits);
-  }
-
-  /** A ledger row and the new balance, in `em`'s transaction (the caller holds the row lock). */
+  /** A ledger row (the caller sets the balance, under the row lock, in `em`'s transaction). */
   async record(
     em: EntityManager,
     entry: { userId: string; delta: number; reason: string; reference: string | null; balance: number },
@@ -111,8 +116,6 @@ export class CreditsRepository {
       'INSERT INTO credit_ledger (user_id, delta, reason, reference, balance_after) VALUES ($1, $2, $3, $4, $5)',
       [entry.userId, entry.delta, entry.reason, entry.reference, entry.balance],
     );
-    await em.query('UPDATE users SET credits = $2, updated_at = now() WHERE id = $1', [entry.userId, entry.balance]);
-    this.caches.dropLocal('user', entry.userId);
   }
 
   /** A grant already in the balance (a registration's opening credits): its ledger row only, in `em`'s transaction. */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { type Page } from '../common/pagination.js';
+import { CreditHooks } from './credit-hooks.js';
 import { CreditsRepository } from './credits.repository.js';
 import {
   decodeLedgerCursor,
@@ -34,13 +35,23 @@ export interface Charge {
   balance: number;
 }
 
+/** A run's model turn: its usage is added to the run with a new charge. */
+export interface RunTurn {
+  runId: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
 /**
  * Credit balances with a ledger: every change is a row, written in the same transaction as the
  * balance under a row lock, so the balance never goes negative and never drifts from the ledger.
  */
 @Injectable()
 export class CreditsService {
-  constructor(private readonly creditRows: CreditsRepository) {}
+  constructor(
+    private readonly creditRows: CreditsRepository,
+    private readonly hooks: CreditHooks,
+  ) {}
 
   async balance(userId: string): Promise<number> {
     return this.creditRows.balance(userId);
@@ -86,21 +97,35 @@ export class CreditsService {
    * its expiry (a process that died).
    */
   async reserve(userId: string, key: string, amount: number): Promise<void> {
-    let held: { reserved: boolean; available: number };
-    try {
-      held = await this.creditRows.reserve(userId, key, amount, CREDIT_HOLD_TTL_MS);
-    } catch (err) {
-      if ((err as { code?: string }).code === 'P0002') {
-        throw new AppError('NOT_FOUND', 'No user with this id');
-      }
-      throw err;
-    }
+    const held = await this.hold(userId, key, amount, CREDIT_HOLD_TTL_MS);
     if (!held.reserved) {
       throw new AppError(
         'NO_CREDITS',
         `Insufficient credit balance: the model call needs ${amount} credit${amount === 1 ? '' : 's'}, ${held.available} available`,
       );
     }
+  }
+
+  /**
+   * The hold rule: in one transaction, under the user's row lock (the lock every charge takes, so
+   * concurrent calls are decided one after the other), the balance less the unexpired holds of other
+   * keys must cover `amount`; then the hold is written (or renewed, for a retried call with the same
+   * key) for `ttlMs`. Answers whether it was, and what is left available. NOT_FOUND when there is no
+   * such user.
+   */
+  async hold(
+    userId: string,
+    key: string,
+    amount: number,
+    ttlMs: number,
+  ): Promise<{ reserved: boolean; available: number }> {
+    return this.creditRows.transaction(async (em) => {
+      const balance = await this.lockBalance(em, userId);
+      const { held } = await this.creditRows.hold(em, { userId, key, amount, ttlMs, balance });
+      return balance - held < amount
+        ? { reserved: false, available: Math.max(balance - held, 0) }
+        : { reserved: true, available: balance - held - amount };
+    });
   }
 
   /** Releases the hold of a call that ends without a charge. */
@@ -116,25 +141,46 @@ export class CreditsService {
   }
 
   /**
-   * Charges up to `amount` (what is left, if less: usage already happened). With a `reference`, a
-   * repeated charge (a retried activity) charges nothing twice. With a `run`, a new charge adds its
-   * usage to the run in the same transaction. One round trip (the charge_credits function).
+   * Charges up to `amount` (what is left, if less: usage already happened), releasing the hold of
+   * `reference`. With a `reference`, a repeated charge (a retried activity) charges nothing twice
+   * and answers the first one's amount. With a `run`, a new charge adds its usage to the run. One
+   * transaction under the user's row lock: the lock, the ledger row (with the hold's release), the
+   * balance, the run's usage.
    */
   async charge(
     userId: string,
     amount: number,
     reason: LedgerReason,
     reference?: string,
-    run?: { runId: string; inputTokens: number; outputTokens: number },
+    run?: RunTurn,
   ): Promise<Charge> {
-    try {
-      return await this.creditRows.charge(userId, amount, reason, reference ?? null, run);
-    } catch (err) {
-      if ((err as { code?: string }).code === 'P0002') {
-        throw new AppError('NOT_FOUND', 'No user with this id');
+    return this.creditRows.transaction(async (em) => {
+      const credits = await this.lockBalance(em, userId);
+      const charged = Math.min(amount, credits);
+      const balance = credits - charged;
+      const { previous } = await this.creditRows.chargeLedger(em, {
+        userId,
+        delta: -charged,
+        reason,
+        reference: reference ?? null,
+        balance,
+      });
+      if (previous !== null) {
+        return { charged: -previous, balance: credits };
       }
-      throw err;
-    }
+      // No drop of the cached user: the users trigger's `credits:<id>:<balance>` notification sets
+      // the balance of every process's cached user, this one's included, in commit order (a drop
+      // would make the next request read the user again: after every chat turn and model turn).
+      await this.hooks.balances.set(em, userId, balance, { dropCached: false });
+      if (run !== undefined) {
+        await this.hooks.runUsage(em, run.runId, {
+          inputTokens: run.inputTokens,
+          outputTokens: run.outputTokens,
+          credits: charged,
+        });
+      }
+      return { charged, balance };
+    });
   }
 
   /** Adds (or with a negative delta, removes) credits, refusing to go below zero. */
@@ -168,7 +214,7 @@ export class CreditsService {
   }
 
   private async lockBalance(em: EntityManager, userId: string): Promise<number> {
-    const credits = await this.creditRows.lockBalance(em, userId);
+    const credits = await this.hooks.balances.lock(em, userId);
     if (credits === undefined) {
       throw new AppError('NOT_FOUND', 'No user with this id');
     }
@@ -185,6 +231,7 @@ export class CreditsService {
   ): Promise<number> {
     const balance = credits + delta;
     await this.creditRows.record(em, { userId, delta, reason, reference: reference ?? null, balance });
+    await this.hooks.balances.set(em, userId, balance, { dropCached: true });
     return balance;
   }
 }

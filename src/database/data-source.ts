@@ -19,6 +19,7 @@ import { CreditsCacheUpdate1764600000500 } from './migrations/1764600000500-cred
 import { RequestPathIndexes1764700000000 } from './migrations/1764700000000-request-path-indexes.js';
 import { CreditHolds1764800000000 } from './migrations/1764800000000-credit-holds.js';
 import { WorkspaceInvitations1764800000100 } from './migrations/1764800000100-workspace-invitations.js';
+import { CreditRulesInCode1764900000000 } from './migrations/1764900000000-credit-rules-in-code.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 import { DatabaseLogger } from './database-logger.js';
 
@@ -48,6 +49,7 @@ export function migrationsFor(settings: Settings): Array<new () => unknown> {
     RequestPathIndexes1764700000000,
     CreditHolds1764800000000,
     WorkspaceInvitations1764800000100,
+    CreditRulesInCode1764900000000,
   ];
 }
 

@@ -2,7 +2,6 @@ import { Module } from '@nestjs/common';
 import { SitesModule } from '../sites/sites.module.js';
 import { VaultModule } from '../vault/vault.module.js';
 import { OAuthConfigs } from './oauth-config.js';
-import { TokenRefreshRepository } from './token-refresh.repository.js';
 import { TokenRefreshService } from './token-refresh.service.js';
 
 /**
@@ -13,7 +12,7 @@ import { TokenRefreshService } from './token-refresh.service.js';
  */
 @Module({
   imports: [SitesModule, VaultModule],
-  providers: [OAuthConfigs, TokenRefreshService, TokenRefreshRepository],
+  providers: [OAuthConfigs, TokenRefreshService],
   exports: [OAuthConfigs, TokenRefreshService],
 })
 export class OAuthClientModule {}

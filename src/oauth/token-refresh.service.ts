@@ -6,11 +6,11 @@ import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/p
 import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';
 import { ToolCallFailure } from '../sites/tool-failure.js';
 import type { CredentialEntity, CredentialSecret } from '../vault/credential.entity.js';
+import { CredentialLeasesService } from '../vault/credential-leases.service.js';
 import { CredentialsService, expiryOf } from '../vault/credentials.service.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import { credentialAad, tokenHint, VaultCipher } from '../vault/vault-cipher.js';
 import { OAuthConfigs } from './oauth-config.js';
-import { TokenRefreshRepository } from './token-refresh.repository.js';
 
 export interface UsableToken {
   token: string;
@@ -48,7 +48,7 @@ export class TokenRefreshService {
   private readonly logger = new Logger('Credentials');
 
   constructor(
-    private readonly refreshes: TokenRefreshRepository,
+    private readonly refreshes: CredentialLeasesService,
     private readonly credentials: CredentialsService,
     private readonly cipher: VaultCipher,
     private readonly configs: OAuthConfigs,

@@ -2,6 +2,7 @@ import { Module, type OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentRemovalHooks } from '../agents/agent-removal-hooks.js';
 import { AgentsModule } from '../agents/agents.module.js';
+import { CreditHooks } from '../credits/credit-hooks.js';
 import { CreditsModule } from '../credits/credits.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { UsersModule } from '../users/users.module.js';
@@ -15,6 +16,7 @@ import { RunToolsService } from './run-tools.service.js';
 import { RunEntity } from './run.entity.js';
 import { RunsController } from './runs.controller.js';
 import { RunsRepository } from './runs.repository.js';
+import { RunUsageRepository } from './run-usage.repository.js';
 import { RunsService } from './runs.service.js';
 
 /**
@@ -37,6 +39,7 @@ import { RunsService } from './runs.service.js';
   controllers: [AgentRunsController, RunsController],
   providers: [
     RunsRepository,
+    RunUsageRepository,
     RunsService,
     RunEnqueueService,
     RunRecordsService,
@@ -50,9 +53,13 @@ export class RunsModule implements OnModuleInit {
   constructor(
     private readonly removal: AgentRemovalHooks,
     private readonly runs: RunsService,
+    private readonly credits: CreditHooks,
+    private readonly usage: RunUsageRepository,
   ) {}
 
   onModuleInit(): void {
     this.removal.register((agentId) => this.runs.stopAgent(agentId));
+    // A run's model turn is charged by credits, which adds the turn's usage to the run through this.
+    this.credits.registerRunUsage((em, runId, usage) => this.usage.add(em, runId, usage));
   }
 }

@@ -2,8 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, type Repository } from 'typeorm';
 import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
+import { preparedStatement } from '../common/database/prepared-statement.js';
 import { keysetWhere, type PageQuery } from '../common/pagination.js';
 import { UserEntity } from './user.entity.js';
+import type { SubscriptionStatus, Tier } from './user-fields.js';
 
 /** The fields a registration sets (the rest keep their column defaults). */
 export type NewUser = Pick<UserEntity, 'email' | 'name' | 'passwordHash' | 'role' | 'credits'>;
@@ -63,6 +65,41 @@ export class UsersRepository {
   /** Replaces the password hash only while it is still `previousHash` (a concurrent change wins). */
   async replacePasswordHash(id: string, previousHash: string, passwordHash: string): Promise<void> {
     await this.users.update({ id, passwordHash: previousHash }, { passwordHash });
+    this.caches.dropLocal('user', id);
+  }
+
+  /** The user's balance under a row lock held until `em`'s transaction ends; undefined when there is no such user. */
+  async lockCredits(em: EntityManager, id: string): Promise<number | undefined> {
+    const rows: Array<{ credits: string }> = await em.query(
+      preparedStatement('users_lock_credits', 'SELECT credits FROM users WHERE id = $1 FOR UPDATE'),
+      [id],
+    );
+    return rows[0] === undefined ? undefined : Number(rows[0].credits);
+  }
+
+  /**
+   * Sets the balance in `em`'s transaction (CreditsService, which holds the row lock and writes the
+   * ledger row with it). The table's trigger tells every process the new balance at commit;
+   * `dropCached` drops this process's copy now as well.
+   */
+  async setCredits(em: EntityManager, id: string, credits: number, options: { dropCached: boolean }): Promise<void> {
+    await em.query(
+      preparedStatement('users_set_credits', 'UPDATE users SET credits = $2, updated_at = now() WHERE id = $1'),
+      [id, credits],
+    );
+    if (options.dropCached) {
+      this.caches.dropLocal('user', id);
+    }
+  }
+
+  async setPaymentMethod(id: string, card: NonNullable<UserEntity['paymentMethod']>): Promise<void> {
+    await this.users.update({ id }, { paymentMethod: card });
+    this.caches.dropLocal('user', id);
+  }
+
+  /** The tier and its subscription status, in `em`'s transaction (billing's, which holds the user's row lock). */
+  async setPlan(em: EntityManager, id: string, tier: Tier, subscriptionStatus: SubscriptionStatus): Promise<void> {
+    await em.getRepository(UserEntity).update({ id }, { tier, subscriptionStatus });
     this.caches.dropLocal('user', id);
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { CreditsService } from '../credits/credits.service.js';
 import { AppError } from '../common/app-error.js';
 import { type Page, pageOf, type PageQuery } from '../common/pagination.js';
@@ -111,5 +112,15 @@ export class UsersService {
   /** A change the user makes to their own account (token cut-off, terms accepted). */
   updateAccount(id: string, changes: UserChanges): Promise<void> {
     return this.users.update(id, changes);
+  }
+
+  /** The card on file (billing, after the provider accepted it). */
+  setPaymentMethod(id: string, card: NonNullable<UserEntity['paymentMethod']>): Promise<void> {
+    return this.users.setPaymentMethod(id, card);
+  }
+
+  /** The tier and its subscription status, in `em`'s transaction (billing's, which holds the user's row lock). */
+  setPlan(em: EntityManager, id: string, tier: Tier, subscriptionStatus: SubscriptionStatus): Promise<void> {
+    return this.users.setPlan(em, id, tier, subscriptionStatus);
   }
 }

@@ -3,14 +3,15 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type DeepPartial } from 'typeorm';
 import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
 import { CredentialEntity } from './credential.entity.js';
+import { type Reseal, type SealedColumns, sealedOf, type SealedRows, type StaleSealed } from './sealed-rows.js';
 
 /**
  * The SQL of `site_credentials` rows as the vault stores them: TypeORM, with `ON CONFLICT DO NOTHING`
  * for a first insert and a row lock for a replacement. (The OAuth refresh's own atomic statements are
- * in oauth/token-refresh.repository.ts.)
+ * in credential-leases.repository.ts.)
  */
 @Injectable()
-export class CredentialsRepository {
+export class CredentialsRepository implements SealedRows {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly caches: CacheInvalidationBus,
@@ -73,5 +74,33 @@ export class CredentialsRepository {
     const result = await this.repo.delete({ siteId });
     this.dropCached(siteId);
     return (result.affected ?? 0) > 0;
+  }
+
+  /** The credentials sealed under another key than `keyId` (vault:rotate), with their sites. */
+  staleSealed(keyId: string): Promise<StaleSealed[]> {
+    return this.dataSource.query('SELECT id, site_id AS scope FROM site_credentials WHERE key_id <> $1', [keyId]);
+  }
+
+  /** Re-seals one credential under its row lock, in a transaction of its own (vault:rotate). */
+  reseal(id: string, keyId: string, reseal: Reseal): Promise<boolean> {
+    return this.dataSource.transaction(async (em) => {
+      const rows: Array<SealedColumns & { site_id: string }> = await em.query(
+        'SELECT site_id, key_id, iv, ciphertext, auth_tag FROM site_credentials WHERE id = $1 AND key_id <> $2 FOR UPDATE',
+        [id, keyId],
+      );
+      const row = rows[0];
+      if (row === undefined) {
+        return false;
+      }
+      const sealed = reseal(sealedOf(row), { id, scope: row.site_id });
+      await em.query('UPDATE site_credentials SET key_id = $1, iv = $2, ciphertext = $3, auth_tag = $4 WHERE id = $5', [
+        sealed.keyId,
+        sealed.iv,
+        sealed.ciphertext,
+        sealed.authTag,
+        id,
+      ]);
+      return true;
+    });
   }
 }

@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SitesModule } from '../sites/sites.module.js';
 import { CredentialEntity } from './credential.entity.js';
+import { CredentialLeasesRepository } from './credential-leases.repository.js';
+import { CredentialLeasesService } from './credential-leases.service.js';
 import { CredentialsRepository } from './credentials.repository.js';
 import { CredentialsService } from './credentials.service.js';
 import { SiteEntity } from './site.entity.js';
@@ -20,7 +22,15 @@ import { VaultService } from './vault.service.js';
 @Module({
   imports: [TypeOrmModule.forFeature([SiteEntity, CredentialEntity]), SitesModule],
   controllers: [VaultController],
-  providers: [VaultCipher, CredentialsService, CredentialsRepository, VaultService, VaultRepository],
-  exports: [VaultCipher, CredentialsService, VaultService],
+  providers: [
+    VaultCipher,
+    CredentialsService,
+    CredentialsRepository,
+    CredentialLeasesService,
+    CredentialLeasesRepository,
+    VaultService,
+    VaultRepository,
+  ],
+  exports: [VaultCipher, CredentialsService, CredentialLeasesService, VaultService],
 })
 export class VaultModule {}

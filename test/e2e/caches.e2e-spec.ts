@@ -188,7 +188,7 @@ describe('caches: a change in one API process reaches the caches of another (e2e
     expect(await warm(token)).toMatchObject({ tier: 'free' });
     // A change nobody is told of (replica mode): B's copy keeps the old tier.
     await unnotified("UPDATE users SET tier = 'team' WHERE id = $1", [user.id]);
-    // As charge_credits writes it: the balance (and updated_at) alone.
+    // As a charge writes it (UsersRepository.setCredits): the balance (and updated_at) alone.
     const balance = await propagation(
       'balance alone',
       async () => void (await db.query('UPDATE users SET credits = 4343, updated_at = now() WHERE id = $1', [user.id])),

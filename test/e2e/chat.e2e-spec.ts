@@ -3,13 +3,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import pg from 'pg';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { ChatRepository } from '../../src/chat/chat.repository.js';
-import type { CacheInvalidationBus } from '../../src/common/cache/invalidation-bus.js';
 import { loadSettings } from '../../src/config/settings.js';
-import { CreditsRepository } from '../../src/credits/credits.repository.js';
 import { openDataSource } from '../../src/database/data-source.js';
 import { ENTITIES } from '../../src/entities.js';
 import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
+import { creditsOn } from '../utils/credits.js';
 import { expectError, Http } from '../utils/http.js';
 import { streamTurn } from '../utils/chat.js';
 import { eventually } from '../utils/runs.js';
@@ -235,7 +234,7 @@ describe('chat sessions (e2e)', () => {
         expect((await chats.turnRows({ column: 'id', value: body.id }, randomUUID())).found).toBeNull();
       }
       // The save and the charge, three times each through the same two connections.
-      const credits = new CreditsRepository(dataSource, undefined as unknown as CacheInvalidationBus);
+      const credits = creditsOn(dataSource);
       const balances: number[] = [];
       for (let i = 0; i < 3; i += 1) {
         const reply = {
@@ -253,8 +252,8 @@ describe('chat sessions (e2e)', () => {
         balances.push(charge.balance);
       }
       expect(balances).toEqual([balances[0], balances[0]! - 1, balances[0]! - 2]);
-      await expect(credits.charge(randomUUID(), 1, 'chat_turn', null, undefined)).rejects.toMatchObject({
-        code: 'P0002',
+      await expect(credits.charge(randomUUID(), 1, 'chat_turn')).rejects.toMatchObject({
+        code: 'NOT_FOUND',
       });
       const history = (await chats.turnRows({ column: 'id', value: body.id }, user.id)).history;
       expect(history.map((m) => m.content).slice(2)).toEqual([
@@ -273,12 +272,24 @@ describe('chat sessions (e2e)', () => {
           await Promise.all(
             runners.map((runner) =>
               runner.query('SELECT name, from_sql FROM pg_prepared_statements WHERE name = ANY($1)', [
-                ['chat_turn_by_id', 'chat_save_turn', 'charge_credits'],
+                [
+                  'chat_turn_by_id',
+                  'chat_save_turn',
+                  'users_lock_credits',
+                  'credits_charge_ledger',
+                  'users_set_credits',
+                ],
               ]),
             ),
           )
         ).flat() as Array<{ name: string; from_sql: boolean }>;
-        for (const name of ['chat_turn_by_id', 'chat_save_turn', 'charge_credits']) {
+        for (const name of [
+          'chat_turn_by_id',
+          'chat_save_turn',
+          'users_lock_credits',
+          'credits_charge_ledger',
+          'users_set_credits',
+        ]) {
           const on = prepared.filter((p) => p.name === name);
           expect([name, on.length >= 1 && on.length <= 2]).toEqual([name, true]);
         }

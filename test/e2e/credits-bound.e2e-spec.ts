@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { ReferenceSite } from '../../examples/site/site.js';
-import type { CacheInvalidationBus } from '../../src/common/cache/invalidation-bus.js';
 import { loadSettings } from '../../src/config/settings.js';
-import { CreditsRepository } from '../../src/credits/credits.repository.js';
 import { openDataSource } from '../../src/database/data-source.js';
 import { ENTITIES } from '../../src/entities.js';
 import { toolNamed } from '../fixtures/fake-model.js';
 import type { FakeModel } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
+import { creditsOn } from '../utils/credits.js';
 import { streamTurn } from '../utils/chat.js';
 import { expectError, type Http } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
@@ -74,22 +73,22 @@ describe('credits bound model spending (e2e)', () => {
     };
     const dataSource = await openDataSource(settings, ENTITIES);
     try {
-      const credits = new CreditsRepository(dataSource, undefined as unknown as CacheInvalidationBus);
+      const credits = creditsOn(dataSource);
       const keys = Array.from({ length: 10 }, () => `chat:${randomUUID()}:1`);
-      const answers = await Promise.all(keys.map((key) => credits.reserve(user.id, key, 1, 60_000)));
+      const answers = await Promise.all(keys.map((key) => credits.hold(user.id, key, 1, 60_000)));
       expect(answers.filter((a) => a.reserved)).toHaveLength(1);
       const winner = keys[answers.findIndex((a) => a.reserved)]!;
       // The same key again (a retried call) keeps its own hold; any other is still refused.
-      expect((await credits.reserve(user.id, winner, 1, 60_000)).reserved).toBe(true);
-      expect((await credits.reserve(user.id, `chat:${randomUUID()}:1`, 1, 60_000)).reserved).toBe(false);
+      expect((await credits.hold(user.id, winner, 1, 60_000)).reserved).toBe(true);
+      expect((await credits.hold(user.id, `chat:${randomUUID()}:1`, 1, 60_000)).reserved).toBe(false);
       // The charge with the hold's reference releases it: the balance is then 0, and 0 covers nothing.
       expect(await credits.charge(user.id, 1, 'chat_turn', winner, undefined)).toEqual({ charged: 1, balance: 0 });
       expect(await dataSource.query('SELECT key FROM credit_holds WHERE user_id = $1', [user.id])).toEqual([]);
       await http.patch(`/api/admin/users/${user.id}`, { credits: 2 }, { token: admin.token });
       // An expired hold (its process died) holds nothing.
-      expect((await credits.reserve(user.id, `chat:${randomUUID()}:1`, 2, 1)).reserved).toBe(true);
+      expect((await credits.hold(user.id, `chat:${randomUUID()}:1`, 2, 1)).reserved).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 20));
-      expect((await credits.reserve(user.id, `chat:${randomUUID()}:1`, 2, 60_000)).reserved).toBe(true);
+      expect((await credits.hold(user.id, `chat:${randomUUID()}:1`, 2, 60_000)).reserved).toBe(true);
     } finally {
       await dataSource.destroy();
     }

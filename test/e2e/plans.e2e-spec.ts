@@ -3,11 +3,11 @@ import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { CacheInvalidationBus } from '../../src/common/cache/invalidation-bus.js';
-import { CreditsRepository } from '../../src/credits/credits.repository.js';
-import { CreditsService } from '../../src/credits/credits.service.js';
+import type { CreditsService } from '../../src/credits/credits.service.js';
 import { loadSettings } from '../../src/config/settings.js';
 import { openDataSource } from '../../src/database/data-source.js';
 import { testEnv } from '../setup/shared-runtime.js';
+import { creditsOn } from '../utils/credits.js';
 import { registerAdmin } from '../utils/admin.js';
 import { expectError, Http } from '../utils/http.js';
 import { siteEnv, testSites, type TestSites } from '../utils/site.js';
@@ -196,7 +196,7 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
     const dataSource = await openDataSource(settings);
     try {
       // A bus without caches (never bootstrapped): the users table's trigger tells the API's caches.
-      await work(new CreditsService(new CreditsRepository(dataSource, new CacheInvalidationBus(settings))), dataSource);
+      await work(creditsOn(dataSource, new CacheInvalidationBus(settings)), dataSource);
     } finally {
       await dataSource.destroy();
     }
@@ -221,7 +221,7 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
     });
   });
 
-  it('usage charges (charge_credits): concurrent ones take what is left and never more; a repeated reference charges once', async () => {
+  it('usage charges (CreditsService.charge): concurrent ones take what is left and never more; a repeated reference charges once', async () => {
     const user = await userOn('free', { credits: 10 });
     await withCredits(async (credits, dataSource) => {
       // 8 charges of 3 against 10: usage already happened, so each takes what is left, down to 0.

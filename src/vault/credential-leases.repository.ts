@@ -2,10 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource } from 'typeorm';
 import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
-import type { CredentialEntity } from '../vault/credential.entity.js';
-import type { Sealed } from '../vault/vault-cipher.js';
+import type { CredentialEntity } from './credential.entity.js';
+import type { Sealed } from './vault-cipher.js';
 
-/** The refreshed pair's columns, sealed (see TokenRefreshRepository.writeRefreshed). */
+/** The refreshed pair's columns, sealed (see CredentialLeasesRepository.writeRefreshed). */
 export interface RefreshedPair {
   sealed: Sealed;
   tokenHint: string;
@@ -21,10 +21,11 @@ export interface RefreshWrite {
 /**
  * The SQL of the single-flight refresh on `site_credentials`: raw statements, each one atomic (the
  * lease claim, its release, the generation-fenced write, the reauth mark), so that two processes can
- * never both act on one refresh token.
+ * never both act on one refresh token. The vault owns the table; OAuth's TokenRefreshService drives
+ * the refresh through CredentialLeasesService.
  */
 @Injectable()
-export class TokenRefreshRepository {
+export class CredentialLeasesRepository {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly caches: CacheInvalidationBus,
