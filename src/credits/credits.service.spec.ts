@@ -11,7 +11,7 @@ const RUN_ID = '22222222-2222-4222-8222-222222222222';
 function setUp(balance: number) {
   const rows = new FakeCreditsRepository();
   rows.balances.set(USER, balance);
-  const service = new CreditsService(standIn<CreditsRepository>(rows));
+  const service = new CreditsService(standIn<CreditsRepository>(rows), rows.hooks());
   return { rows, service };
 }
 
@@ -87,6 +87,16 @@ describe('CreditsService.charge (after a model call)', () => {
     expect(rows.holds.size).toBe(0);
     const page = await service.ledger(USER, 10, undefined);
     expect(page.items[0]).toMatchObject({ amount: -4, reason: 'model_turn', balanceAfter: 6, runId: RUN_ID });
+  });
+
+  it("adds a run turn's usage to its run, once for a repeated reference", async () => {
+    const { rows, service } = setUp(10);
+    const turn = { runId: RUN_ID, inputTokens: 1200, outputTokens: 300 };
+    await service.charge(USER, 2, 'model_turn', `run:${RUN_ID}:r:1`, turn);
+    await service.charge(USER, 2, 'model_turn', `run:${RUN_ID}:r:1`, turn);
+    await service.charge(USER, 1, 'model_turn', `run:${RUN_ID}:r:2`, { ...turn, inputTokens: 10 });
+    expect(rows.runUsage.get(RUN_ID)).toEqual({ inputTokens: 1210, outputTokens: 600, credits: 3 });
+    expect(rows.balances.get(USER)).toBe(7);
   });
 
   it('charges no more than the balance (usage already happened)', async () => {

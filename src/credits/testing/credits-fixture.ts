@@ -13,6 +13,6 @@ export function creditsFixture(balances: Record<string, number> = {}) {
   for (const [userId, credits] of Object.entries(balances)) {
     rows.balances.set(userId, credits);
   }
-  const service = new CreditsService(standIn<CreditsRepository>(rows));
+  const service = new CreditsService(standIn<CreditsRepository>(rows), rows.hooks());
   return { rows, service };
 }

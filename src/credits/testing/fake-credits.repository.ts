@@ -1,28 +1,44 @@
 import type { EntityManager } from 'typeorm';
-import type { ChargeRow, CreditsRepository, LedgerRow } from '../credits.repository.js';
+import { CreditHooks, type RunUsage } from '../credit-hooks.js';
+import type { CreditsRepository, LedgerRow } from '../credits.repository.js';
 
-type Used =
-  'transaction' | 'balance' | 'charge' | 'reserve' | 'release' | 'lockBalance' | 'record' | 'recordOpening' | 'page';
-
-/** The error the database raises for a user that does not exist (PL/pgSQL no_data_found). */
-function noSuchUser(userId: string): Error {
-  return Object.assign(new Error(`no user ${userId}`), { code: 'P0002' });
-}
+type Used = 'transaction' | 'balance' | 'chargeLedger' | 'hold' | 'release' | 'record' | 'recordOpening' | 'page';
 
 /** A transaction handle the fake hands out: never queried (the fake's methods do the work). */
 export const FAKE_TRANSACTION = {} as EntityManager;
 
 /**
- * Balances, holds and the ledger in memory, with the rules charge_credits and reserve_credits
- * enforce: a charge takes at most the balance, a repeated reference charges nothing twice and
- * releases its hold; a hold is granted when the balance less the other unexpired holds covers it.
+ * The rows of credits in memory: ledger rows and holds (what CreditsRepository's statements do),
+ * and the balances and runs' usage the credit hooks write for their owners (users, runs). The
+ * rules (caps, refusals, idempotent references) are CreditsService's: this fake only stores.
  */
 export class FakeCreditsRepository implements Pick<CreditsRepository, Used> {
   readonly balances = new Map<string, number>();
   readonly holds = new Map<string, { userId: string; amount: number; expiresAt: number }>();
   readonly ledgerRows: Array<LedgerRow & { userId: string }> = [];
+  readonly runUsage = new Map<string, RunUsage>();
   transactions = 0;
   now = (): number => Date.now();
+
+  /** The hooks the users and runs features register, over this fake's balances and runs' usage. */
+  hooks(): CreditHooks {
+    const hooks = new CreditHooks();
+    hooks.registerBalances({
+      lock: async (_em, userId) => this.balances.get(userId),
+      set: async (_em, userId, balance) => {
+        this.balances.set(userId, balance);
+      },
+    });
+    hooks.registerRunUsage(async (_em, runId, usage) => {
+      const before = this.runUsage.get(runId) ?? { inputTokens: 0, outputTokens: 0, credits: 0 };
+      this.runUsage.set(runId, {
+        inputTokens: before.inputTokens + usage.inputTokens,
+        outputTokens: before.outputTokens + usage.outputTokens,
+        credits: before.credits + usage.credits,
+      });
+    });
+    return hooks;
+  }
 
   async transaction<T>(work: (em: EntityManager) => Promise<T>): Promise<T> {
     this.transactions += 1;
@@ -33,63 +49,50 @@ export class FakeCreditsRepository implements Pick<CreditsRepository, Used> {
     return this.balances.get(userId) ?? 0;
   }
 
-  async charge(
-    userId: string,
-    amount: number,
-    reason: string,
-    reference: string | null,
-    _run: { runId: string; inputTokens: number; outputTokens: number } | undefined,
-  ): Promise<ChargeRow> {
-    const credits = this.balances.get(userId);
-    if (credits === undefined) {
-      throw noSuchUser(userId);
-    }
-    if (reference !== null) {
-      this.holds.delete(reference);
-      const previous = this.ledgerRows.find((r) => r.reference === reference);
+  async chargeLedger(
+    _em: EntityManager,
+    entry: { userId: string; delta: number; reason: string; reference: string | null; balance: number },
+  ): Promise<{ previous: number | null }> {
+    if (entry.reference !== null) {
+      if (this.holds.get(entry.reference)?.userId === entry.userId) {
+        this.holds.delete(entry.reference);
+      }
+      const previous = this.ledgerRows.find((r) => r.reference === entry.reference);
       if (previous !== undefined) {
-        return { charged: -previous.delta, balance: credits };
+        return { previous: previous.delta };
       }
     }
-    const charged = Math.min(amount, credits);
-    this.append(userId, -charged, reason, reference, credits - charged);
-    return { charged, balance: credits - charged };
+    this.append(entry.userId, entry.delta, entry.reason, entry.reference, entry.balance);
+    return { previous: null };
   }
 
-  async reserve(
-    userId: string,
-    key: string,
-    amount: number,
-    ttlMs: number,
-  ): Promise<{ reserved: boolean; available: number }> {
-    const credits = this.balances.get(userId);
-    if (credits === undefined) {
-      throw noSuchUser(userId);
-    }
+  async hold(
+    _em: EntityManager,
+    entry: { userId: string; key: string; amount: number; ttlMs: number; balance: number },
+  ): Promise<{ held: number }> {
     const now = this.now();
     let held = 0;
     for (const [k, hold] of this.holds) {
+      if (hold.userId !== entry.userId || k === entry.key) {
+        continue;
+      }
       if (hold.expiresAt <= now) {
         this.holds.delete(k);
-      } else if (hold.userId === userId && k !== key) {
+      } else {
         held += hold.amount;
       }
     }
-    if (credits - held < amount) {
-      return { reserved: false, available: Math.max(credits - held, 0) };
+    const existing = this.holds.get(entry.key);
+    if (entry.balance - held >= entry.amount && (existing === undefined || existing.userId === entry.userId)) {
+      this.holds.set(entry.key, { userId: entry.userId, amount: entry.amount, expiresAt: now + entry.ttlMs });
     }
-    this.holds.set(key, { userId, amount, expiresAt: now + ttlMs });
-    return { reserved: true, available: credits - held - amount };
+    return { held };
   }
 
   async release(userId: string, key: string): Promise<void> {
     if (this.holds.get(key)?.userId === userId) {
       this.holds.delete(key);
     }
-  }
-
-  async lockBalance(_em: EntityManager, userId: string): Promise<number | undefined> {
-    return this.balances.get(userId);
   }
 
   async record(
@@ -100,15 +103,7 @@ export class FakeCreditsRepository implements Pick<CreditsRepository, Used> {
   }
 
   async recordOpening(_em: EntityManager, entry: { userId: string; credits: number; reason: string }): Promise<void> {
-    this.ledgerRows.push({
-      id: String(this.ledgerRows.length + 1),
-      userId: entry.userId,
-      delta: entry.credits,
-      reason: entry.reason,
-      reference: null,
-      balanceAfter: entry.credits,
-      createdAt: new Date(this.now()),
-    });
+    this.append(entry.userId, entry.credits, entry.reason, null, entry.credits);
   }
 
   async page(userId: string, limit: number, beforeId: string | undefined): Promise<LedgerRow[]> {
@@ -128,6 +123,5 @@ export class FakeCreditsRepository implements Pick<CreditsRepository, Used> {
       balanceAfter: balance,
       createdAt: new Date(this.now()),
     });
-    this.balances.set(userId, balance);
   }
 }

@@ -4,7 +4,7 @@ import type { CredentialEntity, CredentialSecret } from '../../vault/credential.
 import { type CredentialsService, expiryOf, type OAuthTokens } from '../../vault/credentials.service.js';
 import type { SiteEntity } from '../../vault/site.entity.js';
 import { credentialAad, tokenHint, type VaultCipher } from '../../vault/vault-cipher.js';
-import type { RefreshedPair, RefreshWrite, TokenRefreshRepository } from '../token-refresh.repository.js';
+import type { CredentialLeasesService, RefreshedPair, RefreshWrite } from '../../vault/credential-leases.service.js';
 
 /**
  * The `site_credentials` rows in memory, sealed with the real cipher (so what the services seal is
@@ -85,8 +85,8 @@ export class FakeCredentialsService implements Pick<
 
 type Used = 'claimLease' | 'releaseLease' | 'writeRefreshed' | 'markReauthRequired';
 
-/** The refresh's atomic statements over the same rows: lease claim, release, generation-fenced write, reauth mark. */
-export class FakeTokenRefreshRepository implements Pick<TokenRefreshRepository, Used> {
+/** The vault's refresh lease over the same rows: lease claim, release, generation-fenced write, reauth mark. */
+export class FakeCredentialLeases implements Pick<CredentialLeasesService, Used> {
   readonly claims: string[] = [];
 
   constructor(private readonly store: FakeCredentialStore) {}

@@ -9,9 +9,9 @@ import { VaultCipher } from '../../vault/vault-cipher.js';
 import { OAuthConfigs } from '../oauth-config.js';
 import type { OAuthRepository } from '../oauth.repository.js';
 import { OAuthService } from '../oauth.service.js';
-import type { TokenRefreshRepository } from '../token-refresh.repository.js';
+import type { CredentialLeasesService } from '../../vault/credential-leases.service.js';
 import { TokenRefreshService } from '../token-refresh.service.js';
-import { FakeCredentialsService, FakeCredentialStore, FakeTokenRefreshRepository } from './fake-credentials.js';
+import { FakeCredentialsService, FakeCredentialStore, FakeCredentialLeases } from './fake-credentials.js';
 import { FakeOAuthRepository } from './fake-oauth.repository.js';
 import { FakeSiteHttp } from './fake-site-http.js';
 
@@ -65,8 +65,8 @@ export function oauthFixture() {
   const rows = new FakeOAuthRepository();
   const store = new FakeCredentialStore(cipher);
   const credentials = standIn<CredentialsService>(new FakeCredentialsService(store));
-  const refreshes = new FakeTokenRefreshRepository(store);
+  const refreshes = new FakeCredentialLeases(store);
   const oauth = new OAuthService(standIn<OAuthRepository>(rows), configs, cipher, credentials);
-  const tokens = new TokenRefreshService(standIn<TokenRefreshRepository>(refreshes), credentials, cipher, configs);
+  const tokens = new TokenRefreshService(standIn<CredentialLeasesService>(refreshes), credentials, cipher, configs);
   return { rows, http, store, refreshes, oauth, tokens };
 }
