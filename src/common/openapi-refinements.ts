@@ -64,7 +64,7 @@ export function closeRequestBodies(document: OpenAPIObject): void {
 
 /**
  * Path parameters that name an object (`id`, `agentId`, …) are UUIDs: any other value names nothing
- * and answers NOT_FOUND (the services test UUID before the database sees it).
+ * and gets the route's not-found answer (the services test UUID before the database sees it).
  */
 export function declareIdParameters(document: OpenAPIObject): void {
   for (const item of Object.values(document.paths)) {
@@ -76,7 +76,7 @@ export function declareIdParameters(document: OpenAPIObject): void {
         const schema = (parameter.schema ?? {}) as SchemaObject;
         if (schema.format === undefined && schema.pattern === undefined) {
           parameter.schema = { ...schema, type: 'string', format: 'uuid' };
-          parameter.description ??= 'A UUID; any other value answers NOT_FOUND';
+          parameter.description ??= 'A UUID; any other value names nothing (the not-found answer)';
         }
       }
     }
