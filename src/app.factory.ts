@@ -11,6 +11,7 @@ import { apiCorsOptions, securityHeaders } from './common/browser-security.js';
 import { correlationMiddleware, resumeLogFieldsMiddleware } from './common/correlation.js';
 import { STRIPE_WEBHOOK_PATH } from './billing/stripe-webhook.controller.js';
 import { createJsonLogger, type JsonLogger } from './common/json-logger.js';
+import { closeRequestBodies, declareIdParameters } from './common/openapi-refinements.js';
 import { bodyParserProblem, writeAppError } from './common/error-filter.js';
 import { type Settings } from './config/settings.js';
 import { readPackageVersion } from './common/version.js';
@@ -114,6 +115,8 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
     .build();
   const document = SwaggerModule.createDocument(app, config);
   declareInternalErrors(document);
+  closeRequestBodies(document);
+  declareIdParameters(document);
   return document;
 }
 

@@ -6,6 +6,7 @@ import { CurrentUser, TermsRequired } from '../auth/decorators.js';
 import { AUTH_ERRORS, ApiErrors } from '../common/api-errors.js';
 import { TIERS, type Tier } from '../users/user-fields.js';
 import { DEFAULT_PAGE_SIZE, ListQueryDto, pageQuery } from '../common/pagination.js';
+import { LedgerQueryDto } from './dto/ledger-query.dto.js';
 import {
   BillingResponseDto,
   LedgerPageDto,
@@ -68,7 +69,7 @@ export class BillingController {
   })
   @ApiOkResponse({ type: LedgerPageDto })
   @ApiErrors('VALIDATION_ERROR')
-  ledger(@CurrentUser() auth: AuthUser, @Query() query: ListQueryDto): Promise<LedgerPageDto> {
+  ledger(@CurrentUser() auth: AuthUser, @Query() query: LedgerQueryDto): Promise<LedgerPageDto> {
     return this.billing.ledger(auth.user.id, query.limit ?? DEFAULT_PAGE_SIZE, query.cursor);
   }
 

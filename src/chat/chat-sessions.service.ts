@@ -26,7 +26,12 @@ function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SESSION_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** What a session route's `{token}` may be (declared in the OpenAPI document): anything else is INVALID_SESSION. */
+export const SESSION_TOKEN_OR_ID = new RegExp(
+  `^(?:${SESSION_TOKEN.source.slice(1, -1)}|${SESSION_ID.source.slice(1, -1)})$`,
+);
 
 /**
  * The session a path names: by its token (looked up by hash), or by its id, which GET /sessions

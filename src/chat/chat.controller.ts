@@ -18,7 +18,7 @@ import { ApiErrors, ApiWorkspaceHeader } from '../common/api-errors.js';
 import { TERMS_GATED_ERRORS } from '../common/api-schemas.js';
 import { ListQueryDto, pageQuery } from '../common/pagination.js';
 import { CurrentScope, type Scope } from '../workspaces/scope.js';
-import { ChatSessionsService } from './chat-sessions.service.js';
+import { ChatSessionsService, SESSION_TOKEN_OR_ID } from './chat-sessions.service.js';
 import { CHAT_TURN_PREFETCH, ChatTurnService } from './chat-turn.service.js';
 import {
   CHAT_EVENTS,
@@ -40,7 +40,11 @@ const SESSION_ERRORS = [
 
 /** The `{token}` of the session routes: the token, or the session's id from GET /sessions. */
 const SessionParam = (): MethodDecorator =>
-  ApiParam({ name: 'token', description: "The session's token (ses_…), or its id (listed by GET /sessions)" });
+  ApiParam({
+    name: 'token',
+    description: "The session's token (ses_…), or its id (listed by GET /sessions); anything else is INVALID_SESSION",
+    schema: { type: 'string', pattern: SESSION_TOKEN_OR_ID.source },
+  });
 
 const EVENT_LIST = Object.keys(CHAT_EVENTS).join(', ');
 

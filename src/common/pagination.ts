@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsString, Max, Min } from 'class-validator';
+import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
 import { Optional } from './optional.js';
 import { type ObjectLiteral, type SelectQueryBuilder } from 'typeorm';
 import { AppError } from './app-error.js';
@@ -8,18 +8,45 @@ import { AppError } from './app-error.js';
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
+/**
+ * A keyset list's cursor: the sort instant (milliseconds since 1970, at most 15 digits, so always a
+ * date PostgreSQL takes) and the id of the last item of the previous page, `<ms>.<uuid>`. Checked
+ * by this pattern alone, which the OpenAPI document declares: a cursor that matches is accepted.
+ */
+export const KEYSET_CURSOR = /^(0|[1-9][0-9]{0,14})\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export const CURSOR_MESSAGE = 'cursor is not a cursor returned by this list';
+
+/** `limit`, as every list takes it: an integer from 1 to MAX_PAGE_SIZE. */
+export function LimitParam(): PropertyDecorator {
+  return (target, key) => {
+    ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })(
+      target,
+      key,
+    );
+    Optional()(target, key);
+    Type(() => Number)(target, key);
+    IsInt()(target, key);
+    Min(1)(target, key);
+    Max(MAX_PAGE_SIZE)(target, key);
+  };
+}
+
+/** `cursor`: a list's nextCursor, of the shape `pattern` (declared in the document and checked). */
+export function CursorParam(pattern: RegExp): PropertyDecorator {
+  return (target, key) => {
+    ApiPropertyOptional({ description: 'The nextCursor of the previous page', pattern: pattern.source })(target, key);
+    Optional()(target, key);
+    IsString()(target, key);
+    Matches(pattern, { message: CURSOR_MESSAGE })(target, key);
+  };
+}
+
 export class ListQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
-  @Optional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
+  @LimitParam()
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'The nextCursor of the previous page' })
-  @Optional()
-  @IsString()
+  @CursorParam(KEYSET_CURSOR)
   cursor?: string;
 }
 
@@ -47,16 +74,15 @@ export function pageQuery(dto: ListQueryDto): PageQuery {
 }
 
 export function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(`${cursor.at.toISOString()}|${cursor.id}`).toString('base64url');
+  return `${cursor.at.getTime()}.${cursor.id}`;
 }
 
 function decodeCursor(raw: string): Cursor {
-  const [at, id] = Buffer.from(raw, 'base64url').toString('utf8').split('|');
-  const date = new Date(at ?? '');
-  if (!id || Number.isNaN(date.getTime()) || !/^[0-9a-f-]{36}$/i.test(id)) {
-    throw AppError.validation([{ field: 'cursor', message: 'is not a cursor returned by this list' }]);
+  if (!KEYSET_CURSOR.test(raw)) {
+    throw AppError.validation([{ field: 'cursor', message: CURSOR_MESSAGE }]);
   }
-  return { at: date, id };
+  const dot = raw.indexOf('.');
+  return { at: new Date(Number(raw.slice(0, dot))), id: raw.slice(dot + 1) };
 }
 
 /** Adds the keyset condition for ascending (created_at, id) order. */

@@ -25,16 +25,17 @@ export function runIdOf(reference: string | null): string | null {
 
 /**
  * The ledger's cursor is the id of the last entry shown (ids only grow, and the list is newest
- * first), base64url so that callers treat it as opaque like the other lists' cursors.
+ * first): a positive bigint of at most 18 digits, the pattern the OpenAPI document declares.
  */
+export const LEDGER_CURSOR = /^[1-9][0-9]{0,17}$/;
+
 export function encodeLedgerCursor(id: string): string {
-  return Buffer.from(`ledger:${id}`).toString('base64url');
+  return id;
 }
 
 export function decodeLedgerCursor(raw: string): string {
-  const id = /^ledger:([1-9][0-9]{0,17})$/.exec(Buffer.from(raw, 'base64url').toString('utf8'))?.[1];
-  if (id === undefined) {
-    throw AppError.validation([{ field: 'cursor', message: 'is not a cursor returned by this list' }]);
+  if (!LEDGER_CURSOR.test(raw)) {
+    throw AppError.validation([{ field: 'cursor', message: 'cursor is not a cursor returned by this list' }]);
   }
-  return id;
+  return raw;
 }

@@ -44,7 +44,8 @@ export const CODEC_PATH = '/api/temporal-codec';
 export const MAX_CODEC_BODY_BYTES = 8 * 1024 * 1024;
 
 const NAMESPACE_HEADER = {
-  name: 'X-Namespace',
+  // Lower case, as @Headers() reads it: one parameter in the document, not two.
+  name: 'x-namespace',
   required: false,
   description: 'The namespace of the payloads (sent by the Temporal UI and CLI); must be this service’s',
 };

@@ -93,7 +93,11 @@ export class SessionPageDto extends PageDto(SessionSummaryDto) {}
 
 /** A new session: its token is the session's key in the other chat routes. */
 export class CreatedSessionDto extends SessionResponseDto {
-  @ApiProperty({ example: 'ses_…', description: 'The session token (ses_ and 43 base64url characters)' })
+  @ApiProperty({
+    example: 'ses_Vq3oXm0n4c1uS1bXo2n9QbU7lY8d0kJ1c5wQe6rT2aZ',
+    description: 'The session token (ses_ and 43 base64url characters)',
+    pattern: '^ses_[A-Za-z0-9_-]{43}$',
+  })
   token: string;
 }
 
