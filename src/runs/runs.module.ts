@@ -13,6 +13,7 @@ import { RunRecordsService } from './run-records.service.js';
 import { RunRetentionService } from './run-retention.service.js';
 import { RunToolsService } from './run-tools.service.js';
 import { RunEntity } from './run.entity.js';
+import { RunExecutionRepository } from './run-execution.repository.js';
 import { RunsController } from './runs.controller.js';
 import { RunsRepository } from './runs.repository.js';
 import { RunsService } from './runs.service.js';
@@ -37,6 +38,7 @@ import { RunsService } from './runs.service.js';
   controllers: [AgentRunsController, RunsController],
   providers: [
     RunsRepository,
+    RunExecutionRepository,
     RunsService,
     RunEnqueueService,
     RunRecordsService,
