@@ -32,6 +32,7 @@ import { loadSettings } from '../src/config/settings.js';
 import { openDataSource, runMigrations } from '../src/database/data-source.js';
 import { ENTITIES } from '../src/entities.js';
 import { ModelRepository } from '../src/model/model.repository.js';
+import { RunExecutionRepository } from '../src/runs/run-execution.repository.js';
 import { RunUsageRepository } from '../src/runs/run-usage.repository.js';
 import { RunsRepository } from '../src/runs/runs.repository.js';
 import { UserEntity } from '../src/users/user.entity.js';
@@ -84,6 +85,7 @@ async function main(): Promise<void> {
     await runMigrations(dataSource);
     const mode = switchable(dataSource);
     const runs = new RunsRepository(dataSource);
+    const execution = new RunExecutionRepository(dataSource);
     const agents = new AgentsRepository(dataSource);
     const model = new ModelRepository(dataSource);
     const credits = new CreditsRepository(dataSource);
@@ -96,15 +98,15 @@ async function main(): Promise<void> {
     const statements: Record<string, () => Promise<unknown>> = {
       'agents_webhook_target (webhook intake)': () => agents.webhookTarget(randomUUID()),
       'runs_start (first model turn)': () =>
-        runs.start(
+        execution.start(
           { agentId: randomUUID(), runId: randomUUID(), userId: randomUUID() },
           { workflowId: `agent-${randomUUID()}`, runId: randomUUID() },
         ),
       'runs_tool_site (tool call)': () =>
-        runs.siteForToolCall({ siteId: randomUUID(), runId: randomUUID(), userId: randomUUID() }),
+        execution.siteForToolCall({ siteId: randomUUID(), runId: randomUUID(), userId: randomUUID() }),
       'model_active_run_turn (next turns)': () => model.activeRunTurn(randomUUID(), randomUUID()),
       'runs_finish (run end)': () =>
-        runs.finish(
+        execution.finish(
           {
             runId: randomUUID(),
             status: 'completed',

@@ -116,6 +116,11 @@ export class BillingRepository {
       .getOne();
   }
 
+  /** Keeps the provider's reference of a purchase still pending, in `em`'s transaction. */
+  async keepProviderRef(em: EntityManager, id: string, providerRef: string): Promise<void> {
+    await em.query('UPDATE credit_purchases SET provider_ref = $2 WHERE id = $1', [id, providerRef]);
+  }
+
   async settlePurchase(
     em: EntityManager,
     id: string,

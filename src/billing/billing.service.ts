@@ -223,7 +223,7 @@ export class BillingService {
         // Pending: the provider's event grants the credits. Keep its reference for the operator.
         const row = await this.billing.lockPurchase(em, purchase.id);
         if (row?.status === 'pending' && row.providerRef === null) {
-          await em.query('UPDATE credit_purchases SET provider_ref = $2 WHERE id = $1', [purchase.id, charged.ref]);
+          await this.billing.keepProviderRef(em, purchase.id, charged.ref);
         }
       });
     }

@@ -3,7 +3,9 @@ import Stripe from 'stripe';
 import { AppError } from '../common/app-error.js';
 import type { StripeSettings } from '../config/settings.js';
 import { PaymentOutcomeUnknown } from './payment-provider.js';
-import { readStripeEvent, STRIPE_METADATA, StripePaymentProvider } from './stripe-payment-provider.js';
+import { STRIPE_METADATA } from './stripe-client.js';
+import { readStripeEvent } from './stripe-events.js';
+import { StripePaymentProvider } from './stripe-payment-provider.js';
 
 const SETTINGS: StripeSettings = {
   secretKey: 'sk_test_unit',

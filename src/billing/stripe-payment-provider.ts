@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import Stripe from 'stripe';
 import { AppError } from '../common/app-error.js';
-import { PAID_TIERS, type PaidTier, type StripeSettings } from '../config/settings.js';
+import { type StripeSettings } from '../config/settings.js';
 import type {
   BillingCustomer,
   BillingEvent,
@@ -12,7 +12,8 @@ import type {
   SubscriptionChange,
   SubscriptionResult,
 } from './payment-provider.js';
-import { PaymentOutcomeUnknown } from './payment-provider.js';
+import { STRIPE_METADATA, stripeClient, stripeFailure } from './stripe-client.js';
+import { readStripeEvent, subscriptionStatus } from './stripe-events.js';
 
 /** How old a signed webhook delivery may be (seconds): Stripe's own default, against replays. */
 const SIGNATURE_TOLERANCE_SECONDS = 300;
@@ -20,31 +21,6 @@ const SIGNATURE_TOLERANCE_SECONDS = 300;
 const STRIPE_MINIMUM_CHARGE_CENTS = 50;
 /** A payment method the client may hand over: a PaymentMethod (Stripe.js, a SetupIntent) or a legacy card token. */
 const CLIENT_TOKEN = /^(pm|tok)_[A-Za-z0-9_]{1,190}$/;
-
-/** The metadata keys the service writes on Stripe objects, so events lead back to the purchase and the user. */
-export const STRIPE_METADATA = {
-  userId: 'agentsite_user_id',
-  purchaseId: 'agentsite_purchase_id',
-  tier: 'agentsite_tier',
-} as const;
-
-/** The Stripe client for these settings: retried writes reuse their idempotency key, as Stripe asks. */
-export function stripeClient(settings: Pick<StripeSettings, 'secretKey' | 'apiBase'>): Stripe {
-  const base = settings.apiBase === undefined ? undefined : new URL(settings.apiBase);
-  return new Stripe(settings.secretKey, {
-    maxNetworkRetries: 2,
-    timeout: 20_000,
-    telemetry: false,
-    appInfo: { name: 'agentsite' },
-    ...(base === undefined
-      ? {}
-      : {
-          host: base.hostname,
-          port: base.port === '' ? (base.protocol === 'https:' ? 443 : 80) : Number(base.port),
-          protocol: base.protocol === 'https:' ? 'https' : 'http',
-        }),
-  });
-}
 
 /**
  * PAYMENT_PROVIDER=stripe. Customers, their default card (from a client token or a SetupIntent), a
@@ -329,7 +305,7 @@ export class StripePaymentProvider implements PaymentProvider {
         this.logger.warn({ message: 'the subscription to cancel was already gone at Stripe', code: err.code });
         return;
       }
-      throw this.failure('cancel the subscription', err);
+      throw stripeFailure(this.logger, 'cancel the subscription', err);
     }
   }
 
@@ -351,124 +327,7 @@ export class StripePaymentProvider implements PaymentProvider {
     try {
       return await work();
     } catch (err) {
-      throw refine?.(err) ?? this.failure(what, err, unknownOutcome);
+      throw refine?.(err) ?? stripeFailure(this.logger, what, err, unknownOutcome);
     }
-  }
-
-  private failure(what: string, err: unknown, unknownOutcome?: string): AppError {
-    if (err instanceof Stripe.errors.StripeCardError) {
-      const reason = err.decline_code ?? err.code ?? 'declined';
-      return new AppError('PAYMENT_FAILED', `The card was declined (${reason}): ${err.message}`);
-    }
-    const type = err instanceof Stripe.errors.StripeError ? err.type : err instanceof Error ? err.name : 'unknown';
-    const code = err instanceof Stripe.errors.StripeError ? err.code : undefined;
-    this.logger.error({ message: `Stripe: could not ${what}`, errorType: type, code });
-    // Stripe refused the request itself (a 4xx: invalid, unauthenticated, rate limited, an
-    // idempotency conflict): nothing was done. Only no answer, or Stripe's own 5xx, leaves the
-    // outcome unknown.
-    const refused =
-      err instanceof Stripe.errors.StripeError &&
-      !(err instanceof Stripe.errors.StripeConnectionError) &&
-      !(err instanceof Stripe.errors.StripeAPIError);
-    if (refused && err instanceof Stripe.errors.StripeInvalidRequestError && err.param === 'payment_method') {
-      return new AppError(
-        'PAYMENT_FAILED',
-        `Stripe does not accept the stored card (${code ?? type}): add the card again`,
-      );
-    }
-    const outcome = refused ? undefined : unknownOutcome;
-    const message = `The payment provider could not ${what} (${type}); ${outcome ?? 'nothing was charged'}. Try again later.`;
-    return outcome === undefined ? new AppError('PAYMENT_FAILED', message) : new PaymentOutcomeUnknown(message);
-  }
-}
-
-/** Stripe's subscription states in the service's three. */
-export function subscriptionStatus(status: Stripe.Subscription.Status): 'active' | 'past_due' | 'ended' {
-  switch (status) {
-    case 'active':
-    case 'trialing':
-      return 'active';
-    case 'past_due':
-    case 'unpaid':
-      return 'past_due';
-    default:
-      return 'ended';
-  }
-}
-
-function idOf(value: string | { id: string } | null | undefined): string | null {
-  return value === null || value === undefined ? null : typeof value === 'string' ? value : value.id;
-}
-
-function invalid(event: Stripe.Event, what: string): AppError {
-  return new AppError('WEBHOOK_PAYLOAD_INVALID', `The ${event.type} event ${event.id} has no ${what}`);
-}
-
-/**
- * Reads a verified event. Webhook payloads come in the endpoint's API version, not the SDK's: fields
- * that moved between versions are read from both places (an invoice's subscription).
- */
-export function readStripeEvent(event: Stripe.Event, prices: Record<PaidTier, string>): BillingEvent {
-  const head = { id: event.id, type: event.type, created: new Date(event.created * 1000) };
-  switch (event.type) {
-    case 'payment_intent.succeeded': {
-      const intent = event.data.object;
-      return {
-        ...head,
-        kind: 'payment_succeeded',
-        purchaseId: intent.metadata?.[STRIPE_METADATA.purchaseId] ?? null,
-        userId: intent.metadata?.[STRIPE_METADATA.userId] ?? null,
-        paymentRef: intent.id,
-        amountCents: intent.amount_received || intent.amount,
-      };
-    }
-    case 'payment_intent.payment_failed': {
-      const intent = event.data.object;
-      const error = intent.last_payment_error;
-      return {
-        ...head,
-        kind: 'payment_failed',
-        purchaseId: intent.metadata?.[STRIPE_METADATA.purchaseId] ?? null,
-        paymentRef: intent.id,
-        failure: error?.decline_code ?? error?.code ?? 'payment_failed',
-      };
-    }
-    case 'invoice.paid':
-    case 'invoice.payment_failed': {
-      const invoice = event.data.object as Stripe.Invoice & { subscription?: string | { id: string } | null };
-      const customerId = idOf(invoice.customer);
-      if (customerId === null) {
-        throw invalid(event, 'customer');
-      }
-      const subscriptionId =
-        idOf(invoice.parent?.subscription_details?.subscription) ?? idOf(invoice.subscription ?? null);
-      return {
-        ...head,
-        kind: event.type === 'invoice.paid' ? 'invoice_paid' : 'invoice_failed',
-        customerId,
-        subscriptionId,
-      };
-    }
-    case 'customer.subscription.created':
-    case 'customer.subscription.updated':
-    case 'customer.subscription.deleted': {
-      const subscription = event.data.object;
-      const customerId = idOf(subscription.customer);
-      if (customerId === null) {
-        throw invalid(event, 'customer');
-      }
-      const priceId = subscription.items?.data?.[0]?.price?.id;
-      const tier = PAID_TIERS.find((t) => prices[t] === priceId) ?? null;
-      return {
-        ...head,
-        kind: 'subscription_changed',
-        customerId,
-        subscriptionId: subscription.id,
-        status: event.type === 'customer.subscription.deleted' ? 'ended' : subscriptionStatus(subscription.status),
-        tier,
-      };
-    }
-    default:
-      return { ...head, kind: 'ignored' };
   }
 }

@@ -6,7 +6,8 @@ import { type DataSource } from 'typeorm';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { AppError } from './app-error.js';
-import { postgresCounterStore, RateLimitReconciler, type ReconciledLimiter } from './reconciled-rate-limit.js';
+import { postgresCounterStore } from './rate-limit-counters.repository.js';
+import { RateLimitReconciler, type ReconciledLimiter } from './reconciled-rate-limit.js';
 
 /** The table migrations create for rate-limiter-flexible; shared by every API and worker process. */
 export const RATE_LIMIT_TABLE = 'rate_limits';

@@ -1,24 +1,37 @@
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import path from 'node:path';
-import ipaddr from 'ipaddr.js';
 import { type Env, EnvReader } from './env-reader.js';
+import { parseHost } from './listen-address.js';
+import { readSecrets } from './secret-settings.js';
 import {
-  keptSecrets,
-  keptTemporalCodecKey,
-  parseKeyList,
-  parseOrigins,
-  parseOtlpHeaders,
-  parseTrustProxy,
-  parseVaultKeys,
-  type TrustProxy,
-  type VaultKey,
-} from './setting-parsers.js';
+  PAYMENT_PROVIDERS,
+  type PaymentProviderName,
+  readPaymentSettings,
+  type StripeSettings,
+} from './payment-settings.js';
+import { parseOrigins, parseOtlpHeaders, parseTrustProxy, type TrustProxy, type VaultKey } from './setting-parsers.js';
 import { readTemporalAccess, type TemporalAccess } from './temporal-access.js';
 import { parseWorkerShutdownGrace } from './worker-shutdown.js';
 
 export { parseTrustProxy, parseVaultKeys, type TrustProxy, type VaultKey } from './setting-parsers.js';
 export type { TemporalAccess, TemporalTls } from './temporal-access.js';
+export { DEFAULT_HOST, isLoopbackHost } from './listen-address.js';
+export {
+  effectiveDatabaseUrl,
+  effectiveTemporalAddress,
+  EMBEDDED_DB,
+  embeddedDbPassword,
+  embeddedDbPasswordFile,
+  LEGACY_EMBEDDED_DB_PASSWORD,
+} from './local-services.js';
+export { SECRET_SETTINGS } from './secret-settings.js';
+export {
+  PAID_TIERS,
+  PAYMENT_PROVIDERS,
+  type PaidTier,
+  type PaymentProviderName,
+  type StripeSettings,
+} from './payment-settings.js';
 
 /** Every setting of the service, validated once at start-up. Secrets are marked so they are never logged. */
 export interface Settings extends TemporalAccess {
@@ -126,30 +139,6 @@ export interface Settings extends TemporalAccess {
   workerShutdownGraceSeconds: number;
 }
 
-/**
- * The payment providers the service knows: `stripe` takes real payments with its own settings;
- * `test` hands out credits and tiers for test card tokens, so it needs ALLOW_TEST_PAYMENTS.
- */
-export const PAYMENT_PROVIDERS = ['none', 'test', 'stripe'] as const;
-export type PaymentProviderName = (typeof PAYMENT_PROVIDERS)[number];
-
-/** The paid tiers, each sold as one Stripe price (STRIPE_PRICE_PRO, …). */
-export const PAID_TIERS = ['pro', 'harness', 'team'] as const;
-export type PaidTier = (typeof PAID_TIERS)[number];
-
-export interface StripeSettings {
-  /** STRIPE_SECRET_KEY: `sk_live_…`, `sk_test_…` or a restricted `rk_…` key. Secret. */
-  secretKey: string;
-  /** STRIPE_WEBHOOK_SECRET: the endpoint's signing secret `whsec_…`. Secret. */
-  webhookSecret: string;
-  /** STRIPE_PUBLISHABLE_KEY (`pk_…`): lets the console load Stripe's card field; undefined: token entry only. */
-  publishableKey: string | undefined;
-  /** STRIPE_API_BASE: another API host (stripe-mock in tests); undefined: api.stripe.com. */
-  apiBase: string | undefined;
-  /** The recurring price of each paid tier (STRIPE_PRICE_PRO, STRIPE_PRICE_HARNESS, STRIPE_PRICE_TEAM). */
-  prices: Record<PaidTier, string>;
-}
-
 export type LogLevel = 'error' | 'warn' | 'log' | 'debug';
 
 /** OWASP's scrypt parameters for passwords: N=2^17, r=8, p=1 (128 MiB and ~0.3 s of one core per hash). */
@@ -157,21 +146,6 @@ export const OWASP_SCRYPT_N = 2 ** 17;
 /** The lowest PASSWORD_SCRYPT_N accepted: below 2^14 a hash is too cheap to be worth storing. */
 export const MIN_SCRYPT_N = 2 ** 14;
 const MAX_SCRYPT_N = 2 ** 20;
-
-/** Names of settings whose values are secret: never print them. */
-export const SECRET_SETTINGS = [
-  'JWT_SECRET',
-  'VAULT_KEY',
-  'TEMPORAL_CODEC_KEY',
-  'ANTHROPIC_API_KEY',
-  'DATABASE_URL',
-  'TEMPORAL_API_KEY',
-  'TEMPORAL_TLS_KEY',
-  'OTEL_EXPORTER_OTLP_HEADERS',
-  'METRICS_TOKEN',
-  'STRIPE_SECRET_KEY',
-  'STRIPE_WEBHOOK_SECRET',
-] as const;
 
 export class SettingsError extends Error {
   constructor(readonly problems: string[]) {
@@ -318,27 +292,7 @@ export function loadSettings(env: Env = process.env): Settings {
     workerShutdownGraceSeconds: parseWorkerShutdownGrace(reader.str('WORKER_SHUTDOWN_GRACE_SECONDS'), problems),
   };
 
-  if (settings.paymentProvider === 'test' && !settings.allowTestPayments) {
-    // The test provider grants credits and tiers for well-known test card tokens: free money for
-    // anyone who can register, so it must be asked for twice.
-    problems.push(
-      'PAYMENT_PROVIDER=test accepts test card tokens and grants credits and tiers for free: it needs ' +
-        'ALLOW_TEST_PAYMENTS=true (development and tests only); production leaves PAYMENT_PROVIDER unset (none)',
-    );
-  }
-
-  if (settings.paymentProvider === 'test' && !isLoopbackHost(host) && !settings.allowTestPaymentsOnNetwork) {
-    // Free credits and tiers for whoever reaches the port: on loopback that is this machine's user only.
-    problems.push(
-      `PAYMENT_PROVIDER=test grants credits and tiers for free and HOST=${host} serves it beyond this machine: ` +
-        'listen on loopback (HOST unset or 127.0.0.1), turn payments off (PAYMENT_PROVIDER=none), or set ' +
-        'ALLOW_TEST_PAYMENTS_ON_NETWORK=true for a test network nobody else reaches',
-    );
-  }
-
-  if (settings.paymentProvider === 'stripe') {
-    settings.stripe = readStripeSettings(reader, problems);
-  }
+  settings.stripe = readPaymentSettings(settings, reader, problems);
 
   if (settings.metricsToken !== undefined && settings.metricsToken.length < 32) {
     // A long-lived bearer credential that nothing rate limits per guess: it must be unguessable.
@@ -356,49 +310,12 @@ export function loadSettings(env: Env = process.env): Settings {
   }
 
   if (problems.length === 0) {
-    // Secrets that are not set are generated once and kept under DATA_DIR, so a restart keeps tokens
-    // and vault entries readable.
-    const kept = settings.jwtSecret && env.VAULT_KEY ? undefined : keptSecrets(dataDir);
-    settings.jwtSecret = settings.jwtSecret || kept!.jwtSecret;
-    if (settings.jwtSecret.length < 32) {
-      problems.push('JWT_SECRET must be at least 32 characters');
-    }
-    settings.vaultKeys = parseVaultKeys(env.VAULT_KEY ?? kept!.vaultKey, problems);
-    const payloadKey = reader.str('TEMPORAL_CODEC_KEY') ?? keptTemporalCodecKey(dataDir);
-    settings.temporalCodecKeys = parseKeyList('TEMPORAL_CODEC_KEY', payloadKey, problems);
+    readSecrets(settings, env, reader, problems);
   }
   if (problems.length > 0) {
     throw new SettingsError(problems);
   }
   return settings;
-}
-
-/** Default HOST: loopback only; a container or a host behind its own proxy sets HOST=0.0.0.0 (or `::`). */
-export const DEFAULT_HOST = '127.0.0.1';
-
-/** `HOST`: an IPv4 or IPv6 address to listen on, or `localhost`; names other than that are refused. */
-function parseHost(raw: string | undefined, problems: string[]): string {
-  if (raw === undefined) {
-    return DEFAULT_HOST;
-  }
-  if (raw.toLowerCase() === 'localhost' || isIP(raw) !== 0) {
-    return raw;
-  }
-  problems.push(`HOST must be an IP address to listen on (127.0.0.1, 0.0.0.0, ::1, ::) or localhost, got "${raw}"`);
-  return DEFAULT_HOST;
-}
-
-/** Whether listening on this address serves this machine only (127.0.0.0/8, ::1, localhost). */
-export function isLoopbackHost(host: string): boolean {
-  if (host.toLowerCase() === 'localhost') {
-    return true;
-  }
-  try {
-    const address = ipaddr.process(host);
-    return address.range() === 'loopback';
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -411,67 +328,4 @@ function temporalUiOrigins(entries: string[], uiPort: number, production: boolea
     return production ? [] : [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`];
   }
   return parseOrigins('TEMPORAL_UI_ORIGIN', entries, problems);
-}
-
-/** The embedded PostgreSQL's database name and user (used when DATABASE_URL is unset). */
-export const EMBEDDED_DB = { user: 'postgres', database: 'agentsite' } as const;
-
-/**
- * The password of the embedded PostgreSQL's user before it was generated per data dir: a data dir
- * made then still has it until its next `npm start` changes it (scripts/runtime/postgres.ts).
- */
-export const LEGACY_EMBEDDED_DB_PASSWORD = 'postgres';
-
-/** The file under DATA_DIR that keeps the embedded PostgreSQL's generated password (mode 0600). */
-export function embeddedDbPasswordFile(dataDir: string): string {
-  return path.join(dataDir, 'postgres-password');
-}
-
-/** The embedded PostgreSQL's password as `npm start` keeps it (the old fixed one before any start made it). */
-export function embeddedDbPassword(dataDir: string): string {
-  try {
-    return readFileSync(embeddedDbPasswordFile(dataDir), 'utf8').trim() || LEGACY_EMBEDDED_DB_PASSWORD;
-  } catch {
-    return LEGACY_EMBEDDED_DB_PASSWORD;
-  }
-}
-
-/** The database the processes connect to: DATABASE_URL, or the embedded server started by the scripts. */
-export function effectiveDatabaseUrl(settings: Settings): string {
-  if (settings.databaseUrl !== undefined) {
-    return settings.databaseUrl;
-  }
-  const password = encodeURIComponent(embeddedDbPassword(settings.dataDir));
-  return `postgres://${EMBEDDED_DB.user}:${password}@127.0.0.1:${settings.embeddedPostgresPort}/${EMBEDDED_DB.database}`;
-}
-
-/** The Temporal frontend the processes connect to: TEMPORAL_ADDRESS, or the dev server started by the scripts. */
-export function effectiveTemporalAddress(settings: Pick<Settings, 'temporalAddress' | 'temporalDevPort'>): string {
-  return settings.temporalAddress ?? `127.0.0.1:${settings.temporalDevPort}`;
-}
-
-/** PAYMENT_PROVIDER=stripe: every Stripe setting it needs, each checked for the shape Stripe gives it. */
-function readStripeSettings(reader: EnvReader, problems: string[]): StripeSettings {
-  const shaped = (name: string, pattern: RegExp, example: string, required: boolean): string | undefined => {
-    const value = reader.str(name);
-    if (value === undefined) {
-      if (required) {
-        problems.push(`PAYMENT_PROVIDER=stripe needs ${name} (${example}, from the Stripe dashboard)`);
-      }
-      return undefined;
-    }
-    if (!pattern.test(value)) {
-      problems.push(`${name} must look like ${example}`);
-    }
-    return value;
-  };
-  const price = (tier: PaidTier): string =>
-    shaped(`STRIPE_PRICE_${tier.toUpperCase()}`, /^price_[A-Za-z0-9_]+$/, 'price_…', true) ?? '';
-  return {
-    secretKey: shaped('STRIPE_SECRET_KEY', /^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/, 'sk_live_… or sk_test_…', true) ?? '',
-    webhookSecret: shaped('STRIPE_WEBHOOK_SECRET', /^whsec_[A-Za-z0-9_+/=]+$/, 'whsec_…', true) ?? '',
-    publishableKey: shaped('STRIPE_PUBLISHABLE_KEY', /^pk_(test|live)_[A-Za-z0-9_]+$/, 'pk_live_… or pk_test_…', false),
-    apiBase: reader.url('STRIPE_API_BASE', ['http:', 'https:']),
-    prices: { pro: price('pro'), harness: price('harness'), team: price('team') },
-  };
 }

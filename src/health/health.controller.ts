@@ -14,6 +14,7 @@ import { TEMPORAL_CONNECTION } from '../temporal/temporal.module.js';
 import { HealthReportDto } from './dto/health-report.dto.js';
 import { LivenessDto, ReadinessDto } from './dto/probe.dto.js';
 import { ReadinessService } from './readiness.service.js';
+import { pingDatabase } from './database-ping.repository.js';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -155,7 +156,7 @@ export class HealthController {
     const [database, temporal] = await Promise.all([
       timed(
         async () => {
-          await this.dataSource.query('SELECT 1');
+          await pingDatabase(this.dataSource);
         },
         'database unavailable',
         down('the database'),

@@ -6,6 +6,7 @@ import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { DEFAULT_POLL_MAX_AGE_MS, hasRecentPoller, timestampMs } from '../temporal/poller-health.js';
 import { TEMPORAL_CONNECTION } from '../temporal/temporal.module.js';
+import { pingDatabase } from './database-ping.repository.js';
 
 /** What a readiness answer may say: generic on purpose (the routes are public), details go to the log. */
 export const NOT_READY_REASONS = [
@@ -66,7 +67,7 @@ export class ReadinessService {
         return reason;
       };
     const [database, temporal] = await Promise.all([
-      bounded(this.dataSource.query('SELECT 1')).then(() => undefined, failed('database unavailable', 'the database')),
+      bounded(pingDatabase(this.dataSource)).then(() => undefined, failed('database unavailable', 'the database')),
       bounded(this.polled(options.identity)).catch(failed('temporal unavailable', 'Temporal')),
     ]);
     return [database, temporal].filter((reason): reason is NotReadyReason => reason !== undefined);

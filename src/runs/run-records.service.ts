@@ -23,6 +23,7 @@ import { RunEnqueueService } from './run-enqueue.service.js';
 import { RunRetentionService } from './run-retention.service.js';
 import { RunSkippedError } from './run-skipped.error.js';
 import { buildRunTools } from './run-tools.js';
+import { RunExecutionRepository } from './run-execution.repository.js';
 import { RunsRepository } from './runs.repository.js';
 
 /** The activities' port for run records (the worker fills ActivityDeps.runs with it). */
@@ -32,6 +33,7 @@ export class RunRecordsService implements RunsPort {
 
   constructor(
     private readonly runs: RunsRepository,
+    private readonly execution: RunExecutionRepository,
     private readonly enqueuer: RunEnqueueService,
     private readonly credits: CreditsService,
     private readonly archives: RunArchiveService,
@@ -55,7 +57,7 @@ export class RunRecordsService implements RunsPort {
     if (![request.runId, request.agentId, request.userId].every((id) => typeof id === 'string' && UUID.test(id))) {
       throw this.refusedStart(request, 'malformed ids');
     }
-    const started = await this.runs.start(request, execution);
+    const started = await this.execution.start(request, execution);
     if (started === null) {
       throw this.refusedStart(request, 'no queued run of this agent and user for this workflow');
     }
@@ -102,7 +104,7 @@ export class RunRecordsService implements RunsPort {
     if (typeof input.runId !== 'string' || !UUID.test(input.runId)) {
       throw this.refusedFinish(input, execution, 'malformed run id');
     }
-    const { ended, bound } = await this.runs.finish(input, execution);
+    const { ended, bound } = await this.execution.finish(input, execution);
     if (bound === false) {
       throw this.refusedFinish(input, execution, 'the run is not this workflow execution’s');
     }

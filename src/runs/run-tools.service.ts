@@ -6,7 +6,7 @@ import { ToolCaller } from '../tools/tool-caller.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import { keptResult } from './run-tools.js';
-import { RunsRepository } from './runs.repository.js';
+import { RunExecutionRepository } from './run-execution.repository.js';
 import { type CallToolInput, type CallToolOutput, MAX_DURABLE_WAIT_SECONDS } from '../../workflows/contracts.js';
 
 /** A run's tool call: the site as the run's owner has it, through the one ToolCaller. */
@@ -16,7 +16,7 @@ export class RunToolsService {
 
   constructor(
     private readonly caller: ToolCaller,
-    private readonly runs: RunsRepository,
+    private readonly execution: RunExecutionRepository,
   ) {}
 
   async call(input: CallToolInput, idempotencyKey: string, signal: AbortSignal): Promise<CallToolOutput> {
@@ -44,7 +44,7 @@ export class RunToolsService {
     if (![input.siteId, input.runId, input.userId].every((id) => typeof id === 'string' && UUID.test(id))) {
       throw this.refused(input, 'malformed ids');
     }
-    const { site, found, credential } = await this.runs.siteForToolCall(input);
+    const { site, found, credential } = await this.execution.siteForToolCall(input);
     if (site === undefined) {
       throw new ToolCallFailure('not_found', `The site ${input.siteName} is no longer in the vault`);
     }

@@ -14,6 +14,7 @@ import { RunRecordsService } from './run-records.service.js';
 import { RunRetentionService } from './run-retention.service.js';
 import { RunToolsService } from './run-tools.service.js';
 import { RunEntity } from './run.entity.js';
+import { RunExecutionRepository } from './run-execution.repository.js';
 import { RunsController } from './runs.controller.js';
 import { RunsRepository } from './runs.repository.js';
 import { RunUsageRepository } from './run-usage.repository.js';
@@ -40,6 +41,7 @@ import { RunsService } from './runs.service.js';
   providers: [
     RunsRepository,
     RunUsageRepository,
+    RunExecutionRepository,
     RunsService,
     RunEnqueueService,
     RunRecordsService,

@@ -1,16 +1,20 @@
-import dns from 'node:dns';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import axios, { type AxiosError, isAxiosError } from 'axios';
+import axios from 'axios';
 import ipaddr from 'ipaddr.js';
 import { RequestFilteringHttpsAgent } from 'request-filtering-agent';
 import { AppError } from '../common/app-error.js';
 import { readPackageVersion } from '../common/version.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
+import { alwaysBlockedHost, guardedLookup } from './address-guard.js';
+import { classifyNetworkError, SiteNetworkError, staleKeepAlive } from './site-network-errors.js';
+
+export { alwaysBlockedAddress, alwaysBlockedHost, guardedLookup } from './address-guard.js';
+export { publicNetworkMessage, SiteNetworkError } from './site-network-errors.js';
 
 export const MAX_REDIRECTS = 5;
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -35,18 +39,6 @@ export interface SiteResponse {
   url: string;
 }
 
-/** The request could not be made or finished: connection refused, TLS failure, timeout, abort. */
-export class SiteNetworkError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'timeout' | 'aborted' | 'network' | 'too_large' | 'redirect',
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'SiteNetworkError';
-  }
-}
-
 /**
  * What the client needs of the settings. The service passes its Settings; the conformance CLI builds
  * one from its flags, and only it may set `allowPrivateAddresses` (no setting reads it).
@@ -54,80 +46,6 @@ export class SiteNetworkError extends Error {
 export type SiteHttpSettings = Pick<Settings, 'siteCaCerts' | 'siteAllowPrivateHosts'> & {
   allowPrivateAddresses?: boolean;
 };
-
-const BLOCKED_BY_FILTER = /is not allowed\. Because/;
-
-/** Cloud metadata services by name: blocked always, whatever allows private addresses. */
-const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata.goog']);
-/** Cloud metadata addresses outside the link-local ranges (AWS's IPv6 one). */
-const METADATA_ADDRESSES = new Set(['fd00:ec2::254']);
-
-/**
- * Addresses no request ever goes to, not even with --allow-private or SITE_ALLOW_PRIVATE_HOSTS:
- * link-local (169.254.0.0/16, fe80::/10), where the clouds' metadata services answer, and the
- * metadata addresses themselves (169.254.169.254, fd00:ec2::254), in any notation.
- */
-export function alwaysBlockedAddress(address: string): boolean {
-  const literal = address.replace(/^\[|\]$/g, '');
-  if (isIP(literal) === 0) {
-    return false;
-  }
-  let parsed = ipaddr.parse(literal);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  }
-  return parsed.range() === 'linkLocal' || METADATA_ADDRESSES.has(parsed.toString());
-}
-
-/** Whether `hostname` (a URL's host name) names a metadata service or an always-blocked address. */
-export function alwaysBlockedHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, '');
-  return METADATA_HOSTS.has(host) || alwaysBlockedAddress(host);
-}
-
-type LookupCallback = (
-  err: NodeJS.ErrnoException | null,
-  address: string | dns.LookupAddress[],
-  family?: number,
-) => void;
-
-/**
- * dns.lookup that refuses always-blocked addresses (checked after resolution, at connect time, so a
- * name that resolves to a metadata address is caught too): the lookup of the agents that otherwise
- * let private addresses through.
- */
-export function guardedLookup(
-  hostname: string,
-  options: dns.LookupOptions,
-  callback: LookupCallback,
-  lookup: typeof dns.lookup = dns.lookup,
-): void {
-  lookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) {
-      callback(err, '');
-      return;
-    }
-    const list = addresses as unknown as dns.LookupAddress[];
-    const blocked = list.find((a) => alwaysBlockedAddress(a.address));
-    if (blocked !== undefined) {
-      callback(
-        Object.assign(
-          new Error(
-            `DNS lookup ${blocked.address} (host: ${hostname}) is not allowed. Because, It is a link-local or metadata address.`,
-          ),
-          { code: 'EBLOCKED' },
-        ),
-        '',
-      );
-      return;
-    }
-    if (options.all === true) {
-      callback(null, list);
-    } else {
-      callback(null, list[0]!.address, list[0]!.family);
-    }
-  });
-}
 
 /** Headers that carry the user's credentials: never sent to an origin other than the one they were meant for. */
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
@@ -288,13 +206,13 @@ export class SiteHttpClient implements OnModuleDestroy {
       return await this.attempt(request, url);
     } catch (err) {
       if (!staleKeepAlive(err)) {
-        throw classifyNetworkError(err, url);
+        throw classifyNetworkError(err, url, MAX_RESPONSE_BYTES);
       }
     }
     try {
       return await this.attempt(request, url);
     } catch (err) {
-      throw classifyNetworkError(err, url);
+      throw classifyNetworkError(err, url, MAX_RESPONSE_BYTES);
     }
   }
 
@@ -321,71 +239,5 @@ export class SiteHttpClient implements OnModuleDestroy {
       }
     }
     return { status: response.status, headers, body: Buffer.from(response.data), url: url.toString() };
-  }
-}
-
-/** A reused keep-alive socket that the server had closed: reset or hung up before any answer. */
-function staleKeepAlive(err: unknown): boolean {
-  if (!isAxiosError(err) || err.response !== undefined) {
-    return false;
-  }
-  const reused = (err.request as { reusedSocket?: boolean } | undefined)?.reusedSocket === true;
-  const code = err.code ?? (err.cause as NodeJS.ErrnoException | undefined)?.code;
-  return reused && (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up/i.test(err.message));
-}
-
-function classifyNetworkError(err: unknown, url: URL): Error {
-  const message = err instanceof Error ? err.message : String(err);
-  const cause = isAxiosError(err) ? ((err as AxiosError).cause ?? err) : err;
-  const causeMessage = cause instanceof Error ? cause.message : '';
-  if (BLOCKED_BY_FILTER.test(message) || BLOCKED_BY_FILTER.test(causeMessage)) {
-    return new AppError('INVALID_URL', `${url.host} resolves to a non-public address`, [
-      { field: 'url', message: 'resolves to a non-public address' },
-    ]);
-  }
-  if (isAxiosError(err)) {
-    if (err.code === 'ETIMEDOUT' || err.code === 'ECONNABORTED') {
-      return new SiteNetworkError(`${url.host} did not answer in time`, 'timeout', { cause: err });
-    }
-    if (err.code === 'ERR_CANCELED') {
-      return new SiteNetworkError('the request was aborted', 'aborted', { cause: err });
-    }
-    if (err.code === 'ERR_BAD_RESPONSE' && /maxContentLength/.test(message)) {
-      return new SiteNetworkError(`${url.host} answered more than ${MAX_RESPONSE_BYTES} bytes`, 'too_large', {
-        cause: err,
-      });
-    }
-  }
-  return new SiteNetworkError(`could not reach ${url.host}: ${causeMessage || message}`, 'network', { cause: err });
-}
-
-/** System error codes of a failed connection, as a user can read them (without addresses or ports). */
-const NETWORK_GIST: Array<[RegExp, string]> = [
-  [/ENOTFOUND|EAI_AGAIN/, "the site's address does not resolve"],
-  [/ECONNREFUSED/, 'the site refused the connection'],
-  [/ECONNRESET|EPIPE|socket hang up/i, 'the site closed the connection'],
-  [/EHOSTUNREACH|ENETUNREACH/, 'the site cannot be reached'],
-  [/CERT|certificate|self[- ]signed|SSL|TLS/i, "the site's TLS certificate is not trusted"],
-];
-
-/**
- * What a failed request to a site says to users, the model and run timelines: the site's host
- * (from its manifest) is fine, the socket error's own text (resolved addresses, ports) is not.
- */
-export function publicNetworkMessage(err: SiteNetworkError): string {
-  switch (err.kind) {
-    case 'timeout':
-    case 'too_large':
-    case 'aborted':
-    case 'redirect':
-      return err.message; // built by us from the host, our limits and our redirect policy only
-    case 'network': {
-      if (/redirect/i.test(err.message)) {
-        return err.message; // our own words about the site's redirects (no socket error text)
-      }
-      const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
-      const text = `${String(cause?.code ?? '')} ${String(cause?.message ?? '')} ${err.message}`;
-      return NETWORK_GIST.find(([pattern]) => pattern.test(text))?.[1] ?? 'the site could not be reached';
-    }
   }
 }

@@ -10,10 +10,10 @@ import {
 import pg from 'pg';
 import { SETTINGS } from '../../config/settings.module.js';
 import { effectiveDatabaseUrl, type Settings } from '../../config/settings.js';
+import { CACHE_CHANNEL, type ListenerClient, listenOnCacheChannel, pingListener } from './cache-channel.repository.js';
 import { type CacheLiveness, type InvalidatedCache, LocalCache } from './local-cache.js';
 
-/** The channel the triggers of migration CacheInvalidation1764600000000 notify on; payload `<prefix>:<id>`. */
-export const CACHE_CHANNEL = 'agentsite_cache';
+export { CACHE_CHANNEL, type ListenerClient } from './cache-channel.repository.js';
 
 /** The listener connection's application_name, with the process id so one process's listener can be found. */
 export function listenerApplicationName(pid: number = process.pid): string {
@@ -29,16 +29,6 @@ const RECONNECT_MAX_MS = 5_000;
  */
 const HEARTBEAT_MS = 5_000;
 const HEARTBEAT_TIMEOUT_MS = 3_000;
-
-/** The part of a pg client the bus uses (a fake in the unit test). */
-export interface ListenerClient {
-  connect(): Promise<unknown>;
-  query(sql: string): Promise<unknown>;
-  end(): Promise<void>;
-  on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
-  on(event: 'error', listener: (err: Error) => void): unknown;
-  on(event: 'end', listener: () => void): unknown;
-}
 
 /**
  * The process's caches and the one PostgreSQL connection (not from the pool) that keeps them honest:
@@ -139,7 +129,7 @@ export class CacheInvalidationBus implements CacheLiveness, OnApplicationBootstr
     client.on('end', () => onLost());
     try {
       await client.connect();
-      await client.query(`LISTEN ${CACHE_CHANNEL}`);
+      await listenOnCacheChannel(client);
     } catch (err) {
       onLost(err instanceof Error ? err : new Error(String(err)));
       return;
@@ -160,7 +150,7 @@ export class CacheInvalidationBus implements CacheLiveness, OnApplicationBootstr
     let timeout: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
-        client.query('SELECT 1'),
+        pingListener(client),
         new Promise((_, reject) => {
           timeout = setTimeout(() => reject(new Error('no answer to the heartbeat')), HEARTBEAT_TIMEOUT_MS);
         }),
