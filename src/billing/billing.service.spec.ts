@@ -101,6 +101,8 @@ describe('BillingService.purchaseCredits', () => {
     provider.nextCharge = 'pending';
     const result = await service.purchaseCredits(USER, 100);
     expect(result).toMatchObject({ credits: 3, purchase: { status: 'pending' } });
+    // The provider's reference is kept, so the event that settles it (or the reconciler) finds it.
+    expect([...rows.purchaseRows.values()].map((p) => p.providerRef)).toEqual([expect.stringMatching(/^pi_/)]);
   });
 });
 

@@ -19,16 +19,11 @@ type Used =
   | 'setSubscription'
   | 'createPurchase'
   | 'lockPurchase'
+  | 'keepProviderRef'
   | 'settlePurchase'
   | 'pendingPurchases'
   | 'purchases'
   | 'recordEvent';
-
-/** A statement a service sent through the transaction itself rather than through the repository. */
-export interface RawStatement {
-  sql: string;
-  params: unknown[];
-}
 
 /**
  * Billing's rows in memory: users' plans and cards, customers, purchases and the events applied.
@@ -40,18 +35,11 @@ export class FakeBillingRepository implements Pick<BillingRepository, Used> {
   customers = new Map<string, BillingCustomerEntity>();
   purchaseRows = new Map<string, CreditPurchaseEntity>();
   events = new Set<string>();
-  /** Statements sent straight to the transaction (em.query): SQL a service still holds itself. */
-  readonly rawStatements: RawStatement[] = [];
   /** The balance a user row shows (the credits feature owns it): wired to the credits fake by the spec. */
   balanceOf: (userId: string) => number = () => 0;
 
-  /** The transaction handle the fake hands to the work it runs (a spec passes it where a service takes one). */
-  readonly tx = standIn<EntityManager>({
-    query: (async (sql: string, params?: unknown[]) => {
-      this.rawStatements.push({ sql, params: params ?? [] });
-      return [];
-    }) as EntityManager['query'],
-  });
+  /** The transaction handle the fake hands to the work it runs (never queried: the fake's methods do the work). */
+  readonly tx = standIn<EntityManager>({});
 
   seedUser(fields: Partial<UserEntity> & Pick<UserEntity, 'id'>): UserEntity {
     const user = Object.assign(new UserEntity(), {
@@ -156,6 +144,13 @@ export class FakeBillingRepository implements Pick<BillingRepository, Used> {
   async lockPurchase(_em: EntityManager, id: string): Promise<CreditPurchaseEntity | null> {
     const row = this.purchaseRows.get(id);
     return row === undefined ? null : { ...row };
+  }
+
+  async keepProviderRef(_em: EntityManager, id: string, providerRef: string): Promise<void> {
+    const purchase = this.purchaseRows.get(id);
+    if (purchase !== undefined) {
+      purchase.providerRef = providerRef;
+    }
   }
 
   async settlePurchase(
