@@ -45,13 +45,14 @@ function deps() {
 }
 
 describe('modelTurn (turn 1)', () => {
-  const env = () => new MockActivityEnvironment({ workflowExecution: { workflowId: `run-${RUN}`, runId: 'exec-1' } });
+  const env = () =>
+    new MockActivityEnvironment({ workflowExecution: { workflowId: `agent-${request().agentId}`, runId: 'exec-1' } });
 
   it('passes the asking workflow execution (from Temporal, not the input) to startRun', async () => {
     const { all, startRun, turn } = deps();
     const input: ModelTurnInput = { runId: RUN, userId: OWNER, messages: [], start: request(), last: false };
     await env().run(createActivities(all).modelTurn, input);
-    expect(startRun).toHaveBeenCalledWith(request(), { workflowId: `run-${RUN}`, runId: 'exec-1' });
+    expect(startRun).toHaveBeenCalledWith(request(), { workflowId: `agent-${request().agentId}`, runId: 'exec-1' });
     expect(turn).toHaveBeenCalledTimes(1);
   });
 
@@ -62,7 +63,6 @@ describe('modelTurn (turn 1)', () => {
       runId: RUN,
       userId: OWNER,
       messages: [later],
-      trigger: 'row',
       start: request(),
       last: false,
     };
@@ -72,26 +72,20 @@ describe('modelTurn (turn 1)', () => {
     expect(JSON.stringify(output)).not.toContain('Run now.');
   });
 
-  it('asks a later turn to read the trigger from the row, and an input of before (trigger in its messages) not', async () => {
+  it('asks a later turn to read the trigger from the row', async () => {
     const context: RunContext = { system: 's', model: 'm', tools: [] };
-    for (const [trigger, expected] of [
-      ['row', true],
-      [undefined, undefined],
-    ] as const) {
-      const { all, startRun, turn } = deps();
-      const input: ModelTurnInput = {
-        runId: RUN,
-        userId: OWNER,
-        messages: [{ role: 'user', content: 'hi' }],
-        ...(trigger ? { trigger } : {}),
-        context,
-        last: false,
-      };
-      await env().run(createActivities(all).modelTurn, input);
-      expect(startRun).not.toHaveBeenCalled();
-      expect((turn.mock.calls[0]![0] as { triggerFromRow?: boolean }).triggerFromRow).toBe(expected);
-      expect(turn.mock.calls[0]![0]).toMatchObject({ messages: [{ role: 'user', content: 'hi' }] });
-    }
+    const { all, startRun, turn } = deps();
+    const input: ModelTurnInput = {
+      runId: RUN,
+      userId: OWNER,
+      messages: [{ role: 'assistant', content: 'earlier' }],
+      context,
+      last: false,
+    };
+    await env().run(createActivities(all).modelTurn, input);
+    expect(startRun).not.toHaveBeenCalled();
+    expect((turn.mock.calls[0]![0] as { triggerFromRow?: boolean }).triggerFromRow).toBe(true);
+    expect(turn.mock.calls[0]![0]).toMatchObject({ messages: [{ role: 'assistant', content: 'earlier' }] });
   });
 
   it('refuses a turn whose run or user differ from those of the run it starts: nothing started, nothing charged', async () => {

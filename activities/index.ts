@@ -159,7 +159,6 @@ export function createActivities(deps: ActivityDeps) {
           if (context === undefined) {
             throw new MissingRunContextError();
           }
-          const fromRow = input.trigger === 'row';
           const tools = modelToolsOf(context.tools);
           const answer = await deps.model.turn(
             {
@@ -167,13 +166,14 @@ export function createActivities(deps: ActivityDeps) {
               userId: input.userId,
               model: context.model,
               system: context.system,
-              // Turn 1 has the trigger from startRun; later turns read it with their credit check.
+              // The run's first message, from its row: turn 1 has it from startRun, later turns read it
+              // with their credit check.
               messages:
-                fromRow && started !== undefined
+                started !== undefined
                   ? [{ role: 'user', content: started.trigger }, ...input.messages]
                   : input.messages,
               tools,
-              ...(fromRow && started === undefined ? { triggerFromRow: true } : {}),
+              ...(started === undefined ? { triggerFromRow: true } : {}),
             },
             reference,
             signal,

@@ -66,7 +66,10 @@ export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> 
   const ran: string[] = [];
   while (ran.length < MAX_RUNS_PER_EXECUTION && !old && !workflowInfo().continueAsNewSuggested) {
     await condition(() => queue.length > 0 || old || workflowInfo().continueAsNewSuggested);
-    // Every handler's answer is written before a run starts (see agentWorkflow's `handlers-before-run`).
+    // Every handler's answer is written before a run starts: the traced bundle's Update interceptor
+    // answers a few yields later than the plain one, and without this wait the two bundles would order
+    // these commands differently and could not replay each other's histories (turning tracing on or
+    // off, or a mix of workers).
     await condition(allHandlersFinished);
     if (queue.length === 0) {
       break; // old enough to hand over, or continue-as-new suggested

@@ -2,10 +2,8 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
-  CancelledFailure,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   sleep,
@@ -77,9 +75,8 @@ export interface RunEnd {
 /**
  * A run's turns and the record of how it ended: model turn → tool calls → model turn … until the
  * model stops, the turn limit, cancellation (of the scope this is called in), or the credits end it.
- * Shared by the run workflow of old (`run-<runId>`, a child of the agent's queue) and the agent's
- * queue that runs each run itself (agent-queue.workflow.ts). Ids only in its log lines; `logRunId`:
- * the run's id, where the workflow id does not carry it.
+ * The agent's queue (agent-queue.workflow.ts) runs each run with it, in its own execution. Ids only in
+ * its log lines; `logRunId`: the run's id, as the line names it (the workflow id is the queue's).
  */
 export async function executeRun(request: RunRequest, logRunId?: string): Promise<RunEnd> {
   const ids = { ...logIds(request), ...(logRunId !== undefined ? { [RUN_LOG_FIELD]: logRunId } : {}) };
@@ -122,29 +119,6 @@ export async function archiveRun(ended: FinishRunInput): Promise<void> {
   }
 }
 
-/**
- * One run of an agent (`run-<runId>`), the child workflow the agent's queue started for each run
- * before the queue ran them itself: kept for the executions and histories that use it. Its history
- * is the run's timeline.
- */
-export async function agentRunWorkflow(request: RunRequest): Promise<{ output: string }> {
-  const { ended, cancelled, failure, output } = await executeRun(request);
-  // The last durable step: the run's timeline kept in the database, so it outlives Temporal's
-  // retention. Behind a patch marker: a run that ended under the previous code replays without it,
-  // and one still going when this code deploys archives when it ends.
-  if (patched('archive-run')) {
-    await CancellationScope.nonCancellable(() => records.archiveRun(ended));
-  }
-  if (cancelled) {
-    // Ends the workflow as Canceled, which is what the Temporal UI should show.
-    throw new CancelledFailure('The run was cancelled');
-  }
-  if (failure !== undefined) {
-    throw ApplicationFailure.nonRetryable(failure.error, failure.code);
-  }
-  return { output };
-}
-
 /** The ids each activity's log lines carry (the activity log interceptor reads them from the input). */
 function logIds(request: RunRequest): RunLogIds {
   return {
@@ -156,8 +130,8 @@ function logIds(request: RunRequest): RunLogIds {
 
 /**
  * The turns of the run; `recorded`: the last turn has marked the run completed. The conversation's
- * first message, what triggered the run, is the activity's to build from the run's row (`trigger:
- * 'row'`): a webhook's payload is not carried through Temporal with every turn.
+ * first message, what triggered the run, is the activity's to build from the run's row: a webhook's
+ * payload is not carried through Temporal with every turn.
  */
 async function loop(request: RunRequest): Promise<{ output: string; recorded: boolean }> {
   const messages: ModelMessage[] = [];
@@ -169,7 +143,6 @@ async function loop(request: RunRequest): Promise<{ output: string; recorded: bo
       runId: request.runId,
       userId: request.userId,
       messages,
-      trigger: 'row',
       ...(context === undefined ? { start: request } : { context }),
       last: turn === MAX_MODEL_TURNS,
     };
@@ -226,8 +199,7 @@ async function callTool(
         const details = cause.details?.[0] as { retryAfterSeconds?: number } | undefined;
         const waitSeconds = Math.max(1, details?.retryAfterSeconds ?? 60);
         // The activity already refuses a site's longer Retry-After; this keeps the cap whatever the source.
-        // Behind a patch marker: a run that began a longer wait under the previous code replays as it ran.
-        if (waitSeconds > MAX_DURABLE_WAIT_SECONDS && patched('cap-durable-wait')) {
+        if (waitSeconds > MAX_DURABLE_WAIT_SECONDS) {
           return {
             type: 'tool_result',
             tool_use_id: use.id,

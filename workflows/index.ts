@@ -1,6 +1,4 @@
-export { agentWorkflow } from './agent.workflow.js';
 export { agentQueueWorkflow } from './agent-queue.workflow.js';
-export { agentRunWorkflow } from './agent-run.workflow.js';
 export { scheduledTriggerWorkflow } from './scheduled-trigger.workflow.js';
 export { echoWorkflow } from './echo.workflow.js';
 export { runRetentionWorkflow } from './run-retention.workflow.js';

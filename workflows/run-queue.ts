@@ -28,8 +28,7 @@ export interface RunQueue {
 }
 
 /**
- * The queue's handlers, the same for the queue of old (agent.workflow.ts, a child per run) and the
- * queue that runs each run itself (agent-queue.workflow.ts). Manual and scheduled requests arrive as
+ * The handlers of the agent's queue (agent-queue.workflow.ts). Manual and scheduled requests arrive as
  * Updates (update-with-start; a validator refuses them while the agent is busy), webhooks as signals
  * (signal-with-start); either way a request is durable in the history before the API answers.
  */

@@ -6,8 +6,8 @@
  * An agent's queue workflow has a trace of its own (queue-trace.interceptors.ts), so the spans it
  * would give a run are not the run's. A run belongs to the trace of the request that queued it (a
  * webhook's, a manual start's): that trace's header arrives on the enqueue signal or update, and is
- * handed to each activity of the run (the queue runs each run itself), or to the run's child workflow
- * (a queue of old). A queue hands the headers of the runs still queued to its next execution.
+ * handed to each activity of the run (the queue runs each run itself). A queue hands the headers of
+ * the runs still queued to its next execution.
  */
 import type { Payload, WorkflowInterceptors } from '@temporalio/workflow';
 import { AGENT_HANDLERS, type AgentQueueInput, type RunRequest } from './contracts.js';
@@ -97,15 +97,6 @@ export const interceptors = (): WorkflowInterceptors => {
         },
         scheduleLocalActivity(input, next) {
           return next(withRunTrace(input, runIdOf(input.args)));
-        },
-        startChildWorkflowExecution(input, next) {
-          // A queue of old: the child `run-<runId>` takes the run's trace.
-          const runId = runIdOf(input.options.args ?? []);
-          const result = next(withRunTrace(input, runId));
-          if (runId !== undefined) {
-            traces.delete(runId);
-          }
-          return result;
         },
         continueAsNew(input, next) {
           const args = input.args as [AgentQueueInput | undefined, ...unknown[]];

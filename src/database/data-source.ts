@@ -8,7 +8,6 @@ import { Chat1764028800000 } from './migrations/1764028800000-chat.js';
 import { Plans1764115200000 } from './migrations/1764115200000-plans.js';
 import { ChargeFunction1764201600000 } from './migrations/1764201600000-charge-function.js';
 import { CredentialRefreshLease1764320000000 } from './migrations/1764320000000-credential-refresh-lease.js';
-import { credentialSiteAadMigration } from './migrations/1764320100000-credential-site-aad.js';
 import { RunArchives1764400000000 } from './migrations/1764400000000-run-archives.js';
 import { Billing1764500000000 } from './migrations/1764500000000-billing.js';
 import { CacheInvalidation1764600000000 } from './migrations/1764600000000-cache-invalidation.js';
@@ -32,26 +31,18 @@ export const MIGRATIONS = [
   Plans1764115200000,
   ChargeFunction1764201600000,
   CredentialRefreshLease1764320000000,
+  RunArchives1764400000000,
+  Billing1764500000000,
+  CacheInvalidation1764600000000,
+  ChatSessionsByUser1764600000200,
+  RateLimitsUnlogged1764600000300,
+  SiteCacheInvalidation1764600000400,
+  CreditsCacheUpdate1764600000500,
+  RequestPathIndexes1764700000000,
+  CreditHolds1764800000000,
+  WorkspaceInvitations1764800000100,
+  CreditRulesInCode1764900000000,
 ];
-
-/** Every migration for these settings: MIGRATIONS plus those that need the settings (the vault keys). */
-export function migrationsFor(settings: Settings): Array<new () => unknown> {
-  return [
-    ...MIGRATIONS,
-    credentialSiteAadMigration(settings),
-    RunArchives1764400000000,
-    Billing1764500000000,
-    CacheInvalidation1764600000000,
-    ChatSessionsByUser1764600000200,
-    RateLimitsUnlogged1764600000300,
-    SiteCacheInvalidation1764600000400,
-    CreditsCacheUpdate1764600000500,
-    RequestPathIndexes1764700000000,
-    CreditHolds1764800000000,
-    WorkspaceInvitations1764800000100,
-    CreditRulesInCode1764900000000,
-  ];
-}
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */
 export const MIGRATION_LOCK_KEY = 4_242_001;
@@ -71,7 +62,7 @@ export function dataSourceOptions(settings: Settings, entities: EntityClass[] = 
     type: 'postgres',
     url: effectiveDatabaseUrl(settings),
     entities,
-    migrations: migrationsFor(settings),
+    migrations: MIGRATIONS,
     migrationsTransactionMode: 'each',
     synchronize: false,
     // Failed statements are logged without their parameters or the values the error quotes (a logger

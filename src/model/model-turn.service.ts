@@ -34,7 +34,7 @@ export class ModelTurnService {
     creditsChecked = false,
   ): Promise<ModelTurnOutput> {
     const trigger = creditsChecked ? undefined : await this.assertRunOwnerCredits(input);
-    // The run's first message, from its row (see ModelTurnInput.trigger).
+    // The run's first message, from its row (see ModelTurnInput.messages).
     const messages =
       input.triggerFromRow === true && trigger !== undefined
         ? [{ role: 'user' as const, content: triggerMessage(trigger) }, ...input.messages]

@@ -3,15 +3,13 @@ import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
 import type { FinishRunInput } from '../../workflows/contracts.js';
 import { RunsRepository } from './runs.repository.js';
-import { ranByQueue, RunsService } from './runs.service.js';
-import { terminalEntry } from './timeline.js';
+import { RunsService } from './runs.service.js';
 
 /**
  * Keeps an ended run's timeline in PostgreSQL, so it outlives Temporal's retention: the agent's queue
- * calls this (local activity archiveRun) once a run has ended, before its next run, and a run of old
- * called it as its own last step; nothing depends on a poller. The timeline is read by the API's own
- * reader (RunsService.timeline): for a queue's run, its part of the history with its end from its
- * row; for a run of old, its history plus the closing entry the history does not hold yet.
+ * calls this (local activity archiveRun) once a run has ended, before its next run; nothing depends on
+ * a poller. The timeline is read by the API's own reader (RunsService.timeline): the run's part of its
+ * queue's history, with its end from its row.
  */
 @Injectable()
 export class RunArchiveService {
@@ -24,9 +22,8 @@ export class RunArchiveService {
 
   /**
    * `execution`: the workflow that asks (from Temporal, not the input). Only the workflow that ran the
-   * run may archive it: its agent's queue (`agent-<agentId>`), or, for runs of old, the run's own
-   * workflow `run-<runId>`. A run whose row
-   * is gone (agent deleted) has nothing to keep.
+   * run, its agent's queue (`agent-<agentId>`), may archive it. A run whose row is gone (agent
+   * deleted) has nothing to keep.
    */
   async archive(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void> {
     if (typeof input.runId !== 'string' || !UUID.test(input.runId)) {
@@ -39,20 +36,14 @@ export class RunArchiveService {
     if (execution.workflowId !== run.workflowId) {
       this.refuse(input, execution);
     }
-    const queued = ranByQueue(run);
     // Where the run begins in its execution's history, as the queue says (an integer, or the whole history).
     const from = Number.isSafeInteger(input.fromEventId) && input.fromEventId! > 0 ? input.fromEventId : undefined;
-    const timeline = await this.reader.timeline(run, queued ? from : undefined);
-    if (!queued) {
-      timeline.push(
-        terminalEntry(input, new Date().toISOString(), { workflowId: run.workflowId, runId: run.temporalRunId }),
-      );
-    }
+    const timeline = await this.reader.timeline(run, from);
     const saved = await this.runs.saveArchive({
       runId: run.id,
       workflowId: execution.workflowId,
       // The execution that ran it.
-      temporalRunId: queued ? (run.temporalRunId ?? execution.runId) : execution.runId,
+      temporalRunId: run.temporalRunId ?? execution.runId,
       timeline,
     });
     if (!saved) {

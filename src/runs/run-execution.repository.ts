@@ -31,12 +31,12 @@ export interface StartedRun {
 /**
  * A run's end as its workflow records it ($1 status, $2 error, $3 the run, $4 the statuses it may end
  * from, $5/$6 the asking workflow and execution, from Temporal). Only the workflow that runs it may end
- * it: the agent's queue `agent-<agentId>` (or the run's own `run-<runId>` of a queue of before), and,
- * once the run has started, only the execution its row recorded. `bound`: whether the asker is that
- * workflow (null: no such run); the ended columns are null when no row changed.
+ * it, the agent's queue `agent-<agentId>`, and, once the run has started, only the execution its row
+ * recorded. `bound`: whether the asker is that workflow (null: no such run); the ended columns are
+ * null when no row changed.
  */
 const FINISH_QUERY =
-  "WITH target AS (SELECT id, ($5 IN ('agent-' || agent_id, 'run-' || id) " +
+  "WITH target AS (SELECT id, ($5 = 'agent-' || agent_id " +
   'AND (temporal_run_id IS NULL OR (workflow_id = $5 AND temporal_run_id = $6))) AS bound FROM runs WHERE id = $3), ' +
   'ended AS (UPDATE runs r SET status = $1, ended_at = now(), error = $2::jsonb FROM target t ' +
   'WHERE r.id = t.id AND t.bound AND r.status = ANY($4::text[]) ' +
@@ -71,10 +71,9 @@ export class RunExecutionRepository {
       "LEFT JOIN site_credentials c ON c.site_id = s.id AND r.status = 'active' AND s.id = ANY(a.site_ids) " +
       `AND ${owned} WHERE s.id = $1`;
     // The run's start ($2: the run, $3: its user, $4/$5: the asking workflow and execution; the asking
-    // workflow is the agent's queue `agent-<agentId>`, which runs each run itself, or the run's own
-    // child workflow `run-<runId>` of a queue that began under the previous code, and the row then
-    // names the workflow that ran it) and, in the same statement, the agent, its owner's balance, the
-    // tier owner's tier and the agent's sites (in its own scope): a row per site, or one row with no site; no agent row when it was deleted.
+    // workflow must be the agent's queue `agent-<agentId>`, which runs each run itself) and, in the
+    // same statement, the agent, its owner's balance, the tier owner's tier and the agent's sites (in
+    // its own scope): a row per site, or one row with no site; no agent row when it was deleted.
     // The tier that counts is the workspace owner's for a workspace agent, else the agent owner's.
     // `previous` reads the row as it was before the update (every part of one statement sees the same
     // snapshot): whether this statement is the run's start or a retried turn 1's.
@@ -82,7 +81,7 @@ export class RunExecutionRepository {
       'WITH previous AS (SELECT status FROM runs WHERE id = $2), ' +
       "started AS (UPDATE runs SET status = 'active', workflow_id = $4, temporal_run_id = $5, " +
       'started_at = COALESCE(started_at, now()) ' +
-      "WHERE id = $2 AND agent_id = $1 AND user_id = $3 AND $4 IN ('agent-' || agent_id, 'run-' || id) " +
+      "WHERE id = $2 AND agent_id = $1 AND user_id = $3 AND $4 = 'agent-' || agent_id " +
       "AND (status = 'queued' OR (status = 'active' AND temporal_run_id = $5)) " +
       'RETURNING triggered_by, system_prompt_source, input, payload, queued_at) ' +
       'SELECT st.triggered_by AS run_triggered_by, st.system_prompt_source AS run_prompt_source, ' +

@@ -45,9 +45,9 @@ export class RunRecordsService implements RunsPort {
   /**
    * Marks the run active and prepares what the model needs. The request is the activity's input, so
    * not trusted: anything that can put a task on the queue could make one up. Only a run the API
-   * queued moves: its row must exist with the request's agent and user, belong to the workflow that
-   * asks (`run-<runId>`), and be queued — or active for this very execution (a retried turn 1).
-   * Anything else is PERMISSION_DENIED (non-retryable) and writes nothing. One round trip: the
+   * queued moves: its row must exist with the request's agent and user, the workflow that asks must
+   * be its agent's queue (`agent-<agentId>`), and it must be queued — or active for this very
+   * execution (a retried turn 1). Anything else is PERMISSION_DENIED (non-retryable) and writes nothing. One round trip: the
    * update and the agent's query are one statement.
    */
   async startRun(

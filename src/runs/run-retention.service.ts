@@ -124,27 +124,22 @@ export class RunRetentionService {
   }
 
   /**
-   * A run's execution: its own workflow `run-<runId>` (runs of old), or the execution of the agent's
-   * queue that ran it (with the other runs it ran, whose archives keep their timelines), deleted only
-   * once closed: false while it still goes on, so the run's row stays until the next clean-up (a run
-   * never started has no execution).
+   * The execution of the agent's queue that ran a run (with the other runs it ran, whose archives keep
+   * their timelines), deleted only once closed: false while it still goes on, so the run's row stays
+   * until the next clean-up (a run never started has no execution).
    */
   private async deleteExecution(workflowId: string, temporalRunId: string | null): Promise<boolean> {
-    const queueExecution = workflowId.startsWith('agent-');
-    if (queueExecution && temporalRunId === null) {
+    if (temporalRunId === null) {
       return true;
     }
-    const workflowExecution = queueExecution ? { workflowId, runId: temporalRunId! } : { workflowId };
     try {
-      if (queueExecution) {
-        const described = await this.client.workflow.getHandle(workflowId, temporalRunId!).describe();
-        if (described.status.name === 'RUNNING') {
-          return false;
-        }
+      const described = await this.client.workflow.getHandle(workflowId, temporalRunId).describe();
+      if (described.status.name === 'RUNNING') {
+        return false;
       }
       await this.client.workflowService.deleteWorkflowExecution({
         namespace: this.settings.temporalNamespace,
-        workflowExecution,
+        workflowExecution: { workflowId, runId: temporalRunId },
       });
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND))) {

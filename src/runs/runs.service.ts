@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { type Client, isGrpcServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { type Client, isGrpcServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { AppError } from '../common/app-error.js';
@@ -24,13 +24,10 @@ import type { TriggeredEntryDto } from './dto/timeline-entry.dto.js';
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 const FINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
-const CANCEL_WAIT_MS = 10_000;
 const CLOSE_WAIT_MS = 5_000;
-const RELEASE_POLL_MS = 50;
 const ARCHIVE_POLL_MS = 20;
 /** Events a page of a history read from its end. */
 const HISTORY_PAGE = 100;
-const TERMINAL_ENTRIES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 /** gRPC NOT_FOUND, which a history fetch answers raw (the client maps it to WorkflowNotFoundError elsewhere only). */
 const GRPC_NOT_FOUND = 5;
 
@@ -38,10 +35,20 @@ function isNotFound(err: unknown): boolean {
   return err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND);
 }
 
+/** An Update to a queue that is not running (the agent never ran, or was deleted) answers `fallback`. */
+function ignoreNotFound<T>(fallback: T): (err: unknown) => T {
+  return (err: unknown): T => {
+    if (err instanceof WorkflowNotFoundError) {
+      return fallback;
+    }
+    throw err;
+  };
+}
+
 /**
  * What the row tells of a run Temporal has no history of: one still queued (or cancelled in the queue)
- * never started a workflow, and one that ended before runs were archived lost its history to Temporal's
- * retention. Its trigger, and how it ended when the row knows (the final answer it does not).
+ * never started, and the execution that ran one may be gone (deleted by the run retention, or by
+ * Temporal's own). Its trigger, and how it ended when the row knows (the final answer it does not).
  */
 function timelineFromRow(run: RunEntity): TimelineEntry[] {
   const timeline: TimelineEntry[] = [triggeredOf(run)];
@@ -73,11 +80,6 @@ function endOf(run: RunEntity): TimelineEntry {
   );
 }
 
-/** A run its agent's queue executed itself (rather than a child workflow `run-<runId>` of old). */
-export function ranByQueue(run: Pick<RunEntity, 'workflowId'>): boolean {
-  return run.workflowId.startsWith('agent-');
-}
-
 /** Runs as the API shows them (rows and timelines), their cancellation, and an agent's queue. */
 @Injectable()
 export class RunsService {
@@ -100,15 +102,15 @@ export class RunsService {
   }
 
   /**
-   * The run with its timeline: the archive its workflow wrote when it ended (which outlives Temporal's
-   * retention), else its workflow history (a live run, or one that ended before archives existed).
+   * The run with its timeline: the archive its queue wrote once it ended (which outlives Temporal's
+   * retention), else its part of its queue's history (a live run).
    */
   async describe(run: RunEntity): Promise<RunResponse> {
     const archived = FINAL.has(run.status) ? await this.runs.findArchive(run.id) : null;
     if (archived !== null) {
       return { ...toRunResponse(run), timeline: archived.timeline };
     }
-    if (FINAL.has(run.status) && ranByQueue(run) && run.startedAt !== null) {
+    if (FINAL.has(run.status) && run.startedAt !== null) {
       // The row is written by the run's last step, a moment before its queue records that step and
       // archives the run (a worker that died after writing the row retries the step first): wait for
       // the archive so status and timeline agree.
@@ -121,56 +123,33 @@ export class RunsService {
         }
       }
     }
-    let timeline = await this.timeline(run);
-    if (
-      !ranByQueue(run) &&
-      FINAL.has(run.status) &&
-      !timeline.some((e) => TERMINAL_ENTRIES.has(e.type)) &&
-      run.startedAt !== null
-    ) {
-      // The row is written by the run's last activity, a moment before its workflow archives the
-      // timeline and closes: wait for the close so status and timeline agree.
-      const handle = this.client.workflow.getHandle(run.workflowId);
-      await Promise.race([
-        handle.result().catch(() => undefined),
-        new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS)),
-      ]);
-      const closed = await this.runs.findArchive(run.id);
-      timeline = closed !== null ? closed.timeline : await this.timeline(run);
-    }
-    return { ...toRunResponse(run), timeline };
+    return { ...toRunResponse(run), timeline: await this.timeline(run) };
   }
 
   /**
-   * The timeline from the run's workflow history; a run still in the queue has only `triggered`. The
-   * one reader of run histories: the API (live runs) and the run's archive step both use it.
+   * The timeline from the history of the queue execution that ran the run (its part of it, from
+   * `fromEventId` when given); a run still in the queue has only `triggered`. The one reader of run
+   * histories: the API (live runs) and the run's archive step both use it.
    */
   async timeline(run: RunEntity, fromEventId?: number): Promise<TimelineEntry[]> {
-    const queued = ranByQueue(run);
-    if (queued && run.temporalRunId === null) {
+    if (run.temporalRunId === null) {
       // Not started: no execution has run it yet.
       return timelineFromRow(run);
     }
     try {
       const events =
-        queued && fromEventId !== undefined
-          ? await this.historySince(run.workflowId, run.temporalRunId!, fromEventId)
-          : ((
-              await this.client.workflow
-                .getHandle(run.workflowId, queued ? run.temporalRunId! : undefined)
-                .fetchHistory()
-            ).events ?? []);
+        fromEventId !== undefined
+          ? await this.historySince(run.workflowId, run.temporalRunId, fromEventId)
+          : ((await this.client.workflow.getHandle(run.workflowId, run.temporalRunId).fetchHistory()).events ?? []);
       return await timelineFromHistory(
         events,
         this.codec,
         { workflowId: run.workflowId, runId: run.temporalRunId },
-        queued
-          ? {
-              runId: run.id,
-              triggered: triggeredOf(run),
-              ...(FINAL.has(run.status) ? { ended: endOf(run) } : {}),
-            }
-          : undefined,
+        {
+          runId: run.id,
+          triggered: triggeredOf(run),
+          ...(FINAL.has(run.status) ? { ended: endOf(run) } : {}),
+        },
       );
     } catch (err) {
       if (isNotFound(err)) {
@@ -204,7 +183,10 @@ export class RunsService {
     return pageOf(await this.runs.listForAgent(agentId, query), query.limit, toRunResponse);
   }
 
-  /** Cancels a queued run (taken out of the queue) or an active one (Temporal cancellation). */
+  /**
+   * Cancels a queued run (taken out of the queue) or the active one (its scope cancelled in the
+   * queue's execution). Either Update answers once the queue has let go of the run.
+   */
   async cancel(run: RunEntity): Promise<RunResponse> {
     if (FINAL.has(run.status)) {
       throw new AppError('RUN_NOT_CANCELLABLE', `The run is already ${run.status}`);
@@ -212,37 +194,15 @@ export class RunsService {
     const agentHandle = this.client.workflow.getHandle(workflowIds.agent(run.agentId));
     const removed = await agentHandle
       .executeUpdate<boolean, [string]>(AGENT_HANDLERS.cancelQueuedRun, { args: [run.id] })
-      .catch((err: unknown) => {
-        if (err instanceof WorkflowNotFoundError) {
-          return false;
-        }
-        throw err;
-      });
-    // The queue that runs its runs itself has let go of the run when its Update answers (taken out of
-    // the queue, or ended and recorded); only a run of old needs the wait for its queue below.
-    let released = true;
+      .catch(ignoreNotFound(false));
     if (removed) {
       // Never started, so its workflow will not record the end: counted here.
       this.countCancelled(await this.runs.markCancelled(run.id));
-    } else if (!(ranByQueue(await this.runs.findByIdOrFail(run.id)) && (await this.cancelInQueue(run)))) {
-      // A run of old: its own workflow `run-<runId>`, a child of the queue.
-      released = false;
-      const handle = this.client.workflow.getHandle(workflowIds.run(run.id));
-      try {
-        await handle.cancel();
-        // The run records `cancelled` itself; wait briefly so the answer shows it.
-        await Promise.race([
-          handle.result().catch(() => undefined),
-          new Promise((resolve) => setTimeout(resolve, CANCEL_WAIT_MS)),
-        ]);
-      } catch (err) {
-        if (!(err instanceof WorkflowNotFoundError)) {
-          throw err;
-        }
-      }
-    }
-    if (!released) {
-      await this.waitUntilReleased(run);
+    } else {
+      // The active run records its own end; the Update answers once it has.
+      await agentHandle
+        .executeUpdate<CancelRunResult, [string]>(AGENT_HANDLERS.cancelRun, { args: [run.id] })
+        .catch(ignoreNotFound('unknown'));
     }
     const after = await this.runs.findByIdOrFail(run.id);
     if (after.status !== 'cancelled' && FINAL.has(after.status)) {
@@ -251,42 +211,9 @@ export class RunsService {
     return toRunResponse(after);
   }
 
-  /**
-   * Cancels a run the agent's queue executes itself: the Update answers once the run has recorded its
-   * end. False when the queue is one of old, which has no such Update (its runs are child workflows).
-   */
-  private async cancelInQueue(run: RunEntity): Promise<boolean> {
-    try {
-      await this.client.workflow
-        .getHandle(workflowIds.agent(run.agentId))
-        .executeUpdate<CancelRunResult, [string]>(AGENT_HANDLERS.cancelRun, { args: [run.id] });
-      return true;
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) {
-        return true;
-      }
-      if (err instanceof WorkflowUpdateFailedError) {
-        return false;
-      }
-      throw err;
-    }
-  }
-
   private countCancelled(ended: EndedRun | null): void {
     if (ended !== null) {
       this.metrics.runEnded(ended.triggeredBy, 'cancelled', ended.startedAt, ended.endedAt);
-    }
-  }
-
-  /** After a cancel, until the agent's queue has let go of the run (so the agent can be started again). */
-  private async waitUntilReleased(run: RunEntity): Promise<void> {
-    const deadline = Date.now() + CANCEL_WAIT_MS;
-    while (Date.now() < deadline) {
-      const state = await this.queueState(run.agentId);
-      if (state === null || (state.activeRunId !== run.id && !state.queuedRunIds.includes(run.id))) {
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, RELEASE_POLL_MS));
     }
   }
 
@@ -310,8 +237,7 @@ export class RunsService {
    */
   async stopAgent(agentId: string): Promise<void> {
     const handle = this.client.workflow.getHandle(workflowIds.agent(agentId));
-    // Terminating the queue ends the run it executes (whose end the row records below), or cancels the
-    // active child of a queue of old (parent close policy REQUEST_CANCEL).
+    // Terminating the queue ends the run it executes (whose end the row records below).
     const stopped = await handle.terminate('agent deleted').then(
       () => true,
       (err: unknown) => {

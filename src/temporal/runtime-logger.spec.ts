@@ -14,16 +14,16 @@ function capture(level: 'error' | 'warn' | 'log' | 'debug' = 'log') {
 }
 
 describe("TemporalJsonLogger: the SDK's lines in the one shape", () => {
-  it("maps a workflow line's run id to workflowRunId and reads our run id from the workflow id", () => {
+  it("maps a workflow line's run id to workflowRunId and names our run id as runId", () => {
     const { logger, lines } = capture();
     logger.info('run started', {
       sdkComponent: 'workflow',
       namespace: 'default',
       taskQueue: 'q',
-      workflowId: `run-${RUN}`,
+      workflowId: `agent-${AGENT}`,
       runId: '01a2085b-e6ca-7b7b-90c8-8147091ba148',
-      workflowType: 'agentRunWorkflow',
-      agentId: AGENT,
+      workflowType: 'agentQueueWorkflow',
+      [RUN_LOG_FIELD]: RUN,
       requestId: 'req-12345678',
       [Symbol.for('log_timestamp')]: 1_700_000_000_123_000_000n,
     });
@@ -40,9 +40,9 @@ describe("TemporalJsonLogger: the SDK's lines in the one shape", () => {
         runId: RUN,
         namespace: 'default',
         taskQueue: 'q',
-        workflowId: `run-${RUN}`,
+        workflowId: `agent-${AGENT}`,
         workflowRunId: '01a2085b-e6ca-7b7b-90c8-8147091ba148',
-        workflowType: 'agentRunWorkflow',
+        workflowType: 'agentQueueWorkflow',
       },
     ]);
   });
@@ -70,7 +70,7 @@ describe("TemporalJsonLogger: the SDK's lines in the one shape", () => {
       activityId: '2',
       activityType: 'callTool',
       taskToken: 'Q2FwYWJpbGl0eQ==',
-      workflowId: `run-${RUN}`,
+      workflowId: `agent-${AGENT}`,
       workflowRunId: 'wf-run',
       runId: RUN,
       agentId: AGENT,
@@ -79,7 +79,7 @@ describe("TemporalJsonLogger: the SDK's lines in the one shape", () => {
     expect(fields).toEqual({
       activityId: '2',
       activityType: 'callTool',
-      workflowId: `run-${RUN}`,
+      workflowId: `agent-${AGENT}`,
       workflowRunId: 'wf-run',
       runId: RUN,
       agentId: AGENT,
@@ -93,6 +93,8 @@ describe("TemporalJsonLogger: the SDK's lines in the one shape", () => {
       workflowRunId: 'x',
     });
     expect(temporalLogFields({ workflowId: 'run-retention-q' })).not.toHaveProperty('runId');
+    // No workflow is named after a run: a workflow id never gives the run's id.
+    expect(temporalLogFields({ workflowId: `run-${RUN}` })).not.toHaveProperty('runId');
     expect(temporalLogFields(undefined)).toEqual({});
   });
 

@@ -31,7 +31,6 @@ const DROPPED = new Set(['taskToken', 'sdkComponent']);
 
 /** Our ids behind Temporal's workflow ids (see workflowIds in workflows/contracts.ts). */
 const ID_PREFIXES: Array<[RegExp, 'runId' | 'agentId']> = [
-  [/^run-(.+)$/, 'runId'],
   [/^agent-(.+)$/, 'agentId'],
   [/^scheduled-(.+)$/, 'agentId'],
 ];

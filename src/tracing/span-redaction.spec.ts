@@ -55,10 +55,10 @@ describe('span redaction', () => {
           'http.user_agent': 'curl/8',
           'net.peer.ip': '203.0.113.9',
           'http.response.header.content-length': 2,
-          temporalWorkflowId: 'run-1',
+          temporalWorkflowId: 'agent-1',
           run_id: 'r1',
           temporalTerminateReason: 'a reason someone typed',
-          workflowType: 'agentRunWorkflow',
+          workflowType: 'agentQueueWorkflow',
           // The Anthropic SDK's call span: content only when asked for by its own variables, tokens always.
           'gen_ai.request.model': 'claude-sonnet-4-5',
           'gen_ai.input.messages': '[{"role":"user","content":"secret"}]',
@@ -78,9 +78,9 @@ describe('span redaction', () => {
       'url.full': 'https://model.example/v1/messages',
       'http.status_code': 200,
       'http.route': '/api/oauth/callback',
-      temporalWorkflowId: 'run-1',
+      temporalWorkflowId: 'agent-1',
       run_id: 'r1',
-      workflowType: 'agentRunWorkflow',
+      workflowType: 'agentQueueWorkflow',
       'gen_ai.request.model': 'claude-sonnet-4-5',
     });
   });

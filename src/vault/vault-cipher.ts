@@ -70,11 +70,6 @@ export function credentialAad(id: string, siteId: string): string {
   return `site_credentials:${id}:${siteId}`;
 }
 
-/** The additional data before it named the site (only the migration that re-seals reads it). */
-export function legacyCredentialAad(id: string): string {
-  return `site_credentials:${id}`;
-}
-
 /** `…a1b2`: the last four characters, enough for a user to recognise a token. */
 export function tokenHint(token: string): string {
   return `…${token.slice(-4)}`;

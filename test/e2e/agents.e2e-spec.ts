@@ -227,39 +227,6 @@ describe('agents and runs on Temporal (e2e)', () => {
     expect((await http.get(`/api/agents/${agent.id}/runs`, { token: user.token })).body.items[0].id).toBe(run.id);
   });
 
-  it('a queue of old (a child workflow per run) hands its queue to the queue that runs runs itself, at its next request', async () => {
-    const { user, siteId } = await userWithSite();
-    const agent = (await createAgent(user, { siteIds: [siteId] })).body;
-    // The agent's queue as the previous version started it, idle.
-    const old = await temporal.workflow.start('agentWorkflow', {
-      workflowId: `agent-${agent.id}`,
-      taskQueue: stack.env.TEMPORAL_TASK_QUEUE!,
-      args: [{ agentId: agent.id }],
-      typedSearchAttributes: [
-        { key: { name: 'AgentId', type: 'KEYWORD' }, value: agent.id },
-        { key: { name: 'UserId', type: 'KEYWORD' }, value: user.id },
-      ],
-    });
-    await eventually('the old queue to wait', async () =>
-      (await old.describe()).historyLength > 2 ? true : undefined,
-    );
-    model.script({ text: 'Ran after the move.' });
-    const started = await http.post(`/api/agents/${agent.id}/runs`, { input: 'go' }, { token: user.token });
-    expect(started.status).toBe(201);
-    const run = await waitForRun(http, user.token, started.body.id);
-    expect(run.status).toBe('completed');
-    expect(run.timeline.map((e) => e.type)).toEqual(['triggered', 'model_turn', 'completed']);
-    expect(run.timeline.at(-1)).toMatchObject({ output: 'Ran after the move.' });
-    // The old execution took the request, then continued as new into today's queue, which ran it.
-    expect((await temporal.workflow.getHandle(old.workflowId, old.firstExecutionRunId).describe()).status.name).toBe(
-      'CONTINUED_AS_NEW',
-    );
-    const ranIn = await temporal.workflow.getHandle(run.temporal.workflowId, run.temporal.runId!).describe();
-    expect(ranIn.type).toBe('agentQueueWorkflow');
-    expect(ranIn.runId).not.toBe(old.firstExecutionRunId);
-    expect(ranIn.searchAttributes).toMatchObject({ AgentId: [agent.id], UserId: [user.id], AgentRunIds: [run.id] });
-  });
-
   it('refuses a second manual start while a run is active (409), and cancels an active run', async () => {
     const { user, siteId } = await userWithSite();
     const agent = (await createAgent(user, { siteIds: [siteId] })).body;

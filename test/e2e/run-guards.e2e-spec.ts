@@ -28,9 +28,9 @@ import type {
 
 interface Forger {
   toolCall(input: CallToolInput): Promise<CallToolOutput>;
-  modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput>;
-  finishRun(input: FinishRunInput): Promise<void>;
-  /** `workflowId`: the forged workflow's own id (default `forged-<uuid>`). */
+  /** `workflowId`, here and below: the forged workflow's own id (default `forged-<uuid>`). */
+  modelTurn(input: ModelTurnInput, workflowId?: string): Promise<ModelTurnOutput>;
+  finishRun(input: FinishRunInput, workflowId?: string): Promise<void>;
   scheduledRun(agentId: string, workflowId?: string): Promise<ScheduledTriggerResult>;
 }
 
@@ -101,16 +101,16 @@ describe('run guards: forged activity tasks and Retry-After caps (e2e)', () => {
               workflowId: `forged-${randomUUID()}`,
               args: [serviceQueue, input],
             }),
-          modelTurn: (input) =>
+          modelTurn: (input, workflowId) =>
             client.workflow.execute<typeof forgedModelTurnWorkflow>('forgedModelTurnWorkflow', {
               taskQueue,
-              workflowId: `forged-${randomUUID()}`,
+              workflowId: workflowId ?? `forged-${randomUUID()}`,
               args: [serviceQueue, input],
             }),
-          finishRun: (input) =>
+          finishRun: (input, workflowId) =>
             client.workflow.execute<typeof forgedFinishRunWorkflow>('forgedFinishRunWorkflow', {
               taskQueue,
-              workflowId: `forged-${randomUUID()}`,
+              workflowId: workflowId ?? `forged-${randomUUID()}`,
               args: [serviceQueue, input],
             }),
           scheduledRun: (agentId, workflowId) =>
@@ -230,7 +230,7 @@ describe('run guards: forged activity tasks and Retry-After caps (e2e)', () => {
       triggeredBy: 'manual',
       input: null,
       payload: null,
-      actionOverride: 'Call every tool you have.',
+      actionOverride: true,
       deliveryId: null,
       mode: 'reject_if_busy',
       requestedAt: new Date().toISOString(),
@@ -299,6 +299,61 @@ describe('run guards: forged activity tasks and Retry-After caps (e2e)', () => {
     expect(world.stack.logs()).toMatch(
       /run finish refused for run .* asked by workflow forged-.*: the run is not this workflow execution/,
     );
+  });
+
+  it('a workflow named after a queued run (`run-<runId>`) can neither start nor end it: only its agent’s queue can', async () => {
+    const { user, siteId } = await userWithSite('root');
+    const agent = await http.post(
+      '/api/agents',
+      { name: 'Hooked', systemPrompt: 'You keep notes.', siteIds: [siteId], trigger: { type: 'webhook', schema: [] } },
+      { token: user.token },
+    );
+    expect(agent.status).toBe(201);
+    const fire = () =>
+      http.post(
+        `/api/webhooks/agent/${agent.body.id}`,
+        {},
+        { headers: { 'x-webhook-secret': agent.body.webhookSecret } },
+      );
+    // The first run holds the queue while the forger tries the second (cancelled after).
+    model.script({ text: 'First.', delayMs: 120_000 }, { text: 'Second.' });
+    const first = await fire();
+    await waitForRun(http, user.token, first.body.runId, ['active']);
+    const second = await fire();
+    expect(second.body).toMatchObject({ status: 'queued', queuePosition: 1 });
+    const runId = second.body.runId as string;
+    await asForger('forged-records.workflow.js', async (forge) => {
+      const forged = await forge
+        .finishRun({ runId, status: 'failed', error: { code: 'INTERNAL_ERROR', error: 'forged' } }, `run-${runId}`)
+        .catch((e) => e);
+      expect(refusal(forged).type).toBe('PERMISSION_DENIED');
+    });
+    const request: RunRequest = {
+      runId,
+      agentId: agent.body.id,
+      userId: user.id,
+      agentName: 'Hooked',
+      triggeredBy: 'webhook',
+      input: null,
+      payload: null,
+      actionOverride: null,
+      deliveryId: null,
+      mode: 'queue',
+      requestedAt: new Date().toISOString(),
+    };
+    await asForger('forged-model-turn.workflow.js', async (forge) => {
+      const forged = await forge
+        .modelTurn({ runId, userId: user.id, messages: [], start: request, last: false }, `run-${runId}`)
+        .catch((e) => e);
+      expect(refusal(forged).type).toBe('PERMISSION_DENIED');
+    });
+    // Still queued, and run by its queue in turn.
+    expect((await http.get(`/api/runs/${runId}`, { token: user.token })).body.status).toBe('queued');
+    const cancelled = await http.post(`/api/runs/${first.body.runId}/cancel`, undefined, { token: user.token });
+    expect(cancelled.body.status).toBe('cancelled');
+    const run = await waitForRun(http, user.token, runId);
+    expect(run).toMatchObject({ status: 'completed', temporal: { workflowId: `agent-${agent.body.id}` } });
+    expect(model.requests).toHaveLength(2);
   });
 
   it('an enqueueScheduledRun task from a workflow that is not a firing of the agent’s schedule is refused; no run is queued, a real firing still runs', async () => {

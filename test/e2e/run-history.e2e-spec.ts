@@ -203,8 +203,8 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
 
       await deleteFromTemporal(user, failedId);
       expect(await getRun(user, failedId)).toEqual(failedBefore);
-      // A run that ended before archives existed, once Temporal deleted its history: its row still
-      // tells how it was triggered and how it ended (no 500).
+      // A run without an archive (its queue could not write it), once Temporal deleted its history: its
+      // row still tells how it was triggered and how it ended (no 500).
       await db.query('DELETE FROM run_archives WHERE run_id = $1', [failedId]);
       const fromRow = await getRun(user, failedId);
       expect(fromRow.timeline).toEqual([

@@ -1,15 +1,12 @@
-import { createCipheriv, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { issueServerCert } from '../../examples/site/tls.js';
-import { waitFor } from '../../scripts/runtime/processes.js';
 import type { ReferenceSite } from '../../examples/site/site.js';
-import { testEnv } from '../setup/shared-runtime.js';
 import { expectError, Http } from '../utils/http.js';
 import { siteEnv, testSites, type TestSites } from '../utils/site.js';
-import { Stack, TEST_VAULT_KEY } from '../utils/stack.js';
+import { Stack } from '../utils/stack.js';
 import { registerUser, type TestUser } from '../utils/users.js';
 
 interface Received {
@@ -17,21 +14,6 @@ interface Received {
   url: string;
   headers: IncomingMessage['headers'];
   body: string;
-}
-
-/** A new, empty database on the shared PostgreSQL server (the service migrates it at start). */
-async function isolatedDatabase(prefix: string): Promise<string> {
-  const url = new URL(testEnv('databaseUrl'));
-  const name = `${prefix}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: Object.assign(new URL(url), { pathname: '/postgres' }).toString() });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  url.pathname = `/${name}`;
-  return url.toString();
 }
 
 async function withDb<T>(url: string, work: (db: pg.Client) => Promise<T>): Promise<T> {
@@ -42,25 +24,6 @@ async function withDb<T>(url: string, work: (db: pg.Client) => Promise<T>): Prom
   } finally {
     await db.end();
   }
-}
-
-/** Seals a credential row the way the service did before the site was bound (row id only), under any key. */
-async function sealLegacy(db: pg.Client, siteId: string, plain: string, keyId: string, key: Buffer): Promise<void> {
-  const row = (await db.query(`SELECT id FROM site_credentials WHERE site_id = $1`, [siteId])).rows[0] as {
-    id: string;
-  };
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(Buffer.from(`site_credentials:${row.id}`, 'utf8'));
-  const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  await db.query(`UPDATE site_credentials SET key_id = $2, iv = $3, ciphertext = $4, auth_tag = $5 WHERE id = $1`, [
-    row.id,
-    keyId,
-    iv,
-    ciphertext,
-    cipher.getAuthTag(),
-  ]);
-  await db.query(`DELETE FROM migrations WHERE name = 'CredentialSiteAad1764320100000'`);
 }
 
 /** Redirects, the outgoing budget, and the vault's additional data: what a site call may and may not do. */
@@ -259,78 +222,5 @@ describe('site calls: redirects, outgoing budget, vault binding (e2e)', () => {
     expectError(moved, 'TOOL_EXECUTION_ERROR', 502);
     expect(moved.body.error).toContain('cannot be decrypted');
     expect(site.stats.toolCalls).toBe(1);
-  });
-
-  it('entries sealed without their site are re-sealed by the migration and keep working; no fallback before it', async () => {
-    const site = await sites.start();
-    const databaseUrl = await isolatedDatabase('aad');
-    const { http, stack } = await stackFor([site], [], { DATABASE_URL: databaseUrl });
-    const user = await registerUser(http);
-    const siteId = await siteWithToken(http, user, site);
-    const token = site.issueApiToken('alice', ['read']).token;
-    const call = () =>
-      http.post(`/api/vault/sites/${siteId}/tools/list_notes/call`, { input: {} }, { token: user.token });
-
-    // Seal the entry the way the service did before (row id only), and forget that the migration ran.
-    const [keyId, keyB64] = TEST_VAULT_KEY.split(':') as [string, string];
-    await withDb(databaseUrl, (db) =>
-      sealLegacy(db, siteId, JSON.stringify({ kind: 'bearer', token }), keyId, Buffer.from(keyB64, 'base64')),
-    );
-    const before = await call();
-    expectError(before, 'TOOL_EXECUTION_ERROR', 502); // the old additional data is not accepted as such
-    await stack.restartApi(); // runs the pending migration
-    expect(stack.logs()).toMatch(/re-sealed 1 of 1 entries/);
-    const after = await call();
-    expect(after.status).toBe(200);
-    expect(site.lastToolRequest?.headers.authorization).toBe(`Bearer ${token}`);
-  });
-
-  it('the re-seal refuses to start while a key is missing (nothing changed), and re-seals once the key is back', async () => {
-    const site = await sites.start();
-    const databaseUrl = await isolatedDatabase('aadkey');
-    const { http, stack } = await stackFor([site], [], { DATABASE_URL: databaseUrl });
-    const user = await registerUser(http);
-    const siteId = await siteWithToken(http, user, site);
-    const token = site.issueApiToken('alice', ['read']).token;
-
-    // Mid-rotation: the entry is still under the old key "t0", and VAULT_KEY no longer lists it.
-    const oldKey = randomBytes(32);
-    const readRow = (db: pg.Client) =>
-      db
-        .query(`SELECT key_id, iv, ciphertext, auth_tag FROM site_credentials WHERE site_id = $1`, [siteId])
-        .then((r) => r.rows[0] as Record<string, unknown>);
-    const sealedBefore = await withDb(databaseUrl, async (db) => {
-      await sealLegacy(db, siteId, JSON.stringify({ kind: 'bearer', token }), 't0', oldKey);
-      return readRow(db);
-    });
-
-    await expect(stack.restartApi()).rejects.toThrow(/API exited with 1/);
-    await waitFor(
-      'the refusal in the API log',
-      async () => /VAULT_KEY does not list: "t0" \(1 row\)/.test(stack.logs()),
-      5_000,
-    );
-    expect(stack.logs()).toMatch(/Migration CredentialSiteAad1764320100000 refused/);
-    expect(stack.logs()).toMatch(/Nothing was changed/);
-    expect(stack.logs()).not.toContain(oldKey.toString('base64'));
-    await withDb(databaseUrl, async (db) => {
-      expect(await readRow(db)).toEqual(sealedBefore); // the row is exactly as it was
-      const marked = await db.query(`SELECT 1 FROM migrations WHERE name = 'CredentialSiteAad1764320100000'`);
-      expect(marked.rows).toHaveLength(0); // not marked applied: it runs again at the next start
-    });
-
-    // The operator adds the old key back (after the current one) and starts again.
-    stack.env.VAULT_KEY = `${TEST_VAULT_KEY},t0:${oldKey.toString('base64')}`;
-    await stack.restartApi();
-    expect(stack.logs()).toMatch(/re-sealed 1 of 1 entries/);
-    const resealed = await withDb(databaseUrl, readRow);
-    expect(resealed.key_id).toBe(TEST_VAULT_KEY.split(':')[0]); // under the current key as well
-    const after = await http.post(
-      `/api/vault/sites/${siteId}/tools/list_notes/call`,
-      { input: {} },
-      { token: user.token },
-    );
-    expect(after.status).toBe(200);
-    expect(site.lastToolRequest?.headers.authorization).toBe(`Bearer ${token}`);
   });
 });

@@ -25,8 +25,7 @@ export class RunUsageDto {
 
 export class RunTemporalDto {
   @ApiProperty({
-    description:
-      "The workflow that runs it: its agent's queue `agent-<agentId>`, which runs the agent's runs itself (`run-<runId>` for a run of the previous version)",
+    description: "The workflow that runs it: its agent's queue `agent-<agentId>`, which runs the agent's runs itself",
   })
   workflowId: string;
 

@@ -1,0 +1,346 @@
+/**
+ * Records the workflow histories src/temporal/workflow-replay.spec.ts replays (test/fixtures/histories,
+ * the wire encoding of `handle.fetchHistory()` in base64) from today's workflow bundles:
+ *
+ *   npx tsc -p tsconfig.build.json && node dist/scripts/bundle-workflows.js
+ *   node dist/scripts/record-histories.js [--out <dir>]
+ *
+ * It starts a Temporal dev server of its own (the cached CLI, in memory, on a free port) and, for each
+ * bundle the worker may run (plain, and traced as with OTEL_EXPORTER_OTLP_ENDPOINT), a worker of that
+ * bundle with stand-in activities, then drives agent queues as the API does (update-with-start for
+ * manual runs, signal-with-start for webhooks, the cancel Updates) and saves each queue's history at
+ * the moment named: a run completed (with a tool call), a run failed, a run active with a webhook
+ * queued behind it, and a queue idle after runs (webhook, manual, one cancelled while active, one
+ * taken out of the queue). No database, model or site: the activities answer as scripted below.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { propagation, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { Client, Connection, type WorkflowHandle, WithStartWorkflowOperation } from '@temporalio/client';
+import { ApplicationFailure, WorkflowIdConflictPolicy } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import proto from '@temporalio/proto';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { agentQueueStart } from '../src/runs/run-enqueue.service.js';
+import { workflowSource } from '../src/temporal/worker-factory.js';
+import type { Activities } from '../activities/index.js';
+import {
+  AGENT_HANDLERS,
+  type CallToolInput,
+  type CallToolOutput,
+  type EnqueueResult,
+  type ModelTurnInput,
+  type ModelTurnOutput,
+  type RunRequest,
+} from '../workflows/contracts.js';
+import type { agentQueueWorkflow } from '../workflows/agent-queue.workflow.js';
+import { freePort } from './runtime/processes.js';
+import { ensureTemporalCli, startTemporalDevServer } from './runtime/temporal.js';
+
+type EventType = proto.temporal.api.enums.v1.EventType;
+const EventType = proto.temporal.api.enums.v1.EventType;
+type History = proto.temporal.api.history.v1.IHistory;
+
+const NAMESPACE = 'default';
+const USER = '22222222-2222-4222-8222-222222222222';
+const TOOL = { name: 'notes__create_note', siteId: '33333333-3333-4333-8333-333333333333', siteName: 'Notes' };
+
+/** How a run's model turns answer: `tool` asks for a tool first; `hold` waits until released or cancelled. */
+type Turns = 'text' | 'tool' | 'fail' | 'hold';
+
+/** Stand-ins for the activities the agent's queue runs, scripted per run. */
+class FakeActivities {
+  readonly scripts = new Map<string, Turns>();
+  private readonly holds = new Map<string, () => void>();
+  private readonly held = new Map<string, () => void>();
+  readonly heldNow = new Set<string>();
+
+  /** Resolves once the run's held model turn has begun. */
+  whenHeld(runId: string): Promise<void> {
+    return this.heldNow.has(runId) ? Promise.resolve() : new Promise((resolve) => this.held.set(runId, resolve));
+  }
+
+  release(runId: string): void {
+    this.holds.get(runId)?.();
+  }
+
+  activities(): Pick<Activities, 'modelTurn' | 'callTool' | 'finishRun' | 'archiveRun'> {
+    return {
+      modelTurn: (input: ModelTurnInput) => this.modelTurn(input),
+      callTool: async (input: CallToolInput): Promise<CallToolOutput> => ({
+        result: { id: `note-${input.runId.slice(0, 4)}`, title: 'Standup' },
+        durationMs: 3,
+        refreshed: false,
+      }),
+      finishRun: async () => undefined,
+      archiveRun: async () => undefined,
+    };
+  }
+
+  private async modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput> {
+    const script = this.scripts.get(input.runId) ?? 'text';
+    const context =
+      input.start !== undefined
+        ? {
+            system: 'Take notes.',
+            model: 'claude-sonnet-4-5',
+            tools: [{ ...TOOL, tool: 'create_note', description: 'Creates a note', input_schema: { type: 'object' } }],
+          }
+        : undefined;
+    const usage = { inputTokens: 100, outputTokens: 20 };
+    if (script === 'fail') {
+      throw ApplicationFailure.nonRetryable('The model refused the request', 'MODEL_ERROR');
+    }
+    if (script === 'hold') {
+      const ctx = Context.current();
+      const heartbeat = setInterval(() => ctx.heartbeat(), 200);
+      try {
+        this.heldNow.add(input.runId);
+        this.held.get(input.runId)?.();
+        await Promise.race([new Promise<void>((resolve) => this.holds.set(input.runId, resolve)), ctx.cancelled]);
+      } finally {
+        clearInterval(heartbeat);
+        this.heldNow.delete(input.runId);
+      }
+    }
+    if (script === 'tool' && input.messages.length === 0) {
+      return {
+        content: [{ type: 'tool_use', id: 'toolu_1', name: TOOL.name, input: { title: 'Standup' } }],
+        text: '',
+        stopReason: 'tool_use',
+        usage,
+        credits: 1,
+        context,
+        ended: false,
+      };
+    }
+    return {
+      content: [{ type: 'text', text: 'Done.' }],
+      text: 'Done.',
+      stopReason: 'end_turn',
+      usage,
+      credits: 1,
+      ...(context !== undefined ? { context } : {}),
+      ended: true,
+    };
+  }
+}
+
+let sequence = 0;
+function uuid(kind: number): string {
+  sequence += 1;
+  return `${kind}${kind}${kind}${kind}${kind}${kind}${kind}${kind}-0000-4000-8000-${String(sequence).padStart(12, '0')}`;
+}
+
+function request(agentId: string, triggeredBy: 'manual' | 'webhook'): RunRequest {
+  return {
+    runId: uuid(4),
+    agentId,
+    userId: USER,
+    agentName: 'Recorder',
+    triggeredBy,
+    input: null,
+    payload: null,
+    actionOverride: null,
+    deliveryId: triggeredBy === 'webhook' ? uuid(5) : null,
+    mode: triggeredBy === 'webhook' ? 'queue' : 'reject_if_busy',
+    requestedAt: new Date().toISOString(),
+  };
+}
+
+/** One bundle's worker and client, and the queues it drives. */
+class Recorder {
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+    readonly fakes: FakeActivities,
+  ) {}
+
+  private start(agentId: string) {
+    return agentQueueStart(
+      { id: agentId, userId: USER, name: 'Recorder' },
+      { temporalTaskQueue: this.taskQueue, agentQueueExecutionSeconds: 600 },
+    );
+  }
+
+  manual(agentId: string, runId: RunRequest): Promise<EnqueueResult> {
+    return this.client.workflow.executeUpdateWithStart<typeof agentQueueWorkflow, EnqueueResult, [RunRequest]>(
+      AGENT_HANDLERS.enqueueRun,
+      {
+        args: [runId],
+        updateId: `run-${runId.runId}`,
+        startWorkflowOperation: new WithStartWorkflowOperation('agentQueueWorkflow', {
+          ...this.start(agentId),
+          workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        }),
+      },
+    );
+  }
+
+  async webhook(agentId: string, run: RunRequest): Promise<void> {
+    await this.client.workflow.signalWithStart('agentQueueWorkflow', {
+      ...this.start(agentId),
+      signal: AGENT_HANDLERS.enqueueRunSignal,
+      signalArgs: [run],
+    });
+  }
+
+  handle(agentId: string): WorkflowHandle {
+    return this.client.workflow.getHandle(`agent-${agentId}`);
+  }
+
+  /**
+   * The queue's history once `ready` holds and the queue has nothing more to do: no workflow task
+   * pending, and no new event for a while (a local activity's marker closes a task, so the last
+   * event may be one).
+   */
+  async settled(agentId: string, ready: (count: (type: EventType) => number) => boolean): Promise<History> {
+    const deadline = Date.now() + 30_000;
+    let previous = -1;
+    for (;;) {
+      const history = await this.handle(agentId).fetchHistory();
+      const events = history.events ?? [];
+      const count = (type: EventType): number => events.filter((e) => e.eventType === type).length;
+      const last = events.at(-1)?.eventType;
+      const idle =
+        last !== EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED && last !== EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED;
+      if (ready(count) && idle && events.length === previous) {
+        return history;
+      }
+      previous = events.length;
+      if (Date.now() > deadline) {
+        const types = events.map((e) => EventType[e.eventType!]?.replace('EVENT_TYPE_', ''));
+        throw new Error(`agent-${agentId}: the history did not reach the state asked for in 30 s: ${types.join(' ')}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+  }
+}
+
+const MARKERS = EventType.EVENT_TYPE_MARKER_RECORDED;
+const SIGNALS = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED;
+const UPDATES_DONE = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED;
+
+/** The four histories of one bundle, by the name they are saved under (without bundle and extension). */
+async function scenarios(rec: Recorder): Promise<Record<string, History>> {
+  const histories: Record<string, History> = {};
+  const { fakes } = rec;
+
+  // A manual run with a tool call, completed and archived (one local activity: the archive).
+  const completed = uuid(1);
+  const run1 = request(completed, 'manual');
+  fakes.scripts.set(run1.runId, 'tool');
+  await rec.manual(completed, run1);
+  histories['run-completed'] = await rec.settled(completed, (n) => n(MARKERS) === 1);
+
+  // A manual run whose model turn fails: the failure recorded (finishRun) and the run archived.
+  const failed = uuid(1);
+  const run2 = request(failed, 'manual');
+  fakes.scripts.set(run2.runId, 'fail');
+  await rec.manual(failed, run2);
+  histories['run-failed'] = await rec.settled(failed, (n) => n(MARKERS) === 2);
+
+  // A webhook run active, a second webhook queued behind it.
+  const busy = uuid(1);
+  const active = request(busy, 'webhook');
+  const queued = request(busy, 'webhook');
+  fakes.scripts.set(active.runId, 'hold');
+  await rec.webhook(busy, active);
+  await fakes.whenHeld(active.runId);
+  await rec.webhook(busy, queued);
+  histories['run-active-and-queued'] = await rec.settled(busy, (n) => n(SIGNALS) === 2);
+
+  // The same queue goes on: both webhooks' runs end, a manual run with a tool call, then a manual run
+  // held with a webhook queued behind it: the queued one taken out (cancelQueuedRun), the held one
+  // cancelled (cancelRun). Idle after it all.
+  fakes.release(active.runId);
+  await rec.settled(busy, (n) => n(MARKERS) === 2);
+  const manual = request(busy, 'manual');
+  fakes.scripts.set(manual.runId, 'tool');
+  await rec.manual(busy, manual);
+  await rec.settled(busy, (n) => n(MARKERS) === 3);
+  const held = request(busy, 'manual');
+  const behind = request(busy, 'webhook');
+  fakes.scripts.set(held.runId, 'hold');
+  await rec.manual(busy, held);
+  await fakes.whenHeld(held.runId);
+  await rec.webhook(busy, behind);
+  await rec.settled(busy, (n) => n(SIGNALS) === 3);
+  const handle = rec.handle(busy);
+  const dequeued = await handle.executeUpdate<boolean, [string]>(AGENT_HANDLERS.cancelQueuedRun, {
+    args: [behind.runId],
+  });
+  const cancelled = await handle.executeUpdate<string, [string]>(AGENT_HANDLERS.cancelRun, { args: [held.runId] });
+  if (dequeued !== true || cancelled !== 'cancelled') {
+    throw new Error(`the cancels answered ${String(dequeued)} and ${cancelled}`);
+  }
+  // Four runs archived; the cancelled one also recorded its end (finishRun).
+  histories['idle-after-runs'] = await rec.settled(busy, (n) => n(MARKERS) === 5 && n(UPDATES_DONE) === 4);
+  return histories;
+}
+
+async function main(): Promise<void> {
+  const outIndex = process.argv.indexOf('--out');
+  const out = path.resolve(outIndex > 0 ? process.argv[outIndex + 1]! : path.join('test', 'fixtures', 'histories'));
+  mkdirSync(out, { recursive: true });
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const cliPath = await ensureTemporalCli((line) => console.log(line));
+  const temporal = await startTemporalDevServer({
+    cliPath,
+    port: await freePort(),
+    namespace: NAMESPACE,
+    logFile: path.resolve('.data', 'record-histories', 'temporal.log'),
+  });
+  // Requests of the traced bundle carry a trace header, as the API's do with tracing on.
+  const provider = new BasicTracerProvider();
+  trace.setGlobalTracerProvider(provider);
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  const written: string[] = [];
+  try {
+    for (const traced of [false, true]) {
+      const taskQueue = `record-${traced ? 'traced' : 'plain'}`;
+      const connection = await Connection.connect({ address: temporal.address });
+      const client = new Client({
+        connection,
+        namespace: NAMESPACE,
+        ...(traced ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } } : {}),
+      });
+      const nativeConnection = await NativeConnection.connect({ address: temporal.address });
+      const fakes = new FakeActivities();
+      const worker = await Worker.create({
+        connection: nativeConnection,
+        namespace: NAMESPACE,
+        taskQueue,
+        activities: fakes.activities(),
+        ...workflowSource(false, traced),
+        ...(traced ? { sinks: { exporter: { export: { fn: () => undefined } } } } : {}),
+      });
+      const histories = await worker.runUntil(() => scenarios(new Recorder(client, taskQueue, fakes)));
+      for (const [name, history] of Object.entries(histories)) {
+        const file = path.join(out, `agent-queue-${traced ? 'traced-' : ''}${name}.b64`);
+        writeFileSync(
+          file,
+          Buffer.from(proto.temporal.api.history.v1.History.encode(history).finish()).toString('base64'),
+        );
+        written.push(path.relative(process.cwd(), file));
+      }
+      await connection.close();
+      await nativeConnection.close();
+    }
+  } finally {
+    await temporal.stop();
+    await provider.shutdown();
+  }
+  console.log(`written:\n  ${written.join('\n  ')}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

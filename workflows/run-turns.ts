@@ -1,0 +1,155 @@
+/**
+ * A run's turns: what a model turn and a tool call take and give, and the limits that keep a run's
+ * conversation within what Temporal carries. Part of the contracts (contracts.ts re-exports it);
+ * imported by workflow code, so only deterministic imports here.
+ */
+import type { RunLogIds, RunRequest } from './run-request.js';
+
+/** What the model sees of a tool (its name is unique across the agent's sites). */
+export interface ModelTool {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+/** A model tool and the site tool it stands for. */
+export interface RunTool extends ModelTool {
+  siteId: string;
+  siteName: string;
+  tool: string;
+}
+
+/** What the model is shown of a run's tools (RunTool without the site it stands for). */
+export function modelToolsOf(tools: RunTool[]): ModelTool[] {
+  return tools.map(({ name, description, input_schema }) => ({ name, description, input_schema }));
+}
+
+export interface RunContext {
+  system: string;
+  model: string;
+  tools: RunTool[];
+}
+
+export type ModelContentBlock =
+  { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
+
+export interface ToolResultBlock {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string;
+  is_error?: boolean;
+}
+
+export interface ModelMessage {
+  role: 'user' | 'assistant';
+  content: string | Array<ModelContentBlock | ToolResultBlock>;
+}
+
+/** One call of the model for a run (what the model port takes). */
+export interface ModelCall {
+  runId: string;
+  userId: string;
+  model: string;
+  system: string;
+  messages: ModelMessage[];
+  tools: ModelTool[];
+  /** `messages` lacks the run's trigger: the turn reads it from the run's row and puts it first. */
+  triggerFromRow?: boolean;
+}
+
+/**
+ * A run's model turn. The run's bookkeeping rides on its turns instead of separate steps (each local
+ * activity cost about 30 ms of workflow task here): turn 1 marks the run active and prepares its
+ * context, and the turn that ends the run marks it completed.
+ */
+export interface ModelTurnInput extends RunLogIds {
+  runId: string;
+  userId: string;
+  /**
+   * The conversation so far, without its first message, the run's trigger, which the activity builds
+   * from the run's row (triggerMessage): a webhook's payload or a manual run's text is not carried
+   * through Temporal on every turn.
+   */
+  messages: ModelMessage[];
+  /** Turn 1: the run's request (the turn starts the run and returns its context). */
+  start?: RunRequest;
+  /** Later turns: the context turn 1 returned. */
+  context?: RunContext;
+  /** The turn limit: the run ends with this turn whatever the model answers. */
+  last: boolean;
+}
+
+export interface ModelTurnOutput {
+  content: ModelContentBlock[];
+  text: string;
+  stopReason: string;
+  usage: { inputTokens: number; outputTokens: number };
+  credits: number;
+  /** Turn 1: the run's context. */
+  context?: RunContext;
+  /** This turn ended the run, and the run's row already says `completed`. */
+  ended?: boolean;
+}
+
+/** Whether a model answer ends the run (no tool to call, or no turn left). */
+export function endsRun(answer: Pick<ModelTurnOutput, 'content' | 'stopReason'>, last: boolean): boolean {
+  return last || answer.stopReason !== 'tool_use' || !answer.content.some((b) => b.type === 'tool_use');
+}
+
+export interface CallToolInput extends RunLogIds {
+  runId: string;
+  userId: string;
+  siteId: string;
+  siteName: string;
+  tool: string;
+  input: unknown;
+}
+
+export interface CallToolOutput {
+  /** The site's answer; with `truncated`, the first MAX_TOOL_RESULT_BYTES of its JSON text, as a string. */
+  result: unknown;
+  durationMs: number;
+  refreshed: boolean;
+  /** The answer's JSON was longer than MAX_TOOL_RESULT_BYTES: its length in bytes. */
+  truncated?: number;
+}
+
+/** Ends a run early: turns of the model per run. */
+export const MAX_MODEL_TURNS = 20;
+
+/**
+ * The most of a tool's answer a run keeps (bytes of its JSON text): more would not fit the model's
+ * context anyway, and every later turn of the run carries the conversation through Temporal, whose
+ * payloads are limited (2 MB by default). A longer answer reaches the model and the timeline cut to
+ * this, with a note of its length (toolResultContent).
+ */
+export const MAX_TOOL_RESULT_BYTES = 64 * 1024;
+
+/**
+ * What one model turn's input may carry of the conversation (bytes of its JSON): under Temporal's
+ * default payload limit (2 MB) with room for the run's context. A run whose conversation outgrows it
+ * fails (MODEL_ERROR, saying so) rather than give Temporal a command it would refuse, which would stop
+ * the agent's queue with every run behind it.
+ */
+export const MAX_TURN_INPUT_BYTES = 1_500_000;
+
+/** What the model is told of a tool's answer (the tool_result block's content). */
+export function toolResultContent(output: Pick<CallToolOutput, 'result' | 'truncated'>): string {
+  if (output.truncated === undefined) {
+    return JSON.stringify(output.result);
+  }
+  return (
+    `${String(output.result)}\n[cut: the answer was ${output.truncated} bytes; ` +
+    `only its first ${MAX_TOOL_RESULT_BYTES} are kept]`
+  );
+}
+
+/**
+ * The longest durable wait a site's Retry-After (or our outgoing limit) may impose on a run's tool call:
+ * past it the call fails instead, so one site cannot park an agent's queue for days.
+ */
+export const MAX_DURABLE_WAIT_SECONDS = 300;
+/** Times a run waits out a rate limit for one tool call before giving the model an error. */
+export const MAX_RATE_LIMIT_WAITS = 5;
+/** The timer summary that marks a rate-limit wait in the history (the timeline shows it as `waiting`). */
+export const RATE_LIMIT_TIMER_SUMMARY = 'rate_limit';
