@@ -12,7 +12,7 @@ module.exports = {
       severity: 'error',
       comment:
         'No cycle between feature folders (src/<feature>/): a feature builds on the features it imports, and ' +
-        'a route that drives a feature built on it lives in that feature (CONTRIBUTING, feature map).',
+        'a route that drives a feature built on it lives in that feature (CONTRIBUTING.md#where-to-look; docs/architecture.md#feature-map).',
       scope: 'folder',
       // Folder names carry no trailing slash: 'src/vault', 'src/vault/dto'.
       from: { path: '^src/[^/]+' },

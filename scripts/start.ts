@@ -154,7 +154,8 @@ async function main(): Promise<void> {
         cliPath,
         port: settings.temporalDevPort,
         uiPort: settings.temporalUiPort,
-        // Payloads are encrypted: the UI decodes them through the API (for admins, see README).
+        // Payloads are encrypted: the UI decodes them through the API (for admins, see
+        // docs/agents-and-runs.md#reading-runs-as-an-operator).
         uiCodecEndpoint: `${settings.publicBaseUrl}/api/temporal-codec`,
         dbFile: path.join(settings.dataDir, 'temporal.sqlite'),
         namespace: settings.temporalNamespace,

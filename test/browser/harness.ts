@@ -108,7 +108,10 @@ export async function startConsoleWorld(options: { env?: Record<string, string> 
   };
 }
 
-/** Saves a screenshot of the page as .data/screenshots/<name>.png (the README's come from these). */
+/**
+ * Saves a screenshot of the page as .data/screenshots/<name>.png (docs/screenshots/, which the README and
+ * the docs show, are copies of these).
+ */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
