@@ -20,6 +20,7 @@ const COMMANDS: Array<[string, RegExp]> = [
   ['stripe-mock.js', /^usage: npm run stripe-mock:install/],
   ['bundle-workflows.js', /^usage: node dist\/scripts\/bundle-workflows\.js/],
   ['openapi-document.js', /^usage: node dist\/scripts\/openapi-document\.js/],
+  ['record-histories.js', /^usage: node dist\/scripts\/record-histories\.js/],
   // The launcher of the run scripts: plain JavaScript beside the sources, run before any build.
   ['../../scripts/pinned-node.mjs', /^usage: node scripts\/pinned-node\.mjs/],
 ];

@@ -1,5 +1,5 @@
 /**
- * Records the workflow histories src/temporal/workflow-replay.spec.ts replays (test/fixtures/histories,
+ * Records the workflow histories test/workflows/replay.workflow-spec.ts replays (test/fixtures/histories,
  * the wire encoding of `handle.fetchHistory()` in base64) from today's workflow bundles:
  *
  *   npx tsc -p tsconfig.build.json && node dist/scripts/bundle-workflows.js
@@ -37,6 +37,7 @@ import {
   type RunRequest,
 } from '../workflows/contracts.js';
 import type { agentQueueWorkflow } from '../workflows/agent-queue.workflow.js';
+import { answerHelp } from './runtime/command-line.js';
 import { freePort } from './runtime/processes.js';
 import { ensureTemporalCli, startTemporalDevServer } from './runtime/temporal.js';
 
@@ -281,6 +282,16 @@ async function scenarios(rec: Recorder): Promise<Record<string, History>> {
   histories['idle-after-runs'] = await rec.settled(busy, (n) => n(MARKERS) === 5 && n(UPDATES_DONE) === 4);
   return histories;
 }
+
+answerHelp(
+  [
+    'usage: node dist/scripts/record-histories.js [--out <dir>]',
+    '',
+    'Records the workflow histories test/workflows/replay.workflow-spec.ts replays, from the bundles',
+    'in dist/ (run node dist/scripts/bundle-workflows.js first), on a Temporal dev server of its own.',
+    '  --out <dir>  where to write them (default test/fixtures/histories)',
+  ].join('\n'),
+);
 
 async function main(): Promise<void> {
   const outIndex = process.argv.indexOf('--out');

@@ -16,7 +16,6 @@ export * from './run-turns.js';
 export const SEARCH_ATTRIBUTES = {
   agentId: { name: 'AgentId', type: 'KEYWORD' },
   userId: { name: 'UserId', type: 'KEYWORD' },
-  triggeredBy: { name: 'TriggeredBy', type: 'KEYWORD' },
   /** The runs an execution of the agent's queue ran (Temporal keeps `RunId` for its own). */
   runIds: { name: 'AgentRunIds', type: 'KEYWORD_LIST' },
 } as const;
@@ -25,7 +24,6 @@ export const SEARCH_ATTRIBUTES = {
 export const SEARCH_ATTRIBUTE_TYPES: Record<string, 'KEYWORD' | 'KEYWORD_LIST'> = {
   AgentId: 'KEYWORD',
   UserId: 'KEYWORD',
-  TriggeredBy: 'KEYWORD',
   AgentRunIds: 'KEYWORD_LIST',
 };
 

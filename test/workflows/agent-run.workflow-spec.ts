@@ -184,7 +184,7 @@ describe('executeRun: turns and tools', () => {
     expect(turns).toHaveLength(MAX_MODEL_TURNS);
     expect(turns.map((t) => t.last)).toEqual([...Array<boolean>(MAX_MODEL_TURNS - 1).fill(false), true]);
     // Turn 1 starts the run with its request; the later ones carry the context turn 1 returned.
-    expect(turns[0]).toMatchObject({ runId, trigger: 'row', start: { runId }, messages: [] });
+    expect(turns[0]).toMatchObject({ runId, start: { runId }, messages: [] });
     expect(turns[0]!.context).toBeUndefined();
     expect(turns.slice(1).every((t) => t.start === undefined && t.context?.model === 'test-model')).toBe(true);
     // The conversation grows by the model's answer and the tool results each turn.

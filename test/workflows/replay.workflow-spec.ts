@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { workflowSource } from './worker-factory.js';
+import { workflowSource } from '../../src/temporal/worker-factory.js';
 
-/** dist/src/temporal → the repository's test/fixtures/histories (they are not compiled into dist). */
+/** dist/test/workflows → the repository's test/fixtures/histories (they are not compiled into dist). */
 const HISTORIES = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
   '..',
