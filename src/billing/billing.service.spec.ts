@@ -1,21 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError } from '../common/app-error.js';
 import { counted } from '../runs/testing/fixtures.js';
 import { MISSING_CHARGE_FAILS_AFTER_MS, RECONCILE_AFTER_MS } from './billing.service.js';
 import { billingFixture, USER } from './testing/billing-fixture.js';
+import { refusal } from '../common/testing/refusals.js';
 
 const CARD = { brand: 'visa', last4: '4242', ref: 'pm_1' };
-
-async function refusal(promise: Promise<unknown>): Promise<AppError> {
-  const err = await promise.then(
-    () => new Error('resolved'),
-    (e: unknown) => e,
-  );
-  if (!(err instanceof AppError)) {
-    throw new Error(`expected an AppError, got ${String(err)}`);
-  }
-  return err;
-}
 
 describe('BillingService.describe (plan limits)', () => {
   it("shows the tier's limits, and the free tier's while the subscription is past due", async () => {

@@ -1,9 +1,10 @@
-import { describe, expect, it } from '@jest/globals';
 import { AppError } from '../common/app-error.js';
+import { describe, expect, it } from '@jest/globals';
 import { standIn } from '../common/testing/stand-in.js';
 import type { CreditsRepository } from './credits.repository.js';
 import { CREDIT_HOLD_TTL_MS, CreditsService, creditsFor, creditsToReserve } from './credits.service.js';
 import { FAKE_TRANSACTION, FakeCreditsRepository } from './testing/fake-credits.repository.js';
+import { codeOf } from '../common/testing/refusals.js';
 
 const USER = 'user-1';
 const RUN_ID = '22222222-2222-4222-8222-222222222222';
@@ -13,14 +14,6 @@ function setUp(balance: number) {
   rows.balances.set(USER, balance);
   const service = new CreditsService(standIn<CreditsRepository>(rows), rows.hooks());
   return { rows, service };
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const err = await promise.then(
-    () => new Error('resolved'),
-    (e: unknown) => e,
-  );
-  return err instanceof AppError ? err.code : `not an AppError: ${String(err)}`;
 }
 
 describe('what a model turn costs', () => {

@@ -1,22 +1,11 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
-import { AppError } from '../common/app-error.js';
 import { SiteNetworkError } from '../sites/site-http.js';
 import { OAUTH_STATE_TTL_MS } from './oauth.service.js';
 import { oauthFixture, SITE_ID, siteFixture, TOKEN_URL } from './testing/oauth-fixture.js';
+import { refusal } from '../common/testing/refusals.js';
 
 const USER = 'user-1';
-
-async function refusal(promise: Promise<unknown>): Promise<AppError> {
-  const err = await promise.then(
-    () => new Error('resolved'),
-    (e: unknown) => e,
-  );
-  if (!(err instanceof AppError)) {
-    throw new Error(`expected an AppError, got ${String(err)}`);
-  }
-  return err;
-}
 
 /** Starts a connection and returns the fixture, the state and the PKCE challenge the authorization URL carries. */
 async function started(tools: string[] = ['search_orders']) {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError } from '../common/app-error.js';
 import { RunSkippedError } from './run-skipped.error.js';
 import { enqueueFixture } from './testing/enqueue-fixture.js';
 import { agentFixture, counted } from './testing/fixtures.js';
+import { refusal } from '../common/testing/refusals.js';
 
 const AGENT_ID = '11111111-1111-4111-8111-111111111111';
 const agent = agentFixture({ id: AGENT_ID, name: 'Reporter' });
@@ -14,17 +14,6 @@ function setUp(maxQueuedRuns = 3) {
 /** Lets the clock move on: a run's queue position counts the runs queued before its instant. */
 function tick(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 2));
-}
-
-async function refusal(promise: Promise<unknown>): Promise<AppError> {
-  const err = await promise.then(
-    () => new Error('resolved'),
-    (e: unknown) => e,
-  );
-  if (!(err instanceof AppError)) {
-    throw new Error(`expected an AppError, got ${String(err)}`);
-  }
-  return err;
 }
 
 describe('RunEnqueueService.enqueue (manual and scheduled runs)', () => {

@@ -1,6 +1,6 @@
+import { AppError } from '../common/app-error.js';
 import { describe, expect, it } from '@jest/globals';
 import type { PayloadCodec } from '@temporalio/common';
-import { AppError } from '../common/app-error.js';
 import { pageQuery } from '../common/pagination.js';
 import { standIn } from '../common/testing/stand-in.js';
 import { MetricsService } from '../metrics/metrics.service.js';
@@ -9,6 +9,7 @@ import { RunsService } from './runs.service.js';
 import { FakeRunsRepository } from './testing/fake-runs.repository.js';
 import { FakeTemporalClient } from './testing/fake-temporal-client.js';
 import { counted, personalScope, workspaceScope } from './testing/fixtures.js';
+import { codeOf } from '../common/testing/refusals.js';
 
 const AGENT = '11111111-1111-4111-8111-111111111111';
 const RUN = '22222222-2222-4222-8222-222222222222';
@@ -29,14 +30,6 @@ function setUp() {
     metrics,
   );
   return { runs, temporal, metrics, service };
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const err = await promise.then(
-    () => new Error('resolved'),
-    (e: unknown) => e,
-  );
-  return err instanceof AppError ? err.code : `not an AppError: ${String(err)}`;
 }
 
 describe('RunsService.findInScope (who may see a run)', () => {

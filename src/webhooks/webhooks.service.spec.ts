@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { hashSecret, type AgentsService } from '../agents/agents.service.js';
-import { AppError } from '../common/app-error.js';
 import { standIn } from '../common/testing/stand-in.js';
 import { enqueueFixture } from '../runs/testing/enqueue-fixture.js';
 import { agentFixture } from '../runs/testing/fixtures.js';
 import { FakeAgentsService } from './testing/fake-agents.service.js';
 import { type WebhookDelivery, WebhooksService } from './webhooks.service.js';
+import { refusal } from '../common/testing/refusals.js';
 
 const AGENT_ID = '11111111-1111-4111-8111-111111111111';
 const SECRET = 'whsec_correct-horse-battery-staple';
@@ -40,17 +40,6 @@ function delivery(fields: Partial<WebhookDelivery> = {}): WebhookDelivery {
     body: { orderId: 'o-1' },
     ...fields,
   };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<AppError> {
-  const err = await promise.then(
-    () => new Error('resolved'),
-    (e: unknown) => e,
-  );
-  if (!(err instanceof AppError)) {
-    throw new Error(`expected an AppError, got ${String(err)}`);
-  }
-  return err;
 }
 
 describe('WebhooksService.trigger (the intake rules, in the order the specification answers them)', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { AppError } from '../common/app-error.js';
 import { standIn } from '../common/testing/stand-in.js';
 import type { WorkspacesRepository } from './workspaces.repository.js';
 import { INVITATION_TTL_MS, WorkspacesService } from './workspaces.service.js';
 import { FakeWorkspacesRepository } from './testing/fake-workspaces.repository.js';
+import { codeOf } from '../common/testing/refusals.js';
 
 const WS = 'a0000000-0000-4000-8000-000000000001';
 const OWNER = 'b0000000-0000-4000-8000-000000000001';
@@ -24,14 +24,6 @@ function setUp() {
   ]);
   const service = new WorkspacesService(standIn<WorkspacesRepository>(rows));
   return { rows, service, user: (id: string) => rows.users.get(id)! };
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const err = await promise.then(
-    () => new Error('resolved'),
-    (e: unknown) => e,
-  );
-  return err instanceof AppError ? err.code : `not an AppError: ${String(err)}`;
 }
 
 describe('WorkspacesService.membership', () => {
