@@ -17,14 +17,25 @@ import { startWorld, type World } from '../utils/world.js';
 
 export const SCREENSHOT_DIR = path.resolve('.data', 'screenshots');
 
+/** The widths the console is checked at: a laptop, and a phone held upright. */
+export const DESKTOP_WIDTH = 1280;
+export const PHONE_WIDTH = 390;
+/** Both, for `describe.each(WIDTHS)` over a flow that must work on each. */
+export const WIDTHS = [DESKTOP_WIDTH, PHONE_WIDTH] as const;
+
+export interface ViewOptions {
+  /** The viewport's width in CSS pixels (default: DESKTOP_WIDTH). */
+  width?: number;
+}
+
 export interface ConsoleWorld extends World {
   browser: Browser;
   /** The address the console is served at (the API's). */
   consoleUrl: string;
-  /** A fresh browser profile (its own cookies: its own signed-in user). */
-  newContext(): Promise<BrowserContext>;
-  /** A page in a fresh profile. */
-  newPage(): Promise<Page>;
+  /** A fresh browser profile (its own cookies: its own signed-in user), at a given width. */
+  newContext(options?: ViewOptions): Promise<BrowserContext>;
+  /** A page in a fresh profile, at a given width. */
+  newPage(options?: ViewOptions): Promise<Page>;
   /** Uncaught errors of the console's code in any page so far (a test ends with none). */
   pageErrors: string[];
 }
@@ -77,12 +88,15 @@ export async function startConsoleWorld(options: { env?: Record<string, string> 
   const world = await startWorld({ env: options.env });
   const browser = await chromium.launch({ executablePath, headless: true });
   const pageErrors: string[] = [];
-  const newContext = async (): Promise<BrowserContext> => {
+  const newContext = async (view: ViewOptions = {}): Promise<BrowserContext> => {
+    const width = view.width ?? DESKTOP_WIDTH;
     const context = await browser.newContext({
       baseURL: world.stack.baseUrl,
       // The reference site's HTTPS uses the suites' own test CA.
       ignoreHTTPSErrors: true,
-      viewport: { width: 1280, height: 860 },
+      viewport: width < DESKTOP_WIDTH ? { width, height: 844 } : { width, height: 860 },
+      isMobile: width < DESKTOP_WIDTH,
+      hasTouch: width < DESKTOP_WIDTH,
       locale: 'en-US',
       timezoneId: 'UTC',
     });
@@ -96,8 +110,8 @@ export async function startConsoleWorld(options: { env?: Record<string, string> 
     browser,
     consoleUrl: world.stack.baseUrl,
     newContext,
-    async newPage() {
-      const context = await newContext();
+    async newPage(view?: ViewOptions) {
+      const context = await newContext(view);
       return context.newPage();
     },
     pageErrors,
