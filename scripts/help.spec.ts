@@ -21,6 +21,7 @@ const COMMANDS: Array<[string, RegExp]> = [
   ['bundle-workflows.js', /^usage: node dist\/scripts\/bundle-workflows\.js/],
   ['openapi-document.js', /^usage: node dist\/scripts\/openapi-document\.js/],
   ['record-histories.js', /^usage: node dist\/scripts\/record-histories\.js/],
+  ['screenshots.js', /^usage: node dist\/scripts\/screenshots\.js/],
   // The launcher of the run scripts: plain JavaScript beside the sources, run before any build.
   ['../../scripts/pinned-node.mjs', /^usage: node scripts\/pinned-node\.mjs/],
 ];
