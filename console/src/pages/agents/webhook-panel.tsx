@@ -1,10 +1,14 @@
-/** A webhook agent's URL, its secret (shown once, after the save or rotation that made it) and rotation. */
+/**
+ * A webhook agent's URL, its secret (shown once, after the save or rotation that made it), rotation,
+ * its payload fields and its recent deliveries.
+ */
 import { useEffect, useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import { useAction } from '../../api/hooks';
 import { ErrorNote } from '../../components/ui';
 import { type AgentDetail, ConfirmButton, CopyField } from './parts';
 import { forgetSecret, peekSecret } from './secret-handover';
+import { WebhookDeliveries } from './webhook-deliveries';
 
 export function WebhookPanel({ agent }: { agent: AgentDetail }) {
   // Read once when the page opens, then forgotten: leaving the page and coming back shows no secret.
@@ -79,6 +83,7 @@ export function WebhookPanel({ agent }: { agent: AgentDetail }) {
           </tbody>
         </table>
       )}
+      <WebhookDeliveries agentId={agent.id} />
     </section>
   );
 }
