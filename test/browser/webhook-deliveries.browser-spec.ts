@@ -45,8 +45,7 @@ describe('console: an agent page lists its webhook deliveries (#36, item 12)', (
     expect(created.status).toBe(201);
     const webhook = { url: created.body.webhookUrl, secret: created.body.webhookSecret };
     await page.goto(`/agents/${created.body.id}`);
-    await page.getByRole('heading', { name: 'Recent deliveries' }).waitFor();
-    await expect(page.getByText('No deliveries yet.').isVisible()).resolves.toBe(true);
+    await page.getByText('No deliveries yet.').waitFor();
     await expectAccessible(page, `webhook agent without deliveries at ${width} px`);
 
     expect((await fireWebhook({ ...webhook, secret: 'whsec_not-the-secret' }, { ticket: 'a' })).status).toBe(401);
@@ -69,10 +68,14 @@ describe('console: an agent page lists its webhook deliveries (#36, item 12)', (
       // Words, not the API's codes.
       expect(item).not.toMatch(/WEBHOOK_|_INVALID/);
     }
-    // The list fits its card at this width: nothing in it runs off to the side.
+    // The list, and the whole webhook card, fit at this width: nothing in them runs off to the side.
     const list = page.getByRole('list', { name: 'Recent deliveries' });
-    const overflow = await list.evaluate((el) => el.scrollWidth - el.clientWidth);
-    expect(overflow).toBeLessThanOrEqual(0);
+    expect(await list.evaluate((el) => el.scrollWidth - el.clientWidth)).toBeLessThanOrEqual(0);
+    const card = page.getByRole('region', { name: 'Webhook' });
+    expect(await card.evaluate((el) => el.scrollWidth - el.clientWidth)).toBeLessThanOrEqual(0);
+    await expect(page.getByRole('list', { name: 'Payload fields' }).innerText()).resolves.toBe(
+      'ticket: string, required',
+    );
     await list.scrollIntoViewIfNeeded();
     await expectAccessible(page, `webhook deliveries at ${width} px`);
     await screenshot(page, width === WIDTHS[0] ? 'agent-webhook-deliveries' : `agent-webhook-deliveries-${width}`);
