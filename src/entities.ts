@@ -9,6 +9,7 @@ import { RunEntity } from './runs/run.entity.js';
 import { UserEntity } from './users/user.entity.js';
 import { CredentialEntity } from './vault/credential.entity.js';
 import { SiteEntity } from './vault/site.entity.js';
+import { WebhookDeliveryEntity } from './webhooks/webhook-delivery.entity.js';
 import { WorkspaceEntity, WorkspaceInvitationEntity, WorkspaceMemberEntity } from './workspaces/workspace.entities.js';
 
 /**
@@ -34,4 +35,5 @@ export const ENTITIES: EntityClass[] = [
   BillingCustomerEntity,
   CreditPurchaseEntity,
   BillingEventEntity,
+  WebhookDeliveryEntity,
 ];

@@ -27,6 +27,7 @@ export const TABLE_OWNERS: Readonly<Record<string, string>> = {
   billing_customers: 'billing',
   credit_purchases: 'billing',
   billing_events: 'billing',
+  webhook_deliveries: 'webhooks',
 };
 
 /**

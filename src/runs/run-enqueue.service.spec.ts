@@ -126,6 +126,27 @@ describe('RunEnqueueService.enqueueWebhook', () => {
     expect(await counted(metrics.runsQueued, { trigger: 'webhook' })).toBe(2);
   });
 
+  it("hands one agent's concurrent deliveries to its queue one at a time: each position is its place there", async () => {
+    const { temporal, service } = setUp(10);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // The first delivery's signal is slow: the second must not overtake it.
+    temporal.beforeSignal = async (request) => {
+      if ((request.deliveryId ?? '') === 'd-1') {
+        await held;
+      }
+    };
+    const first = service.enqueueWebhook(agent, { payload: { n: 1 }, deliveryId: 'd-1' });
+    await tick();
+    const second = service.enqueueWebhook(agent, { payload: { n: 2 }, deliveryId: 'd-2' });
+    await tick();
+    release();
+    const answers = await Promise.all([first, second]);
+    expect(answers.map((a) => a.queuePosition)).toEqual([0, 1]);
+    const queue = temporal.queues.get(`agent-${AGENT_ID}`)!;
+    expect([queue.active, ...queue.queued.map((r) => r.runId)]).toEqual(answers.map((a) => a.run.id));
+  });
+
   it('removes the new row when the signal fails, so a retried delivery starts afresh', async () => {
     const { runs, temporal, service } = setUp();
     temporal.failNextEnqueue = new Error('14 UNAVAILABLE');

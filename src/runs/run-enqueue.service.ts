@@ -11,6 +11,7 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentEntity } from '../agents/agent.entity.js';
 import { AppError } from '../common/app-error.js';
+import { KeyedSerializer } from '../common/keyed-serializer.js';
 import { addLogFields, currentRequestId } from '../common/log-context.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
@@ -85,6 +86,9 @@ const CLOSING_RUN_RETRIES = 10;
 /** Runs handed to their agent's queue workflow: the row first, then Temporal. */
 @Injectable()
 export class RunEnqueueService {
+  /** The webhook intake of each agent, one delivery at a time in this process (see enqueueWebhook). */
+  private readonly webhookIntake = new KeyedSerializer();
+
   constructor(
     private readonly runs: RunsRepository,
     @Inject(TEMPORAL_CLIENT) private readonly client: Client,
@@ -163,6 +167,17 @@ export class RunEnqueueService {
    * request (the workflow ignores it if it has it), so a first attempt that died half-way still runs.
    */
   async enqueueWebhook(agent: AgentEntity, options: Omit<EnqueueOptions, 'mode' | 'triggeredBy'>): Promise<Enqueued> {
+    // One delivery of an agent at a time, from its row to its signal: the queue workflow takes the
+    // requests in the order their signals arrive, so a delivery's signal must arrive before the next
+    // one's row counts it ahead (else two positions could swap). The insert's own lock makes positions
+    // distinct across API processes too; this makes them the queue's order within one.
+    return this.webhookIntake.run(agent.id, () => this.enqueueWebhookNow(agent, options));
+  }
+
+  private async enqueueWebhookNow(
+    agent: AgentEntity,
+    options: Omit<EnqueueOptions, 'mode' | 'triggeredBy'>,
+  ): Promise<Enqueued> {
     const request = runRequest(agent, {
       ...options,
       input: null,
@@ -171,8 +186,8 @@ export class RunEnqueueService {
       mode: 'queue',
     });
     addLogFields({ agentId: agent.id, runId: request.runId });
-    // One statement writes the row and counts the runs ahead of it; a repeated delivery id inserts
-    // nothing and returns no row.
+    // One insert writes the row and counts the runs queued before it (under the agent's lock); a
+    // repeated delivery id inserts nothing and returns no row.
     let run = this.queuedRow(request, options);
     const { inserted, ahead } = await this.runs.insertQueued(run, true);
     const duplicate = !inserted;

@@ -22,6 +22,20 @@ function runsAhead(agentId: string, queuedAt: string, runId: string): string {
   );
 }
 
+/** SQL: how many runs of the agent are queued or active, other than the run (its place when it joins the queue). */
+function runsOpen(agentId: string, runId: string): string {
+  return (
+    `(SELECT count(*)::int FROM runs r WHERE r.agent_id = ${agentId} AND r.status IN ('queued', 'active') ` +
+    `AND r.id <> ${runId})`
+  );
+}
+
+/**
+ * The first key of the transaction advisory lock that serialises the webhook inserts of one agent
+ * (the second is the agent id's hash): an arbitrary constant, apart from the migrations' lock.
+ */
+const AGENT_QUEUE_LOCK = 0x5175;
+
 /** A run whose row a statement has just marked ended (for the run metrics). */
 export interface EndedRun {
   triggeredBy: RunTrigger;
@@ -69,8 +83,9 @@ export class RunsRepository {
       `$${this.insertColumns.findIndex((c) => c.property === property) + 1}`;
     const insert = `INSERT INTO runs (${names}) VALUES (${values}) ON CONFLICT DO NOTHING`;
     this.insertQuery = `${insert} RETURNING 0 AS ahead`;
-    // RETURNING sees the rows committed before the statement: the count is the new run's position.
-    this.insertCountingQuery = `${insert} RETURNING ${runsAhead(param('agentId'), param('queuedAt'), param('id'))} AS ahead`;
+    // RETURNING sees the rows committed before the statement; under the agent's lock (insertQueued)
+    // that is every run of the agent queued before this one, so the count is the new run's position.
+    this.insertCountingQuery = `${insert} RETURNING ${runsOpen(param('agentId'), param('id'))} AS ahead`;
   }
 
   private get runs() {
@@ -84,20 +99,29 @@ export class RunsRepository {
 
   /**
    * The one insert of a `runs` row. A row that conflicts (its id, or its agent's delivery id) inserts
-   * nothing: `inserted` false. With `countAhead`, the same statement counts the runs ahead of it.
+   * nothing: `inserted` false. With `countAhead`, the insert counts the agent's runs queued or active
+   * before it, under a transaction lock per agent: concurrent inserts for one agent take turns, and
+   * each counts the ones committed before it, so their positions are distinct (without the lock, each
+   * statement's snapshot misses the others and they all count the same). Other agents do not wait.
    */
   async insertQueued(row: RunEntity, countAhead: boolean): Promise<{ inserted: boolean; ahead: number }> {
     const params = this.insertColumns.map((c) => {
       const value = row[c.property] ?? null;
       return c.json && value !== null ? JSON.stringify(value) : value;
     });
-    const rows: Array<{ ahead: number }> = await this.dataSource.query(
-      countAhead
-        ? preparedStatement('runs_insert_counting', this.insertCountingQuery)
-        : preparedStatement('runs_insert', this.insertQuery),
-      params,
-    );
-    return { inserted: rows.length > 0, ahead: rows[0]?.ahead ?? 0 };
+    if (!countAhead) {
+      const rows: unknown[] = await this.dataSource.query(preparedStatement('runs_insert', this.insertQuery), params);
+      return { inserted: rows.length > 0, ahead: 0 };
+    }
+    return this.dataSource.transaction(async (em) => {
+      await em.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [AGENT_QUEUE_LOCK, row.agentId]);
+      // A statement after the lock: its snapshot sees every insert committed by the lock's last holder.
+      const rows: Array<{ ahead: number }> = await em.query(
+        preparedStatement('runs_insert_counting', this.insertCountingQuery),
+        params,
+      );
+      return { inserted: rows.length > 0, ahead: rows[0]?.ahead ?? 0 };
+    });
   }
 
   /** How many runs of the agent are queued or active ahead of this one. */

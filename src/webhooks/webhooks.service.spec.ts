@@ -4,6 +4,9 @@ import { standIn } from '../common/testing/stand-in.js';
 import { enqueueFixture } from '../runs/testing/enqueue-fixture.js';
 import { agentFixture } from '../runs/testing/fixtures.js';
 import { FakeAgentsService } from './testing/fake-agents.service.js';
+import { FakeWebhooksRepository } from './testing/fake-webhooks.repository.js';
+import { WebhookDeliveriesService } from './webhook-deliveries.service.js';
+import type { WebhooksRepository } from './webhooks.repository.js';
 import { type WebhookDelivery, WebhooksService } from './webhooks.service.js';
 import { refusal } from '../common/testing/refusals.js';
 
@@ -27,8 +30,10 @@ function setUp(
     options.credits ?? 10,
   );
   const { runs, temporal, service: enqueuer } = enqueueFixture(options.maxQueuedRuns ?? 1000);
-  const service = new WebhooksService(standIn<AgentsService>(agents), enqueuer);
-  return { agents, agent, runs, temporal, service };
+  const recorded = new FakeWebhooksRepository();
+  const deliveries = new WebhookDeliveriesService(standIn<WebhooksRepository>(recorded));
+  const service = new WebhooksService(standIn<AgentsService>(agents), enqueuer, deliveries);
+  return { agents, agent, runs, temporal, service, recorded };
 }
 
 function delivery(fields: Partial<WebhookDelivery> = {}): WebhookDelivery {
@@ -116,5 +121,76 @@ describe('WebhooksService.trigger (the intake rules, in the order the specificat
     agent.allowActionOverride = false;
     const kept = await service.trigger(delivery({ body: { orderId: 'o', action: 'Refund it' } }));
     expect(runs.rows.get(kept.runId)?.systemPromptSource).toBe('agent');
+  });
+});
+
+describe('WebhooksService.trigger records the deliveries of an existing agent', () => {
+  /** The accepted path does not wait for its record: let it land. */
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('an accepted delivery with its run, a refused one with its status, code and field names only', async () => {
+    const { service, recorded } = setUp();
+    const accepted = await service.trigger(delivery());
+    await refusal(service.trigger(delivery({ secret: 'wrong' })));
+    await refusal(service.trigger(delivery({ body: { orderId: 42, secretValue: 'do-not-keep' } })));
+    await settle();
+    expect(recorded.rows).toEqual([
+      {
+        agentId: AGENT_ID,
+        statusCode: 202,
+        code: null,
+        fields: [],
+        requestId: null,
+        runId: accepted.runId,
+        duplicate: false,
+      },
+      {
+        agentId: AGENT_ID,
+        statusCode: 401,
+        code: 'WEBHOOK_SECRET_INVALID',
+        fields: [],
+        requestId: null,
+        runId: null,
+        duplicate: false,
+      },
+      {
+        agentId: AGENT_ID,
+        statusCode: 422,
+        code: 'WEBHOOK_PAYLOAD_INVALID',
+        fields: ['orderId'],
+        requestId: null,
+        runId: null,
+        duplicate: false,
+      },
+    ]);
+    expect(JSON.stringify(recorded.rows)).not.toContain('do-not-keep');
+  });
+
+  it('a repeated delivery id is recorded as a duplicate of the first run', async () => {
+    const { service, recorded } = setUp();
+    const first = await service.trigger(delivery({ deliveryId: 'evt-1' }));
+    await service.trigger(delivery({ deliveryId: 'evt-1' }));
+    await settle();
+    expect(recorded.rows.map((r) => [r.runId, r.duplicate])).toEqual([
+      [first.runId, false],
+      [first.runId, true],
+    ]);
+  });
+
+  it('an unknown agent records nothing', async () => {
+    const { service, recorded } = setUp();
+    const err = await refusal(service.trigger(delivery({ agentId: '22222222-2222-4222-8222-222222222222' })));
+    expect(err.code).toBe('AGENT_NOT_FOUND');
+    await settle();
+    expect(recorded.rows).toEqual([]);
+  });
+
+  it('a record that cannot be written changes no answer', async () => {
+    const { service, recorded } = setUp();
+    recorded.failing = true;
+    expect((await service.trigger(delivery())).status).toBe('queued');
+    expect((await refusal(service.trigger(delivery({ secret: 'wrong' })))).code).toBe('WEBHOOK_SECRET_INVALID');
+    await settle();
+    expect(recorded.rows).toEqual([]);
   });
 });

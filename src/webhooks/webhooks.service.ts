@@ -3,6 +3,7 @@ import { AgentsService, secretMatches } from '../agents/agents.service.js';
 import { requireFeature } from '../billing/tiers.js';
 import { AppError } from '../common/app-error.js';
 import { RunEnqueueService } from '../runs/run-enqueue.service.js';
+import { WebhookDeliveriesService } from './webhook-deliveries.service.js';
 import { validatePayload } from './webhook-payload.js';
 import { webhookAction } from '../../workflows/contracts.js';
 
@@ -25,20 +26,42 @@ export interface WebhookDelivery {
 
 const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 
+type WebhookTarget = NonNullable<Awaited<ReturnType<AgentsService['webhookTarget']>>>;
+
 /** The intake rules of a webhook delivery, in the order the specification answers them. */
 @Injectable()
 export class WebhooksService {
   constructor(
     private readonly agents: AgentsService,
     private readonly enqueuer: RunEnqueueService,
+    private readonly deliveries: WebhookDeliveriesService,
   ) {}
 
-  async trigger({ agentId, secret, deliveryId, isJson, body }: WebhookDelivery): Promise<WebhookAccepted> {
-    const target = await this.agents.webhookTarget(agentId);
+  /**
+   * Answers a delivery, and records it for the agent's owner when the agent exists: an accepted one
+   * after it is queued (not waited for), a refused one before its answer. An unknown agent records
+   * nothing.
+   */
+  async trigger(delivery: WebhookDelivery): Promise<WebhookAccepted> {
+    const target = await this.agents.webhookTarget(delivery.agentId);
     if (target === null || target.agent.triggerType !== 'webhook') {
       throw new AppError('AGENT_NOT_FOUND', 'No webhook agent with this id');
     }
-    const { agent, tierOwner, payerCredits } = target;
+    let accepted: WebhookAccepted;
+    try {
+      accepted = await this.accept(target, delivery);
+    } catch (err) {
+      await this.deliveries.refused(target.agent.id, err);
+      throw err;
+    }
+    void this.deliveries.accepted(target.agent.id, accepted.runId, accepted.duplicate === true);
+    return accepted;
+  }
+
+  private async accept(
+    { agent, tierOwner, payerCredits }: WebhookTarget,
+    { secret, deliveryId, isJson, body }: WebhookDelivery,
+  ): Promise<WebhookAccepted> {
     if (!secretMatches(secret, agent.webhookSecretHash)) {
       throw new AppError('WEBHOOK_SECRET_INVALID', 'X-Webhook-Secret is missing or does not match');
     }

@@ -166,6 +166,37 @@ describe('webhook triggers (e2e)', () => {
     }
   });
 
+  it('12 concurrent webhooks to a busy agent get distinct positions 1..12, each its place in the queue', async () => {
+    const { user, agent } = await webhookAgent();
+    let open!: () => void;
+    // The first run holds the agent until the burst has been answered: every other run waits.
+    model.script({ text: 'held', gate: new Promise<void>((resolve) => (open = resolve)) });
+    model.fallback = { text: 'handled' };
+    const runIds: string[] = [];
+    try {
+      const first = await fire(agent, { ticket: 'first' });
+      expect(first.body.queuePosition).toBe(0);
+      runIds.push(first.body.runId as string);
+      const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => fire(agent, { ticket: `c${i}` })));
+      expect(answers.map((a) => a.status)).toEqual(Array(12).fill(202));
+      runIds.push(...answers.map((a) => a.body.runId as string));
+      const positions = answers.map((a) => a.body.queuePosition as number);
+      expect([...positions].sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      // True: each answer's position is its run's place in the order the agent's queue received them.
+      const arrival = await acceptedRunIds(`agent-${agent.id}`, 13);
+      expect(answers.map((a) => arrival.indexOf(a.body.runId as string))).toEqual(positions);
+    } finally {
+      open();
+    }
+    try {
+      for (const runId of runIds) {
+        expect((await waitForRun(http, user.token, runId, undefined, 120_000)).status).toBe('completed');
+      }
+    } finally {
+      model.fallback = { text: 'Done.', stopReason: 'end_turn' };
+    }
+  });
+
   it('a repeated X-Webhook-Delivery-Id returns the first delivery run', async () => {
     const { user, agent } = await webhookAgent();
     model.script({ text: 'once' });

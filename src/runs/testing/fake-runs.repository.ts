@@ -75,7 +75,12 @@ export class FakeRunsRepository implements Pick<RunsRepository, Used> {
     if (conflict) {
       return { inserted: false, ahead: 0 };
     }
-    const ahead = countAhead ? await this.countAhead(row) : 0;
+    // As the SQL counts under the agent's lock: every run of the agent still queued or active.
+    const ahead = countAhead
+      ? [...this.rows.values()].filter(
+          (r) => r.agentId === row.agentId && (r.status === 'queued' || r.status === 'active'),
+        ).length
+      : 0;
     this.rows.set(row.id, { ...row, createdAt: row.createdAt ?? row.queuedAt });
     return { inserted: true, ahead };
   }

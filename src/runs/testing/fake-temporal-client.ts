@@ -46,6 +46,8 @@ export class FakeTemporalClient {
   onActiveCancelled: (runId: string) => Promise<void> = async () => undefined;
   /** When set, the next enqueue (either kind) fails with it, as a server that refuses or is down. */
   failNextEnqueue: Error | null = null;
+  /** When set, a webhook's signal waits for it before it reaches the queue (a slow round trip). */
+  beforeSignal: ((request: RunRequest) => Promise<void>) | null = null;
 
   /** The client the services take: only `workflow` is there (the rest is never reached by them). */
   asClient(): Client {
@@ -73,8 +75,10 @@ export class FakeTemporalClient {
     signalWithStart: async (workflowType: string, options: SignalWithStartOptions): Promise<{ workflowId: string }> => {
       this.calls.push(`${options.workflowId} ${String(options.signal)}`);
       this.takeFailure();
+      const request = (options.signalArgs as [RunRequest])[0];
+      await this.beforeSignal?.(request);
       const queue = this.ensureQueue(workflowType, options);
-      this.enqueue(queue, (options.signalArgs as [RunRequest])[0]);
+      this.enqueue(queue, request);
       return { workflowId: options.workflowId };
     },
 

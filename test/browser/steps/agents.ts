@@ -198,3 +198,17 @@ export async function openRun(page: Page, runId: string): Promise<void> {
   await page.getByRole('link', { name: `Run ${runId.slice(0, 8)}`, exact: true }).click();
   await page.waitForURL(`**/runs/${runId}`);
 }
+
+/** The webhook deliveries the agent's page lists, once at least `count` are shown (refreshing the list meanwhile). */
+export async function webhookDeliveriesShown(page: Page, count: number): Promise<string[]> {
+  const list = page.getByRole('list', { name: 'Recent deliveries' });
+  for (let tries = 0; ; tries += 1) {
+    const shown = await list.getByRole('listitem').allInnerTexts();
+    if (shown.length >= count || tries >= 50) {
+      return shown;
+    }
+    // The list shows what the API has: an accepted delivery is recorded just after its answer.
+    await page.getByRole('button', { name: 'Refresh deliveries' }).click();
+    await page.waitForTimeout(200);
+  }
+}

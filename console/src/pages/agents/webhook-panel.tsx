@@ -1,10 +1,14 @@
-/** A webhook agent's URL, its secret (shown once, after the save or rotation that made it) and rotation. */
+/**
+ * A webhook agent's URL, its secret (shown once, after the save or rotation that made it), rotation,
+ * its payload fields and its recent deliveries.
+ */
 import { useEffect, useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import { useAction } from '../../api/hooks';
 import { ErrorNote } from '../../components/ui';
 import { type AgentDetail, ConfirmButton, CopyField } from './parts';
 import { forgetSecret, peekSecret } from './secret-handover';
+import { WebhookDeliveries } from './webhook-deliveries';
 
 export function WebhookPanel({ agent }: { agent: AgentDetail }) {
   // Read once when the page opens, then forgotten: leaving the page and coming back shows no secret.
@@ -55,30 +59,17 @@ export function WebhookPanel({ agent }: { agent: AgentDetail }) {
       {schema.length === 0 ? (
         <p className="hint">No fields defined: any JSON object is accepted.</p>
       ) : (
-        <table>
-          <caption className="visually-hidden">Payload schema</caption>
-          <thead>
-            <tr>
-              <th scope="col">Field</th>
-              <th scope="col">Type</th>
-              <th scope="col">Required</th>
-              <th scope="col">Description</th>
-            </tr>
-          </thead>
-          <tbody>
-            {schema.map((f) => (
-              <tr key={f.name}>
-                <td>
-                  <code>{f.name}</code>
-                </td>
-                <td>{f.type}</td>
-                <td>{f.required ? 'yes' : 'no'}</td>
-                <td>{f.description ?? ''}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        // A list, not a table: it reads at any width.
+        <ul className="plain" aria-label="Payload fields">
+          {schema.map((f) => (
+            <li key={f.name}>
+              <code>{f.name}</code>: {f.type}, {f.required ? 'required' : 'optional'}
+              {f.description ? ` — ${f.description}` : ''}
+            </li>
+          ))}
+        </ul>
       )}
+      <WebhookDeliveries agentId={agent.id} />
     </section>
   );
 }
