@@ -143,7 +143,15 @@ async function main(): Promise<void> {
           .saveTurn({
             sessionId: randomUUID(),
             content: 'hello',
-            reply: { id: randomUUID(), content: 'hi', toolCalls: [], modelMessages: [], usage: null, cut: false },
+            reply: {
+              id: randomUUID(),
+              content: 'hi',
+              toolCalls: [],
+              modelMessages: [],
+              parts: [{ type: 'text', text: 'hi' }],
+              usage: null,
+              cut: false,
+            },
           })
           .catch(refused),
     };

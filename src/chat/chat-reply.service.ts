@@ -15,8 +15,9 @@ import {
   type ToolResultBlock,
   toolResultContent,
 } from '../../workflows/contracts.js';
+import { contentOf } from './chat-parts.js';
 import { type MessageResponse, toMessageResponse, type TurnContext, type TurnSink } from './chat-responses.js';
-import type { ToolCallRecord } from './chat.entities.js';
+import type { StoredPart, ToolCallRecord } from './chat.entities.js';
 import { ChatRepository } from './chat.repository.js';
 
 /** Model turns one chat message may take (tool use loops) before the reply is cut. */
@@ -67,8 +68,9 @@ export class ChatReplyService {
     appendUserText(messages, content);
     const usage = { inputTokens: 0, outputTokens: 0, credits: 0 };
     const toolCalls: ToolCallRecord[] = [];
+    // The reply as the stream shows it, in order: each call's text, each tool call (a row keeps them).
+    const parts: StoredPart[] = [];
     const replyId = randomUUID();
-    let text = '';
     let refused: AppError | undefined;
     for (let turn = 1; turn <= MAX_CHAT_MODEL_TURNS; turn += 1) {
       let answer: BilledAnswer;
@@ -92,7 +94,9 @@ export class ChatReplyService {
       const assistant: ModelMessage = { role: 'assistant', content: answer.content };
       messages.push(assistant);
       turnMessages.push(assistant);
-      text += answer.text;
+      if (answer.text !== '') {
+        parts.push({ type: 'text', text: answer.text });
+      }
       const uses = answer.content.filter(
         (b): b is Extract<ModelContentBlock, { type: 'tool_use' }> => b.type === 'tool_use',
       );
@@ -101,6 +105,7 @@ export class ChatReplyService {
       }
       const results: ToolResultBlock[] = [];
       for (const use of uses) {
+        parts.push({ type: 'tool_call', id: use.id });
         results.push(await this.callTool(tools, use, sink, signal, toolCalls));
       }
       const toolMessage: ModelMessage = { role: 'user', content: results };
@@ -111,7 +116,15 @@ export class ChatReplyService {
     const saved = await this.chats.saveTurn({
       sessionId: session.id,
       content,
-      reply: { id: replyId, content: text, toolCalls, modelMessages: turnMessages, usage, cut: refused !== undefined },
+      reply: {
+        id: replyId,
+        content: contentOf(parts),
+        toolCalls,
+        modelMessages: turnMessages,
+        parts,
+        usage,
+        cut: refused !== undefined,
+      },
     });
     if (refused !== undefined) {
       throw refused;

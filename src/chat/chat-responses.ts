@@ -1,4 +1,5 @@
 import type { SiteScope } from '../sites/scopes.js';
+import { answeredParts, derivedParts, type MessagePart } from './chat-parts.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import type { ChatMessageEntity, ChatSessionEntity, HistoryMessage, ToolCallRecord } from './chat.entities.js';
 
@@ -39,6 +40,8 @@ export interface MessageResponse {
   role: 'user' | 'assistant';
   content: string;
   toolCalls?: ToolCallRecord[];
+  /** Assistant messages: the reply's texts and tool calls in the order they happened (as streamed). */
+  parts?: MessagePart[];
   usage?: { inputTokens: number; outputTokens: number; credits: number };
   /** Assistant messages: the turn was ended before the model was done (credits, or its input limit). */
   cut?: boolean;
@@ -60,12 +63,18 @@ export interface TurnContext {
 }
 
 export function toMessageResponse(row: ChatMessageEntity): MessageResponse {
+  const toolCalls = row.toolCalls ?? [];
   return {
     id: row.id,
     role: row.role,
     content: row.content,
     ...(row.role === 'assistant'
-      ? { toolCalls: row.toolCalls ?? [], usage: row.usage ?? undefined, cut: row.cut === true }
+      ? {
+          toolCalls,
+          parts: answeredParts(row.parts ?? derivedParts(row.content, toolCalls, row.modelMessages), toolCalls),
+          usage: row.usage ?? undefined,
+          cut: row.cut === true,
+        }
       : {}),
     createdAt: row.createdAt.toISOString(),
   };

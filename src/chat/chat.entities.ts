@@ -45,6 +45,13 @@ export interface ToolCallRecord {
   error?: string;
 }
 
+/**
+ * A part of an assistant reply as its row keeps it (`chat_messages.parts`), in the order the turn
+ * happened: the text one model call streamed, or a tool call, by its id in the row's `tool_calls`
+ * (which holds its input and whole result once).
+ */
+export type StoredPart = { type: 'text'; text: string } | { type: 'tool_call'; id: string };
+
 @Entity({ name: 'chat_messages' })
 export class ChatMessageEntity {
   @PrimaryGeneratedColumn('uuid')
@@ -68,6 +75,13 @@ export class ChatMessageEntity {
   /** The model-format messages of an assistant reply (tool uses and results), to replay the conversation. */
   @Column({ name: 'model_messages', type: 'jsonb', nullable: true })
   modelMessages: ModelMessage[] | null;
+
+  /**
+   * An assistant reply's parts in the order the turn happened (texts and tool calls by id); null for
+   * user messages and for replies saved before parts were kept (read as derivedParts makes them).
+   */
+  @Column({ type: 'jsonb', nullable: true })
+  parts: StoredPart[] | null;
 
   @Column({ type: 'jsonb', nullable: true })
   usage: { inputTokens: number; outputTokens: number; credits: number } | null;

@@ -61,7 +61,7 @@ export interface TurnRows {
 export interface SavedTurn {
   sessionId: string;
   content: string;
-  reply: Pick<ChatMessageEntity, 'id' | 'content' | 'toolCalls' | 'modelMessages' | 'usage' | 'cut'>;
+  reply: Pick<ChatMessageEntity, 'id' | 'content' | 'toolCalls' | 'modelMessages' | 'parts' | 'usage' | 'cut'>;
 }
 
 /** A jsonb parameter: pg would send a JS array as a PostgreSQL array, so every value goes as JSON text. */
@@ -119,8 +119,9 @@ export class ChatRepository {
     );
     // VALUES rows are inserted in their order, each taking the next `seq`.
     this.saveTurnQuery =
-      'INSERT INTO chat_messages AS m (id, session_id, role, content, tool_calls, model_messages, usage, cut) VALUES ' +
-      "(DEFAULT, $1, 'user', $2, NULL, NULL, NULL, false), ($3, $1, 'assistant', $4, $5::jsonb, $6::jsonb, $7::jsonb, $8) " +
+      'INSERT INTO chat_messages AS m (id, session_id, role, content, tool_calls, model_messages, parts, usage, cut) ' +
+      "VALUES (DEFAULT, $1, 'user', $2, NULL, NULL, NULL, NULL, false), " +
+      "($3, $1, 'assistant', $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9) " +
       `RETURNING ${this.messageRows.select()}`;
   }
 
@@ -242,6 +243,7 @@ export class ChatRepository {
         reply.content,
         jsonParameter(reply.toolCalls),
         jsonParameter(reply.modelMessages),
+        jsonParameter(reply.parts),
         jsonParameter(reply.usage),
         reply.cut,
       ],

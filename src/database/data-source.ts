@@ -19,6 +19,7 @@ import { RequestPathIndexes1764700000000 } from './migrations/1764700000000-requ
 import { CreditHolds1764800000000 } from './migrations/1764800000000-credit-holds.js';
 import { WorkspaceInvitations1764800000100 } from './migrations/1764800000100-workspace-invitations.js';
 import { CreditRulesInCode1764900000000 } from './migrations/1764900000000-credit-rules-in-code.js';
+import { ChatMessageParts1764960000000 } from './migrations/1764960000000-chat-message-parts.js';
 import { WebhookDeliveries1765000017600 } from './migrations/1765000017600-webhook-deliveries.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 import { DatabaseLogger } from './database-logger.js';
@@ -43,6 +44,7 @@ export const MIGRATIONS = [
   CreditHolds1764800000000,
   WorkspaceInvitations1764800000100,
   CreditRulesInCode1764900000000,
+  ChatMessageParts1764960000000,
   WebhookDeliveries1765000017600,
 ];
 

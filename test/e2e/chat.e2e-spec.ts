@@ -10,7 +10,7 @@ import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { creditsOn } from '../utils/credits.js';
 import { expectError, Http } from '../utils/http.js';
-import { streamTurn } from '../utils/chat.js';
+import { partsOfStream, partSummary, streamTurn } from '../utils/chat.js';
 import { eventually } from '../utils/runs.js';
 import { approveAtSite, completeOAuth, siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { Stack } from '../utils/stack.js';
@@ -123,6 +123,61 @@ describe('chat sessions (e2e)', () => {
     expect(JSON.stringify(sent[1]!.content)).toContain('"tool_use"');
     expect(JSON.stringify(sent[2]!.content)).toContain('Groceries');
     expect(sent[4]).toEqual({ role: 'user', content: 'And now?' });
+  });
+
+  it('a turn "text, tool call, text" is kept as its parts in order, text parts apart, as the stream showed them', async () => {
+    const { user, token, body } = await session();
+    site.createNote('alice', 'Groceries', 'milk');
+    model.script(
+      (req) => ({ text: 'Let me use a tool.', toolUses: [{ name: toolNamed(req, 'list_notes'), input: {} }] }),
+      { text: 'All done: one note.' },
+    );
+    const { events } = await streamTurn(stack.baseUrl, user.token, token, 'What notes do I have?');
+    const live = partsOfStream(events);
+    expect(live.map(partSummary)).toEqual([
+      'text: Let me use a tool.',
+      'tool_call: list_notes ok',
+      'text: All done: one note.',
+    ]);
+    // Reloaded: the same parts in the same order, the tool call with its result, the texts apart.
+    const stored = await http.get(`/api/sessions/${token}`, { token: user.token });
+    const reply = stored.body.messages[1];
+    expect(reply.parts).toEqual(live);
+    expect(reply.content).toBe('Let me use a tool.\n\nAll done: one note.');
+    expect(reply.toolCalls).toMatchObject([{ tool: 'list_notes', ok: true }]);
+
+    // The JSON answer of a turn carries its parts too, as the session then returns them.
+    model.script(
+      (req) => ({ text: 'Checking again.', toolUses: [{ name: toolNamed(req, 'list_notes'), input: {} }] }),
+      { text: 'Still one note.' },
+    );
+    const answer = await http.post(`/api/sessions/${token}/messages`, { content: 'And now?' }, { token: user.token });
+    expect(answer.status).toBe(200);
+    expect(answer.body.message.parts.map(partSummary)).toEqual([
+      'text: Checking again.',
+      'tool_call: list_notes ok',
+      'text: Still one note.',
+    ]);
+    const again = await http.get(`/api/sessions/${token}`, { token: user.token });
+    expect(again.body.messages[3].parts).toEqual(answer.body.message.parts);
+    // The model is sent the first turn as it saw it: each call's text apart, with its tool use and result.
+    const sent = model.requests[2]!.body.messages;
+    expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+    expect(sent[1]!.content).toMatchObject([{ type: 'text', text: 'Let me use a tool.' }, { type: 'tool_use' }]);
+    expect(sent[3]!.content).toEqual([{ type: 'text', text: 'All done: one note.' }]);
+
+    // A reply saved before parts were kept (no parts in its row) reads the same: its parts come from
+    // the model messages it kept, in their order.
+    const db = new pg.Client({ connectionString: testEnv('databaseUrl') });
+    await db.connect();
+    try {
+      await db.query('UPDATE chat_messages SET parts = NULL WHERE session_id = $1', [body.id]);
+    } finally {
+      await db.end();
+    }
+    const old = await http.get(`/api/sessions/${token}`, { token: user.token });
+    expect(old.body.messages[1].parts).toEqual(live);
+    expect(old.body.messages[3].parts).toEqual(answer.body.message.parts);
   });
 
   it("a tool's answer over 64 KB: the user gets it whole, the model its first 64 KB, in this turn and the next", async () => {
@@ -242,6 +297,7 @@ describe('chat sessions (e2e)', () => {
           content: `Saved ${i}`,
           toolCalls: [],
           modelMessages: [],
+          parts: [{ type: 'text' as const, text: `Saved ${i}` }],
           usage: null,
           cut: false,
         };

@@ -8,7 +8,7 @@ import { toolNamed } from '../fixtures/fake-model.js';
 import type { FakeModel } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { creditsOn } from '../utils/credits.js';
-import { streamTurn } from '../utils/chat.js';
+import { partsOfStream, partSummary, streamTurn } from '../utils/chat.js';
 import { expectError, type Http } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import type { Stack } from '../utils/stack.js';
@@ -167,6 +167,9 @@ describe('credits bound model spending (e2e)', () => {
       ['assistant', 'Looking.', true],
     ]);
     expect(saved.body.messages[1]!.toolCalls).toMatchObject([{ tool: 'list_notes', ok: true }]);
+    // The cut reply keeps its parts as the stream showed them: the text, then the tool call.
+    expect(saved.body.messages[1]!.parts.map(partSummary)).toEqual(['text: Looking.', 'tool_call: list_notes ok']);
+    expect(saved.body.messages[1]!.parts).toEqual(partsOfStream(events));
     expect(saved.body.messages[1]!.usage).toMatchObject({ credits: 1 });
     // Topped up, the session goes on: the next turn's conversation ends with the tool result and the
     // new message joined to it (the roles alternate).
@@ -179,6 +182,35 @@ describe('credits bound model spending (e2e)', () => {
     const sent = model.requests[0]!.body.messages;
     expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
     expect(sent[2]!.content).toMatchObject([{ type: 'tool_result' }, { type: 'text', text: 'And?' }]);
+  });
+
+  it('a turn that passes MAX_CHAT_INPUT_BYTES after a tool call is cut there and keeps its parts as streamed', async () => {
+    const user = await registerUser(http);
+    await http.patch(`/api/admin/users/${user.id}`, { credits: 100 }, { token: admin.token });
+    const siteId = (await http.post('/api/vault/sites', { url: site.url }, { token: user.token })).body.id;
+    // Another user of the site, whose one long note takes the next call over the 20000 bytes.
+    await http.post(
+      `/api/vault/sites/${siteId}/token`,
+      { token: site.issueApiToken('root').token },
+      { token: user.token },
+    );
+    const session = (
+      await http.post('/api/sessions', { sites: [{ siteId, tools: ['list_notes'] }] }, { token: user.token })
+    ).body.token as string;
+    site.createNote('root', 'Long', 'x'.repeat(21_000));
+    model.script((req) => ({ text: 'Reading them.', toolUses: [{ name: toolNamed(req, 'list_notes'), input: {} }] }), {
+      text: 'Never sent: the conversation is too long.',
+    });
+    const { events } = await streamTurn(stack.baseUrl, user.token, session, 'Read my notes');
+    expect(model.requests).toHaveLength(1);
+    expect(events.at(-1)!.data).toMatchObject({ code: 'VALIDATION_ERROR', statusCode: 400 });
+    const saved = await http.get<{ messages: Array<Record<string, any>> }>(`/api/sessions/${session}`, {
+      token: user.token,
+    });
+    const reply = saved.body.messages[1]!;
+    expect(reply).toMatchObject({ role: 'assistant', content: 'Reading them.', cut: true });
+    expect(reply.parts.map(partSummary)).toEqual(['text: Reading them.', 'tool_call: list_notes ok']);
+    expect(reply.parts).toEqual(partsOfStream(events));
   });
 
   it('a turn whose conversation is over MAX_CHAT_INPUT_BYTES is refused before the model is called, nothing saved', async () => {

@@ -56,3 +56,44 @@ export async function streamTurn(
   }
   return { status: res.status, events };
 }
+
+/** A part of a reply as a client builds it from the stream: text as it arrived, each tool call with its result. */
+export type StreamedPart =
+  | { type: 'text'; text: string }
+  | {
+      type: 'tool_call';
+      id: string;
+      site: string;
+      tool: string;
+      input: unknown;
+      ok?: boolean;
+      result?: unknown;
+      error?: string;
+    };
+
+/**
+ * The parts a turn's events show, in order: text deltas join the text part they follow, a tool call
+ * starts a part of its own and its result completes it (what a client watching the stream sees).
+ */
+export function partsOfStream(events: SseEvent[]): StreamedPart[] {
+  const parts: StreamedPart[] = [];
+  for (const { event, data } of events) {
+    const last = parts[parts.length - 1];
+    if (event === 'text' && last?.type === 'text') {
+      last.text += data.delta;
+    } else if (event === 'text') {
+      parts.push({ type: 'text', text: data.delta });
+    } else if (event === 'tool_call') {
+      parts.push({ type: 'tool_call', ...data });
+    } else if (event === 'tool_result') {
+      const call = parts.find((p) => p.type === 'tool_call' && p.id === data.id);
+      Object.assign(call ?? {}, data);
+    }
+  }
+  return parts;
+}
+
+/** A part in short: `text: …` or `tool_call: <tool> ok|failed`. */
+export function partSummary(part: { type: string; text?: string; tool?: string; ok?: boolean }): string {
+  return part.type === 'text' ? `text: ${part.text}` : `tool_call: ${part.tool} ${part.ok ? 'ok' : 'failed'}`;
+}

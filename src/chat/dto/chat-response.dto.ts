@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { ErrorBodyDto } from '../../common/api-errors.js';
 import { anyJson, PageDto } from '../../common/api-schemas.js';
 import { SITE_SCOPES, type SiteScope } from '../../sites/scopes.js';
@@ -135,6 +135,22 @@ export class ToolCallRecordDto implements ToolCallRecord {
   error?: string;
 }
 
+export class TextPartDto {
+  @ApiProperty({ enum: ['text'] })
+  type: 'text';
+
+  @ApiProperty({ description: 'The text one model call streamed' })
+  text: string;
+}
+
+export class ToolCallPartDto extends ToolCallRecordDto {
+  @ApiProperty({ enum: ['tool_call'] })
+  type: 'tool_call';
+}
+
+const PARTS = { text: TextPartDto, tool_call: ToolCallPartDto };
+
+@ApiExtraModels(...Object.values(PARTS))
 export class MessageResponseDto implements MessageResponse {
   @ApiProperty({ format: 'uuid' })
   id: string;
@@ -147,6 +163,22 @@ export class MessageResponseDto implements MessageResponse {
 
   @ApiPropertyOptional({ type: [ToolCallRecordDto], description: 'Assistant messages' })
   toolCalls?: ToolCallRecordDto[];
+
+  @ApiPropertyOptional({
+    type: 'array',
+    items: {
+      oneOf: Object.values(PARTS).map((model) => ({ $ref: getSchemaPath(model) })),
+      discriminator: {
+        propertyName: 'type',
+        mapping: Object.fromEntries(Object.entries(PARTS).map(([type, model]) => [type, getSchemaPath(model)])),
+      },
+    },
+    description:
+      'Assistant messages: the reply in the order it happened, as the stream showed it: the text of each ' +
+      'model call, and each tool call with its result or error (the same calls as toolCalls). `content` is ' +
+      'the texts joined by a blank line',
+  })
+  parts?: Array<TextPartDto | ToolCallPartDto>;
 
   @ApiPropertyOptional({ type: ChatUsageDto, description: 'Assistant messages' })
   usage?: ChatUsageDto;

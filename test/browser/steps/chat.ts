@@ -3,7 +3,7 @@
  * scenario. They drive the console through accessible names only (roles and labels).
  */
 import { expect } from '@jest/globals';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { type FakeModel, toolNamed } from '../../fixtures/fake-model.js';
 import { eventually } from '../../utils/runs.js';
 
@@ -71,6 +71,44 @@ export async function chatWithStreaming(page: Page, options: ChatWithStreaming):
   await call.getByText('Result', { exact: true }).waitFor();
   await expect(call.textContent()).resolves.toMatch(/"results"/);
   return new URL(page.url()).pathname;
+}
+
+/** What shownParts reads of an element in the page (the suites compile without the DOM's types). */
+interface ShownElement {
+  children: ArrayLike<ShownElement>;
+  classList: { contains(name: string): boolean };
+  textContent: string | null;
+  getAttribute(name: string): string | null;
+  querySelectorAll(selector: string): ArrayLike<ShownElement>;
+}
+
+/** The conversation's last reply (the last message headed "Assistant"). */
+export function lastReply(page: Page): Locator {
+  return page
+    .getByRole('log', { name: 'Messages' })
+    .getByRole('article')
+    .filter({ has: page.getByRole('heading', { name: 'Assistant' }) })
+    .last();
+}
+
+/**
+ * The parts a reply shows, in the order the page shows them: `text: <its text>` for a text and
+ * `tool_call: <its accessible name>` for a tool call ("Tool call list_notes on Reference Notebook: ok").
+ */
+export async function shownParts(reply: Locator): Promise<string[]> {
+  return reply.evaluate((article: ShownElement) =>
+    Array.from(article.children).flatMap((child) => {
+      if (child.classList.contains('content')) {
+        return [`text: ${child.textContent ?? ''}`];
+      }
+      if (child.classList.contains('tool-calls')) {
+        return Array.from(child.querySelectorAll('li')).map(
+          (li) => `tool_call: ${li.getAttribute('aria-label') ?? ''}`,
+        );
+      }
+      return [];
+    }),
+  );
 }
 
 /**

@@ -7,7 +7,8 @@ import { Link, useNavigate } from 'react-router';
 import { api, ApiError, type Schemas, unwrap } from '../../api/client';
 import { useAction, useLoad } from '../../api/hooks';
 import { Busy, ErrorNote, Field, formatDate } from '../../components/ui';
-import { MessageView, type Part, type ShownMessage } from './message-view';
+import { MessageView, type ShownMessage } from './message-view';
+import { withText, withToolCall, withToolResult } from './parts';
 import { streamTurn } from './stream';
 
 type Session = Schemas['SessionDetailDto'];
@@ -36,14 +37,6 @@ function SessionFacts({ session }: { session: Session }) {
       </p>
     </div>
   );
-}
-
-/** Adds a text delta to the last text part, or starts one after a tool call. */
-function withText(parts: Part[], delta: string): Part[] {
-  const last = parts[parts.length - 1];
-  return last?.kind === 'text'
-    ? [...parts.slice(0, -1), { kind: 'text', text: last.text + delta }]
-    : [...parts, { kind: 'text', text: delta }];
 }
 
 export function Conversation({ token, onChanged }: { token: string; onChanged: () => void }) {
@@ -95,17 +88,9 @@ export function Conversation({ token, onChanged }: { token: string; onChanged: (
         token,
         content,
         {
-          text: ({ delta }) => update({ ...reply, parts: withText(reply.parts ?? [], delta) }),
-          toolCall: (call) => update({ ...reply, parts: [...(reply.parts ?? []), { kind: 'tool', call }] }),
-          toolResult: (result) =>
-            update({
-              ...reply,
-              parts: (reply.parts ?? []).map((part) =>
-                part.kind === 'tool' && part.call.id === result.id
-                  ? { kind: 'tool', call: { ...part.call, ...result } }
-                  : part,
-              ),
-            }),
+          text: (text) => update({ ...reply, parts: withText(reply.parts ?? [], text) }),
+          toolCall: (call) => update({ ...reply, parts: withToolCall(reply.parts ?? [], call) }),
+          toolResult: (result) => update({ ...reply, parts: withToolResult(reply.parts ?? [], result) }),
           done: ({ messageId, usage }) => update({ ...reply, id: messageId, usage }),
         },
         controller.signal,

@@ -1,19 +1,8 @@
-/** How a chat message reads: who said it, the text, each tool call with its result or error, the usage. */
+/** How a chat message reads: who said it, its parts in order (texts, each tool call with its result or error), the usage. */
 import { type Schemas } from '../../api/client';
+import { type Part, type ShownToolCall } from './parts';
 
-export type ToolCall = Schemas['ToolCallRecordDto'];
 export type Usage = Schemas['ChatUsageDto'];
-
-/** A tool call as the conversation shows it; `ok` is undefined while its result is on its way. */
-export interface ShownToolCall {
-  id: string;
-  site: string;
-  tool: string;
-  input: unknown;
-  ok?: boolean;
-  result?: unknown;
-  error?: string;
-}
 
 export function json(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? 'undefined';
@@ -53,16 +42,15 @@ export function UsageView({ usage }: { usage: Usage }) {
   );
 }
 
-/** A reply in the order it happened: text, then a tool call, then more text... */
-export type Part = { kind: 'text'; text: string } | { kind: 'tool'; call: ShownToolCall };
-
 export interface ShownMessage {
   id: string;
   role: 'user' | 'assistant';
-  /** A saved message: its text, and its tool calls (shown first: they came before the answer). */
+  /** A user's message: its text. */
   content: string;
-  toolCalls?: ShownToolCall[];
-  /** A reply streamed in this page: its parts in order (content and toolCalls are then unused). */
+  /**
+   * A reply: its texts and tool calls in the order they happened, as saved (the API's `parts`) or as
+   * they arrive while it streams (built by parts.ts from the same events): shown the same either way.
+   */
   parts?: Part[];
   usage?: Usage;
   /** A reply ended before the model was done (the balance ran out, or the turn's input limit). */
@@ -70,11 +58,7 @@ export interface ShownMessage {
 }
 
 function partsOf(message: ShownMessage): Part[] {
-  if (message.parts !== undefined) {
-    return message.parts;
-  }
-  const calls: Part[] = (message.toolCalls ?? []).map((call) => ({ kind: 'tool', call }));
-  return message.content === '' ? calls : [...calls, { kind: 'text', text: message.content }];
+  return message.parts ?? (message.content === '' ? [] : [{ type: 'text', text: message.content }]);
 }
 
 /** One message of the log; `streaming` marks the reply still arriving. */
@@ -84,13 +68,13 @@ export function MessageView({ message, streaming = false }: { message: ShownMess
     <article className={`message ${message.role}`} aria-busy={streaming || undefined}>
       <h3 className="who">{who}</h3>
       {partsOf(message).map((part, i) =>
-        part.kind === 'text' ? (
+        part.type === 'text' ? (
           <div key={i} className="content">
             {part.text}
           </div>
         ) : (
-          <ul key={part.call.id} className="tool-calls">
-            <ToolCallView call={part.call} />
+          <ul key={part.id} className="tool-calls">
+            <ToolCallView call={part} />
           </ul>
         ),
       )}
