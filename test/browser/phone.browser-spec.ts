@@ -128,7 +128,8 @@ describe('console on a phone and a laptop: every page', () => {
     expect(workspace.status).toBe(201);
     data = { siteId, agentId, runId, sessionId: session.body.id, workspaceId: workspace.body.id };
     await page.close();
-  });
+    // The world, a user and a completed run: more than a minute on a loaded machine.
+  }, 180_000);
 
   afterAll(async () => {
     await w?.stop();
@@ -158,6 +159,21 @@ describe('console on a phone and a laptop: every page', () => {
 
       // The header: folded behind Menu below the breakpoint, a row of links on a laptop.
       await visit(page, { name: 'vault', path: '/vault', heading: 'Vault' });
+      // A table keeps its rows and cells (for screen readers); below 700 px a cell is led by its column's name.
+      const row = page.getByRole('row').filter({ hasText: 'Reference Notebook' });
+      await expect(row.count()).resolves.toBe(1);
+      const address = row.getByRole('cell').first();
+      await expect(address.getAttribute('data-label')).resolves.toBe('Address');
+      const before = await address.evaluate(
+        (cell) =>
+          (
+            globalThis as unknown as { getComputedStyle(e: unknown, pseudo: string): { content: string } }
+          ).getComputedStyle(cell, '::before').content,
+      );
+      expect({ width, labelShown: before !== 'none' && before !== 'normal' }).toEqual({
+        width,
+        labelShown: width < 700,
+      });
       expect(await navigationFolded(page)).toBe(width < DESKTOP_WIDTH);
       if (width < DESKTOP_WIDTH) {
         await expect(page.getByRole('navigation', { name: 'Main' }).isVisible()).resolves.toBe(false);
@@ -206,6 +222,8 @@ describe('console on a phone and a laptop: every page', () => {
       expect(w.pageErrors).toEqual([]);
       await page.close();
     },
+    // Nineteen pages, each checked by axe-core, and the navigation's eight links.
+    240_000,
   );
 
   it('opens and closes the menu from the keyboard at 390 px: Enter opens it, Escape closes it and gives the focus back', async () => {
