@@ -98,6 +98,7 @@ async function main(): Promise<void> {
   if (settings.demoSitePort !== 0 && existsSync(trusted) && (await portOpen(settings.demoSitePort))) {
     env.SITE_CA_CERTS = trusted;
     env.SITE_ALLOW_PRIVATE_HOSTS = [...settings.siteAllowPrivateHosts, `localhost:${settings.demoSitePort}`].join(',');
+    env.DEMO_SITE_URL = `https://localhost:${settings.demoSitePort}`;
   }
   await checkServices(env, settings.port);
 

@@ -203,6 +203,8 @@ async function main(): Promise<void> {
       env.SITE_ALLOW_PRIVATE_HOSTS = [...settings.siteAllowPrivateHosts, `localhost:${settings.demoSitePort}`].join(
         ',',
       );
+      // The console suggests it to a new user (GET /api/about).
+      env.DEMO_SITE_URL = demo.site.url;
     }
 
     const dataSource = await openDataSource({

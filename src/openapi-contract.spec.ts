@@ -14,6 +14,7 @@ import { BillingController } from './billing/billing.controller.js';
 import { BillingService } from './billing/billing.service.js';
 import { NO_RATE_LIMIT } from './common/rate-limit.js';
 import { SETTINGS } from './config/settings.module.js';
+import { AboutController } from './health/about.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { ReadinessService } from './health/readiness.service.js';
 import { MetricsController } from './metrics/metrics.controller.js';
@@ -39,6 +40,7 @@ const CONTROLLERS: Type[] = [
   WorkspacesController,
   InvitationsController,
   HealthController,
+  AboutController,
   TemporalCodecController,
   MetricsController,
 ];

@@ -1,5 +1,7 @@
 import { type ReactNode } from 'react';
-import { Navigate, NavLink, Route, Routes, useLocation } from 'react-router';
+import { Navigate, Route, Routes, useLocation } from 'react-router';
+import { Header } from './components/header';
+import { TableCellLabels } from './components/table-labels';
 import { Busy } from './components/ui';
 import { SignInPage, SignUpPage, TermsPage } from './pages/auth';
 import { AccountPage } from './pages/account';
@@ -35,70 +37,12 @@ function Private({ children, admin = false }: { children: ReactNode; admin?: boo
   return <>{children}</>;
 }
 
-function Header() {
-  const { me, workspaces, workspaceId, switchWorkspace } = useSession();
-  return (
-    <header className="top">
-      <a className="skip" href="#main">
-        Skip to content
-      </a>
-      <NavLink to="/" className="brand">
-        agentsite
-      </NavLink>
-      {me ? (
-        <>
-          <nav aria-label="Main">
-            <ul>
-              <li>
-                <NavLink to="/vault">Vault</NavLink>
-              </li>
-              <li>
-                <NavLink to="/chat">Chat</NavLink>
-              </li>
-              <li>
-                <NavLink to="/agents">Agents</NavLink>
-              </li>
-              <li>
-                <NavLink to="/billing">Plan &amp; credits</NavLink>
-              </li>
-              <li>
-                <NavLink to="/workspaces">Workspaces</NavLink>
-              </li>
-              <li>
-                <NavLink to="/check">Check a site</NavLink>
-              </li>
-              {me.role === 'admin' ? (
-                <li>
-                  <NavLink to="/admin">Admin</NavLink>
-                </li>
-              ) : null}
-            </ul>
-          </nav>
-          <div className="account-bar">
-            <label className="workspace-switch">
-              <span>Acting in</span>
-              <select value={workspaceId ?? ''} onChange={(e) => switchWorkspace(e.target.value || null)}>
-                <option value="">My account</option>
-                {workspaces.map((w) => (
-                  <option key={w.id} value={w.id}>
-                    {w.name} ({w.role})
-                  </option>
-                ))}
-              </select>
-            </label>
-            <NavLink to="/account">{me.email}</NavLink>
-          </div>
-        </>
-      ) : null}
-    </header>
-  );
-}
-
 export function App() {
   const { workspaceId } = useSession();
   return (
     <>
       <Header />
+      <TableCellLabels />
       {/* Pages remount when the workspace changes, so every list reloads in the new scope. */}
       <main id="main" key={workspaceId ?? 'own'}>
         <Routes>

@@ -84,6 +84,8 @@ export interface Settings extends TemporalAccess {
   /** Of the per-domain budget, what the sites of one vault (a user's, or a workspace's) may use. */
   outgoingCallsPerMinutePerUser: number;
   demoSitePort: number;
+  /** The demo site's address, shown by the console to a first-time user (`npm start` sets it); undefined: none. */
+  demoSiteUrl: string | undefined;
   anthropicApiKey: string | undefined;
   anthropicBaseUrl: string | undefined;
   defaultModel: string;
@@ -257,6 +259,7 @@ export function loadSettings(env: Env = process.env): Settings {
       1_000_000,
     ),
     demoSitePort: reader.int('DEMO_SITE_PORT', 8443, 0, 65535),
+    demoSiteUrl: reader.url('DEMO_SITE_URL', ['https:']),
     anthropicApiKey: reader.str('ANTHROPIC_API_KEY'),
     anthropicBaseUrl: reader.url('ANTHROPIC_BASE_URL', ['http:', 'https:']),
     defaultModel: reader.str('DEFAULT_MODEL') ?? DEFAULT_MODEL,

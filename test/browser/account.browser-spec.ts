@@ -127,7 +127,8 @@ describe('console: sign up, terms, sign in and out', () => {
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/api' });
     // The console still changes things (its CSRF token goes with them) and signs out.
     await page.goto('/account');
-    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    // The account page's own Sign out (the navigation has one too).
+    await page.getByRole('main').getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.waitForURL((url) => url.pathname === '/signin');
     expect((await page.context().cookies()).filter((c) => c.name.startsWith('agentsite_'))).toEqual([]);
     await page.close();

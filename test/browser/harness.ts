@@ -83,9 +83,11 @@ function checkAnswers(context: BrowserContext): void {
   });
 }
 
-export async function startConsoleWorld(options: { env?: Record<string, string> } = {}): Promise<ConsoleWorld> {
+export async function startConsoleWorld(
+  options: { env?: Record<string, string>; demoSite?: boolean } = {},
+): Promise<ConsoleWorld> {
   const executablePath = launchPath();
-  const world = await startWorld({ env: options.env });
+  const world = await startWorld({ env: options.env, demoSite: options.demoSite });
   const browser = await chromium.launch({ executablePath, headless: true });
   const pageErrors: string[] = [];
   const newContext = async (view: ViewOptions = {}): Promise<BrowserContext> => {
@@ -199,4 +201,74 @@ export async function tokenOf(page: Page): Promise<string> {
     throw new Error('nobody is signed in on this page');
   }
   return token;
+}
+
+/**
+ * Fails when the page scrolls sideways, or when an element reaches past the viewport's right edge
+ * (cut off, or pushing the page wider), except inside an element that scrolls on its own. Run it once
+ * the page shows what it loads.
+ */
+export async function expectNoSideScroll(page: Page, what: string): Promise<void> {
+  const found = await page.evaluate(() => {
+    interface El {
+      tagName: string;
+      id: string;
+      className: unknown;
+      textContent: string | null;
+      parentElement: El | null;
+      getBoundingClientRect(): { left: number; right: number; width: number; height: number };
+    }
+    const g = globalThis as unknown as {
+      document: {
+        scrollingElement: { scrollWidth: number; clientWidth: number };
+        body: El & { querySelectorAll(s: string): El[] };
+      };
+      getComputedStyle(el: El): { overflowX: string; position: string; clip: string; visibility: string };
+      scrollX: number;
+    };
+    const root = g.document.scrollingElement;
+    const width = root.clientWidth;
+    const scrollsOnItsOwn = (el: El): boolean => {
+      for (let a = el.parentElement; a !== null; a = a.parentElement) {
+        const overflow = g.getComputedStyle(a).overflowX;
+        if (overflow === 'auto' || overflow === 'scroll') {
+          return true;
+        }
+      }
+      return false;
+    };
+    // Hidden for the eye but kept for screen readers (clip: rect(0 0 0 0)), or not shown at all.
+    const unseen = (el: El): boolean => {
+      for (let a: El | null = el; a !== null; a = a.parentElement) {
+        const style = g.getComputedStyle(a);
+        if (style.visibility === 'hidden' || /rect\(0(px)?,? 0(px)?,? 0(px)?,? 0(px)?\)/.test(style.clip)) {
+          return true;
+        }
+      }
+      return false;
+    };
+    const describe = (el: El): string => {
+      const cls =
+        typeof el.className === 'string' && el.className !== '' ? `.${el.className.split(' ').join('.')}` : '';
+      const id = el.id === '' ? '' : `#${el.id}`;
+      return `${el.tagName.toLowerCase()}${id}${cls} "${(el.textContent ?? '').trim().slice(0, 40)}"`;
+    };
+    const past: string[] = [];
+    for (const el of Array.from(g.document.body.querySelectorAll('*'))) {
+      const box = el.getBoundingClientRect();
+      if (box.width === 0 && box.height === 0) {
+        continue;
+      }
+      const right = box.right + g.scrollX;
+      if (right > width + 0.5 && !scrollsOnItsOwn(el) && !unseen(el)) {
+        past.push(`${describe(el)} ends at ${Math.round(right)} px`);
+      }
+    }
+    return { scrollWidth: root.scrollWidth, clientWidth: width, past: past.slice(0, 12) };
+  });
+  expect({ page: what, scrollWidth: Math.max(found.scrollWidth, found.clientWidth), past: found.past }).toEqual({
+    page: what,
+    scrollWidth: found.clientWidth,
+    past: [],
+  });
 }

@@ -144,6 +144,10 @@ describe('npm start (e2e)', () => {
     expect(uiSettings.Codec?.Endpoint).toBe(`http://localhost:${apiPort}/api/temporal-codec`);
 
     expect(first.output()).toContain(`[start] Demo site   https://localhost:${demoPort}`);
+    // The console's landing suggests it to a new visitor (public, read-only).
+    const about = await http.get('/api/about');
+    expect(about.status).toBe(200);
+    expect(about.body).toEqual({ demoSiteUrl: `https://localhost:${demoPort}` });
     // The API (with the test payment provider on) listens on loopback only, as do PostgreSQL and Temporal.
     expect(first.output()).toContain('[start] payments: the test provider');
     expect(listeningAddresses(apiPort)).toEqual(['127.0.0.1']);

@@ -21,7 +21,13 @@ export interface World {
 }
 
 export async function startWorld(
-  options: { worker?: boolean; workerHttp?: boolean; env?: Record<string, string> } = {},
+  options: {
+    worker?: boolean;
+    workerHttp?: boolean;
+    env?: Record<string, string>;
+    /** The reference site is announced as the demo site (DEMO_SITE_URL), as `npm start` does with its own. */
+    demoSite?: boolean;
+  } = {},
 ): Promise<World> {
   const sites = await testSites();
   const site = await sites.start();
@@ -33,6 +39,7 @@ export async function startWorld(
       ...siteEnv(sites, [site]),
       ANTHROPIC_API_KEY: 'test-key',
       ANTHROPIC_BASE_URL: model.url,
+      ...(options.demoSite === true ? { DEMO_SITE_URL: site.url } : {}),
       ...options.env,
     },
   });

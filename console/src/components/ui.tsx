@@ -1,6 +1,7 @@
 /** The console's building blocks: every page uses these, so errors, labels and progress look and read the same. */
 import { type ReactNode, useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { type ApiError } from '../api/client';
+import { useSession } from '../session/session';
 
 /** An API error, where it happened: announced to screen readers, with the fields at fault listed. */
 export function ErrorNote({ error, title }: { error: ApiError | undefined; title?: string }) {
@@ -70,16 +71,33 @@ export function Field({ label, children, hint, error }: FieldProps) {
   );
 }
 
-/** A page's heading: focused when the page opens, so screen readers announce where the user is. */
+/**
+ * A page's heading: focused when the page opens, so screen readers announce where the user is. When
+ * the user acts in a workspace, a line under it says which one and with what role (read with the heading).
+ */
 export function PageTitle({ children }: { children: ReactNode }) {
   const ref = useRef<HTMLHeadingElement>(null);
+  const lineId = useId();
+  const { workspaceId, workspaces } = useSession();
+  const workspace = workspaceId === null ? undefined : workspaces.find((w) => w.id === workspaceId);
   useEffect(() => {
     ref.current?.focus();
   }, []);
-  return (
-    <h1 ref={ref} tabIndex={-1}>
+  const heading = (
+    <h1 ref={ref} tabIndex={-1} aria-describedby={workspace === undefined ? undefined : lineId}>
       {children}
     </h1>
+  );
+  if (workspace === undefined) {
+    return heading;
+  }
+  return (
+    <div className="page-title">
+      {heading}
+      <p id={lineId} className="acting-in">
+        In the workspace <strong>{workspace.name}</strong> ({workspace.role})
+      </p>
+    </div>
   );
 }
 

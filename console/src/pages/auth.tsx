@@ -4,6 +4,7 @@ import { api, unwrap } from '../api/client';
 import { useAction } from '../api/hooks';
 import { ErrorNote, Field, PageTitle } from '../components/ui';
 import { useSession } from '../session/session';
+import { Welcome } from './welcome';
 
 /** Where to go after signing in: only a path of this console (never another site). */
 function nextPath(params: URLSearchParams): string {
@@ -30,49 +31,58 @@ export function SignInPage() {
     void login.run();
   };
   return (
-    <section className="narrow">
+    <div className="auth-page">
       <PageTitle>Sign in</PageTitle>
-      {endedBecause === null ? null : (
-        <p className="notice" role="status">
-          You were signed out: {endedBecause}
-        </p>
-      )}
-      <form onSubmit={submit} aria-describedby="signin-error">
-        <Field label="Email" error={login.error?.fieldMessage('email')}>
-          {(p) => (
-            <input
-              {...p}
-              type="email"
-              autoComplete="email"
-              required
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-            />
-          )}
-        </Field>
-        <Field label="Password" error={login.error?.fieldMessage('password')}>
-          {(p) => (
-            <input
-              {...p}
-              type="password"
-              autoComplete="current-password"
-              required
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-            />
-          )}
-        </Field>
-        <div id="signin-error">
-          <ErrorNote error={login.error} title="Could not sign in" />
-        </div>
-        <button type="submit" disabled={login.busy}>
-          {login.busy ? 'Signing in…' : 'Sign in'}
-        </button>
-      </form>
-      <p>
-        New here? <Link to={`/signup?${params.toString()}`}>Create an account</Link>
+      <p className="lead">
+        agentsite connects an AI chat and your own agents to the tools of the sites you use.{' '}
+        <Link to={`/signup?${params.toString()}`}>Create an account</Link> to start, or sign in.
       </p>
-    </section>
+      <div className="auth-columns">
+        <section className="narrow" aria-label="Sign in">
+          {endedBecause === null ? null : (
+            <p className="notice" role="status">
+              You were signed out: {endedBecause}
+            </p>
+          )}
+          <form onSubmit={submit} aria-describedby="signin-error">
+            <Field label="Email" error={login.error?.fieldMessage('email')}>
+              {(p) => (
+                <input
+                  {...p}
+                  type="email"
+                  autoComplete="email"
+                  required
+                  value={email}
+                  onChange={(e) => setEmail(e.target.value)}
+                />
+              )}
+            </Field>
+            <Field label="Password" error={login.error?.fieldMessage('password')}>
+              {(p) => (
+                <input
+                  {...p}
+                  type="password"
+                  autoComplete="current-password"
+                  required
+                  value={password}
+                  onChange={(e) => setPassword(e.target.value)}
+                />
+              )}
+            </Field>
+            <div id="signin-error">
+              <ErrorNote error={login.error} title="Could not sign in" />
+            </div>
+            <button type="submit" disabled={login.busy}>
+              {login.busy ? 'Signing in…' : 'Sign in'}
+            </button>
+          </form>
+          <p>
+            New here? <Link to={`/signup?${params.toString()}`}>Create an account</Link>
+          </p>
+        </section>
+        <Welcome />
+      </div>
+    </div>
   );
 }
 
@@ -100,46 +110,51 @@ export function SignUpPage() {
     void register.run();
   };
   return (
-    <section className="narrow">
+    <div className="auth-page">
       <PageTitle>Create an account</PageTitle>
-      <form onSubmit={submit}>
-        <Field label="Email" error={register.error?.fieldMessage('email')}>
-          {(p) => (
-            <input
-              {...p}
-              type="email"
-              autoComplete="email"
-              required
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-            />
-          )}
-        </Field>
-        <Field label="Name (optional)" error={register.error?.fieldMessage('name')}>
-          {(p) => <input {...p} autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} />}
-        </Field>
-        <Field label="Password" hint="At least 12 characters." error={register.error?.fieldMessage('password')}>
-          {(p) => (
-            <input
-              {...p}
-              type="password"
-              autoComplete="new-password"
-              required
-              minLength={12}
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-            />
-          )}
-        </Field>
-        <ErrorNote error={register.error} title="Could not create the account" />
-        <button type="submit" disabled={register.busy}>
-          {register.busy ? 'Creating…' : 'Create account'}
-        </button>
-      </form>
-      <p>
-        Have an account? <Link to={`/signin?${params.toString()}`}>Sign in</Link>
-      </p>
-    </section>
+      <div className="auth-columns">
+        <section className="narrow" aria-label="Your new account">
+          <form onSubmit={submit}>
+            <Field label="Email" error={register.error?.fieldMessage('email')}>
+              {(p) => (
+                <input
+                  {...p}
+                  type="email"
+                  autoComplete="email"
+                  required
+                  value={email}
+                  onChange={(e) => setEmail(e.target.value)}
+                />
+              )}
+            </Field>
+            <Field label="Name (optional)" error={register.error?.fieldMessage('name')}>
+              {(p) => <input {...p} autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} />}
+            </Field>
+            <Field label="Password" hint="At least 12 characters." error={register.error?.fieldMessage('password')}>
+              {(p) => (
+                <input
+                  {...p}
+                  type="password"
+                  autoComplete="new-password"
+                  required
+                  minLength={12}
+                  value={password}
+                  onChange={(e) => setPassword(e.target.value)}
+                />
+              )}
+            </Field>
+            <ErrorNote error={register.error} title="Could not create the account" />
+            <button type="submit" disabled={register.busy}>
+              {register.busy ? 'Creating…' : 'Create account'}
+            </button>
+          </form>
+          <p>
+            Have an account? <Link to={`/signin?${params.toString()}`}>Sign in</Link>
+          </p>
+        </section>
+        <Welcome />
+      </div>
+    </div>
   );
 }
 

@@ -2,6 +2,7 @@ import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { useAction, useLoad } from '../../api/hooks';
+import { DemoSiteSuggestion } from '../../components/demo-site';
 import { Busy, ErrorNote, Field, PageTitle } from '../../components/ui';
 import { authLabel, connectionOf, type Site } from './connection';
 
@@ -143,7 +144,7 @@ export function VaultPage() {
           <Busy label="Loading your sites…" />
         ) : null
       ) : sites.data.items.length === 0 ? (
-        <p>No site yet: add one by its address above.</p>
+        <DemoSiteSuggestion />
       ) : (
         <table>
           <caption className="visually-hidden">Sites in your vault</caption>
