@@ -116,11 +116,18 @@ export class SiteHttpClient implements OnModuleDestroy {
    * literal in any notation, a public address (or allow-listed). Host names are checked at connect.
    */
   assertSiteUrl(raw: string, field = 'url'): URL {
-    let url: URL;
+    let url: URL | undefined;
     try {
       url = new URL(raw);
     } catch {
-      throw new AppError('INVALID_URL', `${field} is not a valid URL`, [{ field, message: 'is not a valid URL' }]);
+      url = undefined;
+    }
+    // "not a url", "notes.example.com" and "localhost:3000" (which parses as scheme "localhost:") are no
+    // web address at all: saying "must use https://" of them would answer another question.
+    if (url === undefined || !/^[a-z][a-z0-9+.-]*:\/\//i.test(raw.trim())) {
+      throw new AppError('INVALID_URL', `${field} is not a web address: give it as https://…`, [
+        { field, message: 'is not a web address' },
+      ]);
     }
     if (url.protocol !== 'https:') {
       throw new AppError('INVALID_URL', `${field} must use https://`, [{ field, message: 'must use https://' }]);

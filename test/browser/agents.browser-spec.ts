@@ -127,12 +127,13 @@ describe('console: agents', () => {
     await schema.fill('[{"name": "ticket", "type": "string"');
     await expect(schema.getAttribute('aria-invalid')).resolves.toBe('true');
     await expect(page.getByText(/Not valid JSON/).count()).resolves.toBe(1);
-    // Valid JSON the API refuses: its VALIDATION_ERROR names the field, under the editor and in the note.
+    // Valid JSON the API refuses: its VALIDATION_ERROR names the row, under the editor (in words), and
+    // the field's path is in the note's details for support only.
     await schema.fill('[{"name": "ticket", "type": "text"}]');
     await page.getByRole('button', { name: 'Create agent' }).click();
     const note = page.locator('[data-code="VALIDATION_ERROR"]');
-    await expect(note.textContent()).resolves.toContain('trigger.schema[0].type');
-    await expect(page.getByText(/^\[0\]\.type: type must be one of/).count()).resolves.toBe(1);
+    await expect(note.locator('details').textContent()).resolves.toContain('trigger.schema[0].type');
+    await expect(page.getByText(/^Field 1's type: must be one of string/).count()).resolves.toBe(1);
     await expectAccessible(page, 'new webhook agent');
     await screenshot(page, 'agent-new-webhook');
 

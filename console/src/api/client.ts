@@ -4,14 +4,20 @@
  * request or response shapes by hand).
  */
 import createClient, { type Middleware } from 'openapi-fetch';
+import { asSentence, isUnder, labelled, labelOf, plainProblem } from './messages';
 import type { components, paths } from './schema.gen';
 
 export type Schemas = components['schemas'];
 export type ErrorBody = Schemas['ErrorBodyDto'];
 
-/** An answer of the API that is not a success: its message, code and the fields at fault. */
+/**
+ * An answer of the API that is not a success: its message (the API's, as it came: for support), code,
+ * request id and the fields at fault. What a person reads is built from it by messages.ts.
+ */
 export class ApiError extends Error {
   readonly code: string;
+  /** X-Request-Id of the answer: what support looks the request up by. */
+  readonly requestId: string | undefined;
   readonly statusCode: number;
   readonly details: Array<{ field: string; message: string }>;
   /** Seconds, from Retry-After on a 429. */
@@ -23,13 +29,25 @@ export class ApiError extends Error {
     this.code = body?.code ?? (response ? 'HTTP_' + response.status : 'NETWORK_ERROR');
     this.statusCode = body?.statusCode ?? response?.status ?? 0;
     this.details = body?.details ?? [];
+    this.requestId = response?.headers.get('x-request-id') ?? undefined;
     const retry = response?.headers.get('retry-after');
     this.retryAfter = retry === null || retry === undefined ? undefined : Number(retry);
   }
 
-  /** The message for one field, when the API named it (`details[].field`). */
+  /**
+   * What is wrong with one field of the form, in plain words (for Field's `error`), when the API named
+   * it or a part of it (`trigger.schema` also gathers `trigger.schema[0].type`: "Field 1's type: …").
+   */
   fieldMessage(field: string): string | undefined {
-    return this.details.find((d) => d.field === field || d.field.startsWith(`${field}.`))?.message;
+    const found = this.details.filter((d) => isUnder(d.field, field));
+    if (found.length === 0) {
+      return undefined;
+    }
+    const texts = found.map((d) => {
+      const problem = plainProblem(d.field, d.message);
+      return d.field === field ? asSentence(problem) : labelled(labelOf(d.field) ?? d.field, problem);
+    });
+    return [...new Set(texts)].join(' ');
   }
 }
 

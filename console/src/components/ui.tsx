@@ -1,28 +1,72 @@
 /** The console's building blocks: every page uses these, so errors, labels and progress look and read the same. */
 import { type ReactNode, useCallback, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { type ApiError } from '../api/client';
+import { isUnder, labelled, problemsOf, sentenceOf } from '../api/messages';
 import { useSession } from '../session/session';
 
-/** An API error, where it happened: announced to screen readers, with the fields at fault listed. */
-export function ErrorNote({ error, title }: { error: ApiError | undefined; title?: string }) {
+/**
+ * An API error, where it happened, announced to screen readers: one sentence a person understands
+ * (console/src/api/messages.ts), the problems of fields that are not on the form (with their labels),
+ * and, folded, the code, request id and raw message for support. `fields`: the API field names this
+ * form shows beside its own Fields (their problems appear there, not again here).
+ */
+export function ErrorNote({
+  error,
+  title,
+  fields = [],
+}: {
+  error: ApiError | undefined;
+  title?: string;
+  fields?: readonly string[];
+}) {
   if (error === undefined) {
     return null;
   }
+  const listed = problemsOf(error).filter((p) => !fields.some((f) => isUnder(p.field, f)));
+  const heading = title ?? 'Something went wrong';
   return (
     <div className="error-note" role="alert" data-code={error.code}>
-      <strong>{title ?? 'Something went wrong'}:</strong> {error.message} <code>{error.code}</code>
-      {error.retryAfter !== undefined && !Number.isNaN(error.retryAfter) ? (
-        <span> Try again in {error.retryAfter} s.</span>
-      ) : null}
-      {error.details.length > 0 ? (
+      <p>
+        <strong>{/[.!?]$/.test(heading) ? heading : `${heading}.`}</strong> {sentenceOf(error)}
+        {error.retryAfter !== undefined && !Number.isNaN(error.retryAfter) ? (
+          <> Try again in {error.retryAfter} s.</>
+        ) : null}
+      </p>
+      {listed.length > 0 ? (
         <ul>
-          {error.details.map((d) => (
-            <li key={`${d.field}:${d.message}`}>
-              <code>{d.field}</code>: {d.message}
+          {listed.map((p) => (
+            <li key={`${p.field}:${p.problem}`}>
+              {p.label === undefined ? (
+                <>
+                  <code>{p.field}</code>: {p.problem}
+                </>
+              ) : (
+                labelled(p.label, p.problem)
+              )}
             </li>
           ))}
         </ul>
       ) : null}
+      <details className="support">
+        <summary>Details for support</summary>
+        <dl>
+          <dt>Code</dt>
+          <dd>
+            <code>{error.code}</code>
+          </dd>
+          <dt>Request id</dt>
+          <dd>
+            <code>{error.requestId ?? 'none (no answer)'}</code>
+          </dd>
+          <dt>Message</dt>
+          <dd>{error.message}</dd>
+          {error.details.map((d) => (
+            <dd key={`${d.field}:${d.message}`}>
+              <code>{d.field}</code>: {d.message}
+            </dd>
+          ))}
+        </dl>
+      </details>
     </div>
   );
 }
@@ -41,7 +85,7 @@ interface FieldProps {
   /** The input itself; it gets the id, the description and the error wired to the label. */
   children: (props: { id: string; 'aria-describedby'?: string; 'aria-invalid'?: boolean }) => ReactNode;
   hint?: ReactNode;
-  /** The API's message for this field (ApiError.fieldMessage). */
+  /** What is wrong with this field, in plain words (ApiError.fieldMessage, or the page's own check). */
   error?: string;
 }
 

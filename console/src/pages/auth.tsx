@@ -70,7 +70,7 @@ export function SignInPage() {
               )}
             </Field>
             <div id="signin-error">
-              <ErrorNote error={login.error} title="Could not sign in" />
+              <ErrorNote error={login.error} title="Could not sign in" fields={['email', 'password']} />
             </div>
             <button type="submit" disabled={login.busy}>
               {login.busy ? 'Signing in…' : 'Sign in'}
@@ -143,7 +143,11 @@ export function SignUpPage() {
                 />
               )}
             </Field>
-            <ErrorNote error={register.error} title="Could not create the account" />
+            <ErrorNote
+              error={register.error}
+              title="Could not create the account"
+              fields={['email', 'name', 'password']}
+            />
             <button type="submit" disabled={register.busy}>
               {register.busy ? 'Creating…' : 'Create account'}
             </button>

@@ -37,7 +37,7 @@ export function CheckPage() {
         the rules past it are skipped. For every rule and any site, run{' '}
         <code>AGENTSITE_CHECK_PASSWORD=… npx agentsite-check &lt;site URL&gt; --user …</code> from a checkout.
       </p>
-      <form onSubmit={submit} className="panel">
+      <form onSubmit={submit} className="panel" noValidate>
         <Field label="Site address" error={check.error?.fieldMessage('url')}>
           {(p) => (
             <input
@@ -59,7 +59,7 @@ export function CheckPage() {
             <input {...p} type="password" autoComplete="off" value={token} onChange={(e) => setToken(e.target.value)} />
           )}
         </Field>
-        <ErrorNote error={check.error} title="Could not run the check" />
+        <ErrorNote error={check.error} title="Could not run the check" fields={['url', 'token']} />
         <div className="actions">
           <button type="submit" disabled={check.busy}>
             Check

@@ -97,8 +97,14 @@ export function UserRow({ user, onChanged }: { user: User; onChanged: (user: Use
           required
           value={credits}
           aria-invalid={creditsError === undefined ? undefined : true}
+          aria-describedby={creditsError === undefined ? undefined : `${formId}-credits-error`}
           onChange={(e) => setCredits(e.target.value)}
         />
+        {creditsError === undefined ? null : (
+          <small id={`${formId}-credits-error`} className="field-error">
+            {creditsError}
+          </small>
+        )}
       </td>
       <td>
         <Choice id={`${formId}-role`} label={`Role of ${user.email}`} value={role} options={ROLES} onChange={setRole} />
@@ -124,7 +130,7 @@ export function UserRow({ user, onChanged }: { user: User; onChanged: (user: Use
             Saved
           </span>
         ) : null}
-        <ErrorNote error={save.error} title={`Could not change ${user.email}`} />
+        <ErrorNote error={save.error} title={`Could not change ${user.email}`} fields={['credits']} />
       </td>
     </tr>
   );

@@ -8,6 +8,18 @@ import { type Agent } from './parts';
 import { handOverSecret } from './secret-handover';
 import { draftOf, TriggerFields, triggerOf, type TriggerDraft } from './trigger-fields';
 
+/** The API's field names this form shows beside their own controls. */
+const AGENT_FIELDS = [
+  'name',
+  'systemPrompt',
+  'model',
+  'siteIds',
+  'trigger.type',
+  'trigger.cron',
+  'trigger.timezone',
+  'trigger.schema',
+];
+
 type Site = Schemas['SiteResponseDto'];
 
 /** The vault's sites an agent can use (the API allows 200 per page; an agent takes at most 20). */
@@ -135,7 +147,9 @@ function AgentForm({
           )}
         </Field>
 
-        <fieldset aria-describedby="sites-hint">
+        <fieldset
+          aria-describedby={err?.fieldMessage('siteIds') === undefined ? 'sites-hint' : 'sites-hint sites-error'}
+        >
           <legend>Sites and their tools</legend>
           <small className="hint" id="sites-hint">
             The agent may call every tool of the sites chosen here, with the credential stored in the vault.
@@ -182,7 +196,9 @@ function AgentForm({
               </p>
             ))}
           {err?.fieldMessage('siteIds') === undefined ? null : (
-            <p className="field-error">{err.fieldMessage('siteIds')}</p>
+            <p className="field-error" id="sites-error">
+              {err.fieldMessage('siteIds')}
+            </p>
           )}
         </fieldset>
 
@@ -194,7 +210,7 @@ function AgentForm({
           </p>
         )}
         {err !== undefined && err.code !== 'TIER_REQUIRED' ? (
-          <ErrorNote error={err} title="Could not save the agent" />
+          <ErrorNote error={err} title="Could not save the agent" fields={AGENT_FIELDS} />
         ) : null}
         {err?.code === 'AGENT_LIMIT_REACHED' || err?.code === 'SUBSCRIPTION_PAST_DUE' ? (
           <p>

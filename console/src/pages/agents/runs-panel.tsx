@@ -80,7 +80,7 @@ export function RunsPanel({ agent }: { agent: AgentDetail }) {
           >
             {(p) => <textarea {...p} rows={3} value={input} onChange={(e) => setInput(e.target.value)} />}
           </Field>
-          <ErrorNote error={start.error} title="Could not start a run" />
+          <ErrorNote error={start.error} title="Could not start a run" fields={['input']} />
           {start.error?.code === 'NO_CREDITS' ? (
             <p>
               <Link to="/billing">Buy credits</Link>

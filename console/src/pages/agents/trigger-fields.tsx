@@ -80,12 +80,9 @@ export function triggerOf(draft: TriggerDraft): { dto: TriggerDto } | { problem:
   }
 }
 
-/** Every message the API gave for fields under `prefix` (trigger.schema[0].name, …), one per line. */
+/** Every problem the API named under `prefix` (trigger.schema[0].name, …), in plain words. */
 function messagesUnder(error: ApiError | undefined, prefix: string): string | undefined {
-  const found = error?.details.filter((d) => d.field === prefix || d.field.startsWith(prefix));
-  return found === undefined || found.length === 0
-    ? undefined
-    : found.map((d) => (d.field === prefix ? d.message : `${d.field.slice(prefix.length)}: ${d.message}`)).join('; ');
+  return error?.fieldMessage(prefix);
 }
 
 /** The next five firings, recomputed as the user types (the clock moves on too, each minute). */
@@ -136,7 +133,12 @@ export function TriggerFields({
   return (
     <fieldset>
       <legend>Trigger</legend>
-      <div role="radiogroup" aria-label="Trigger type" className="choices">
+      <div
+        role="radiogroup"
+        aria-label="Trigger type"
+        className="choices"
+        aria-describedby={messagesUnder(error, 'trigger.type') === undefined ? undefined : 'trigger-type-error'}
+      >
         {choices.map((c) => (
           <div className="check" key={c.type}>
             <input
@@ -156,7 +158,9 @@ export function TriggerFields({
         ))}
       </div>
       {messagesUnder(error, 'trigger.type') === undefined ? null : (
-        <p className="field-error">{messagesUnder(error, 'trigger.type')}</p>
+        <p className="field-error" id="trigger-type-error">
+          {messagesUnder(error, 'trigger.type')}
+        </p>
       )}
       {error?.code === 'TIER_REQUIRED' ? (
         <div>
@@ -222,7 +226,7 @@ export function TriggerFields({
               <>
                 A JSON array of the payload's fields: <code>name</code>, <code>type</code> (string, number, integer,
                 boolean, object, array), optional <code>description</code> and <code>required</code>. Payloads that do
-                not match are refused with WEBHOOK_PAYLOAD_INVALID.
+                not match are refused.
               </>
             }
             error={schema.ok ? messagesUnder(error, 'trigger.schema') : schema.problem}

@@ -107,7 +107,7 @@ function TokenForm({ hasCard, hint, onStored }: { hasCard: boolean; hint: ReactN
           />
         )}
       </Field>
-      <ErrorNote error={store.error} title="Could not store the payment method" />
+      <ErrorNote error={store.error} title="Could not store the payment method" fields={['paymentMethodToken']} />
       <StoredNote saved={saved && store.error === undefined} />
       <button type="submit" disabled={store.busy}>
         {store.busy ? 'Storing…' : hasCard ? 'Replace payment method' : 'Add payment method'}
@@ -342,7 +342,7 @@ export function BuyCredits({ billing, onBought }: { billing: Billing; onBought: 
               />
             )}
           </Field>
-          <ErrorNote error={buy.error} title="Could not buy credits" />
+          <ErrorNote error={buy.error} title="Could not buy credits" fields={['amount']} />
           {bought === undefined ? null : <PurchaseNote answer={bought} />}
           <button type="submit" disabled={buy.busy}>
             {buy.busy ? 'Buying…' : 'Buy credits'}

@@ -117,7 +117,7 @@ export function Subscription({ billing, onChange }: { billing: Billing; onChange
             </select>
           )}
         </Field>
-        <ErrorNote error={change.error} title="Could not change the subscription" />
+        <ErrorNote error={change.error} title="Could not change the subscription" fields={['tier']} />
         {changedTo === undefined ? null : (
           <p className="notice" role="status">
             You are now on {changedTo}.

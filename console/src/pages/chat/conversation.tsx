@@ -160,9 +160,17 @@ export function Conversation({ token, onChanged }: { token: string; onChanged: (
         <div ref={end} />
       </section>
       {sending ? <Busy label="The assistant is answering…" /> : null}
-      <ErrorNote error={turnError} title="The message was not answered (nothing of this turn was saved)" />
+      <ErrorNote
+        error={turnError}
+        title="The message was not answered (nothing of this turn was saved)"
+        fields={['content']}
+      />
       <form className="composer" onSubmit={submit}>
-        <Field label="Message" hint="Enter sends; Shift+Enter starts a new line.">
+        <Field
+          label="Message"
+          hint="Enter sends; Shift+Enter starts a new line."
+          error={turnError?.fieldMessage('content')}
+        >
           {(p) => (
             <textarea
               {...p}

@@ -117,7 +117,7 @@ export function NewSession({ onCreated }: { onCreated: () => void }) {
           onChange={(tools) => setChoice((c) => ({ ...c, [site.id]: tools }))}
         />
       ))}
-      <ErrorNote error={start.error} title="The conversation was not started" />
+      <ErrorNote error={start.error} title="The conversation was not started" fields={['title']} />
       <div className="actions">
         <button type="submit" disabled={start.busy || none}>
           Start conversation

@@ -92,6 +92,7 @@ export function BearerToken({ site, onChanged }: { site: Site; onChanged: () => 
         <ErrorNote
           error={error}
           title={error?.code === 'TOKEN_EXISTS' ? 'A token is already stored' : 'Could not save the token'}
+          fields={['token', 'expiresAt']}
         />
         <div className="actions">
           {error?.code === 'TOKEN_EXISTS' ? (

@@ -37,9 +37,7 @@ export function ToolTry({ site, tool }: { site: Site; tool: SiteTool }) {
       void call.run(converted.input);
     }
   };
-  const errorFor = (field: string) =>
-    local.find((p) => p.field === field)?.message ??
-    call.error?.details.find((d) => d.field === field || d.field.startsWith(`${field}.`))?.message;
+  const errorFor = (field: string) => local.find((p) => p.field === field)?.message ?? call.error?.fieldMessage(field);
   const headingId = `try-${tool.name}`;
 
   return (
@@ -60,6 +58,7 @@ export function ToolTry({ site, tool }: { site: Site; tool: SiteTool }) {
       <ErrorNote
         error={call.error}
         title={call.error ? (ERROR_TITLES[call.error.code] ?? 'The call failed') : undefined}
+        fields={Object.keys(schema.properties ?? {}).map((name) => `input.${name}`)}
       />
       {answer === undefined ? null : (
         <div role="status" aria-live="polite" aria-labelledby={`${headingId}-result`}>

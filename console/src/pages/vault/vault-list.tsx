@@ -31,10 +31,11 @@ function AddSiteForm({ onAdded }: { onAdded: (site: Site) => void }) {
     void add.run();
   };
   const error = add.error;
-  // INVALID_URL is about the address itself: shown on the field as well.
-  const urlMessage = error?.code === 'INVALID_URL' ? error.message : error?.fieldMessage('url');
+  // INVALID_URL names the field `url`: shown on the field, in plain words.
+  const urlMessage = error?.fieldMessage('url');
   return (
-    <form onSubmit={submit} className="panel" aria-labelledby="add-site-heading">
+    // The service checks the address (and says what is wrong beside the field), not the browser.
+    <form onSubmit={submit} className="panel" aria-labelledby="add-site-heading" noValidate>
       <h2 id="add-site-heading">Add a site</h2>
       <Field
         label="Site address"
@@ -54,7 +55,7 @@ function AddSiteForm({ onAdded }: { onAdded: (site: Site) => void }) {
         )}
       </Field>
       {error === undefined ? null : (
-        <ErrorNote error={error} title={ADD_TITLES[error.code] ?? 'Could not add the site'} />
+        <ErrorNote error={error} title={ADD_TITLES[error.code] ?? 'Could not add the site'} fields={['url']} />
       )}
       {add.busy ? <Busy label="Reading the site's manifest…" /> : null}
       <button type="submit" disabled={add.busy}>

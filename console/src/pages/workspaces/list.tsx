@@ -78,7 +78,7 @@ export function WorkspacesPage() {
           <Field label="Workspace name" error={create.error?.fieldMessage('name')}>
             {(p) => <input {...p} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />}
           </Field>
-          <ErrorNote error={create.error} title="Could not create the workspace" />
+          <ErrorNote error={create.error} title="Could not create the workspace" fields={['name']} />
           {created === undefined ? null : (
             <p className="notice" role="status">
               Created <Link to={`/workspaces/${created.id}`}>{created.name}</Link>; you are its owner.

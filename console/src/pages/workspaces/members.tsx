@@ -128,7 +128,7 @@ export function TransferOwnership({
             </select>
           )}
         </Field>
-        <ErrorNote error={transfer.error} title="Could not transfer ownership" />
+        <ErrorNote error={transfer.error} title="Could not transfer ownership" fields={['userId']} />
         <button type="submit" className="danger" disabled={transfer.busy}>
           Transfer ownership
         </button>

@@ -176,7 +176,7 @@ function Invite({ workspace, onInvited }: { workspace: Workspace; onInvited: () 
             </select>
           )}
         </Field>
-        <ErrorNote error={invite.error} title="Could not invite" />
+        <ErrorNote error={invite.error} title="Could not invite" fields={['email', 'role']} />
         {added === undefined ? null : (
           <p className="notice" role="status">
             {added}
