@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { counted } from '../runs/testing/fixtures.js';
 import { MISSING_CHARGE_FAILS_AFTER_MS, RECONCILE_AFTER_MS } from './billing.service.js';
+import { TIER_LIMITS } from './tiers.js';
 import { billingFixture, USER } from './testing/billing-fixture.js';
 import { refusal } from '../common/testing/refusals.js';
 
@@ -17,6 +18,16 @@ describe('BillingService.describe (plan limits)', () => {
     const overdue = await service.describe(USER);
     expect(overdue.limits.workspaces).toBe(0);
     expect(overdue.limits.agents).toBe(3);
+  });
+
+  it('lists every tier with its limits and price, lowest first, whatever the tier in force', async () => {
+    const { rows, service } = billingFixture({ balance: 7 });
+    rows.users.get(USER)!.subscriptionStatus = 'past_due';
+    const { plans } = await service.describe(USER);
+    expect(plans.map((p) => p.tier)).toEqual(['free', 'pro', 'harness', 'team']);
+    expect(plans.map((p) => p.priceCents)).toEqual([0, 2000, 5000, 10000]);
+    expect(plans.map((p) => p.webhookAgents)).toEqual([false, false, true, true]);
+    expect(plans.find((p) => p.tier === 'harness')).toEqual({ tier: 'harness', ...TIER_LIMITS.harness });
   });
 });
 

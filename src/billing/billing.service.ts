@@ -8,7 +8,7 @@ import { CreditsService } from '../credits/credits.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type { LedgerEntry } from '../credits/ledger-entry.js';
 import type { UserEntity } from '../users/user.entity.js';
-import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
+import { type SubscriptionStatus, type Tier, TIERS } from '../users/user-fields.js';
 import type { CreditPurchaseEntity, PurchaseStatus } from './billing.entities.js';
 import { BillingRepository } from './billing.repository.js';
 import {
@@ -18,7 +18,7 @@ import {
   type PaymentProvider,
   paymentsNotConfigured,
 } from './payment-provider.js';
-import { CREDIT_PRICE_CENTS, limitsOf, type TierLimits } from './tiers.js';
+import { CREDIT_PRICE_CENTS, limitsOf, TIER_LIMITS, type TierLimits } from './tiers.js';
 
 export interface BillingResponse {
   tier: Tier;
@@ -26,10 +26,17 @@ export interface BillingResponse {
   subscriptionStatus: SubscriptionStatus;
   paymentMethod: { brand: string; last4: string } | null;
   limits: TierLimits;
+  /** Every tier with its limits and price, lowest first: what a change of plan gives or takes away. */
+  plans: TierPlan[];
   /** Who takes the payments here, so a client knows which card field to show. */
   provider: PaymentProviderName;
   /** Stripe's publishable key for its card field; null when the provider has none. */
   publishableKey: string | null;
+}
+
+/** One tier of TIER_LIMITS, named. */
+export interface TierPlan extends TierLimits {
+  tier: Tier;
 }
 
 export interface PurchaseSummary {
@@ -91,6 +98,7 @@ export class BillingService {
       subscriptionStatus: user.subscriptionStatus,
       paymentMethod: user.paymentMethod ? { brand: user.paymentMethod.brand, last4: user.paymentMethod.last4 } : null,
       limits: limitsOf(user),
+      plans: TIERS.map((tier) => ({ tier, ...TIER_LIMITS[tier] })),
       provider: this.provider.name,
       publishableKey: this.provider.publishableKey,
     };

@@ -103,17 +103,14 @@ describe('console: agents', () => {
     await page.close();
   });
 
-  it('refuses a webhook agent below the harness tier, in the trigger’s place', async () => {
+  it('does not offer a webhook agent below the harness tier: the choice says the tier it needs', async () => {
     const page = await userOnTier('pro');
     await page.goto('/agents/new');
-    await page.getByLabel('Name').fill('Hooked');
-    await page.getByLabel('System prompt').fill('x');
-    await page.getByRole('radio', { name: 'Webhook' }).check();
-    await page.getByRole('button', { name: 'Create agent' }).click();
-    const refusal = page.getByRole('group', { name: 'Trigger' }).getByRole('alert');
-    await expect(refusal.getAttribute('data-code')).resolves.toBe('TIER_REQUIRED');
-    await expect(page.getByRole('link', { name: 'Change your plan' }).count()).resolves.toBe(1);
-    expect(new URL(page.url()).pathname).toBe('/agents/new');
+    const trigger = page.getByRole('group', { name: 'Trigger' });
+    await trigger.getByText('Needs the Harness plan ($50.00 a month) or higher; you are on Pro.').waitFor();
+    await expect(page.getByRole('radio', { name: 'Webhook' }).isDisabled()).resolves.toBe(true);
+    await expect(page.getByRole('radio', { name: 'Schedule (cron)' }).isDisabled()).resolves.toBe(false);
+    await expect(trigger.getByRole('link', { name: 'See the plans' }).count()).resolves.toBe(1);
     await page.close();
   });
 
@@ -279,7 +276,7 @@ describe('console: agents', () => {
     await page.close();
   });
 
-  it('shows AGENT_LIMIT_REACHED on save and NO_CREDITS on Run now', async () => {
+  it('says the agent limit is reached before the form is filled, and NO_CREDITS on Run now', async () => {
     const page = await userOnTier('free');
     const token = await tokenOf(page);
     const ids: string[] = [];
@@ -293,13 +290,12 @@ describe('console: agents', () => {
       ids.push(made.body.id);
     }
     await page.goto('/agents/new');
-    await page.getByLabel('Name').fill('Four');
-    await page.getByLabel('System prompt').fill('x');
-    await page.getByRole('button', { name: 'Create agent' }).click();
-    await expect(page.locator('[role="alert"][data-code]').getAttribute('data-code')).resolves.toBe(
-      'AGENT_LIMIT_REACHED',
-    );
-    await expect(page.getByRole('link', { name: 'See your plan' }).count()).resolves.toBe(1);
+    await page
+      .getByRole('note')
+      .filter({ hasText: 'You have 3 agents, all that your Free plan allows.' })
+      .filter({ hasText: 'The Pro plan ($20.00 a month) allows 10' })
+      .waitFor();
+    await expect(page.getByRole('button', { name: 'Create agent' }).isDisabled()).resolves.toBe(true);
 
     const me = await w.http.get<{ id: string }>('/api/me', { token });
     await w.http.patch(`/api/admin/users/${me.body.id}`, { credits: 0 }, { token: w.admin.token });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { BrowserContext, Page } from 'playwright-core';
 import { stripeEnv, StripeProxy, stripeEvent, type StripeTestEnv, deliverStripeEvent } from '../utils/stripe.js';
 import { expectAccessible, screenshot, signUp, startConsoleWorld, tokenOf, type ConsoleWorld } from './harness.js';
-import { addPaymentMethod, openBilling, purchaseRows, shownBalance } from './steps/billing.js';
+import { addPaymentMethod, changePlan, openBilling, purchaseRows, shownBalance } from './steps/billing.js';
 
 const STRIPE_JS = 'https://js.stripe.com/v3/';
 
@@ -103,10 +103,10 @@ describe('console: plan & credits with the Stripe provider (stripe-mock)', () =>
     expect(listed.body.items).toMatchObject([{ credits: 500, amountCents: 500, status: 'failed' }]);
 
     // A subscription: stripe-mock's answers it active.
-    await page.getByLabel('Tier').selectOption('pro');
-    await page.getByRole('button', { name: 'Change subscription' }).click();
-    await page.getByRole('status').filter({ hasText: 'You are now on pro.' }).waitFor();
-    await expect(page.getByTestId('tier').textContent()).resolves.toBe('pro');
+    // Asked first: a Stripe subscription charges its first month now, then monthly.
+    const asked = await changePlan(page, 'pro');
+    expect(asked.charge).toContain('the first month is charged now');
+    expect(asked.charge).toContain('then the same each month');
 
     await expectAccessible(page, 'plan & credits (Stripe, no Stripe.js)');
     await page.close();

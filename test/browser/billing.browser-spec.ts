@@ -14,6 +14,7 @@ import {
   adminSetsUser,
   buyCredits,
   acceptInvitation,
+  changePlan,
   inviteMember,
   openBilling,
   openWorkspace,
@@ -45,8 +46,11 @@ describe('console: plan & credits, workspaces, admin', () => {
 
     const card = page.getByRole('region', { name: 'Payment method' });
     const buy = page.getByRole('region', { name: 'Buy credits' });
-    await page.getByRole('button', { name: 'Buy credits' }).click();
-    await expect(buy.getByRole('alert').textContent()).resolves.toContain('NO_PAYMENT_METHOD');
+    // No card: said before anything is tried, and Buy is not offered.
+    await expect(buy.getByTestId('buy-needs-card').textContent()).resolves.toContain(
+      'Add a payment method above first',
+    );
+    await expect(page.getByRole('button', { name: 'Buy credits' }).isDisabled()).resolves.toBe(true);
     await page.getByLabel('Payment method token').fill('tok_unknown');
     await page.getByRole('button', { name: 'Add payment method' }).click();
     await expect(card.getByRole('alert').textContent()).resolves.toContain('VALIDATION_ERROR');
@@ -72,10 +76,7 @@ describe('console: plan & credits, workspaces, admin', () => {
     ]);
     await expect(page.getByLabel('Credits to buy').getAttribute('min')).resolves.toBe('1');
 
-    await page.getByLabel('Tier').selectOption('pro');
-    await page.getByRole('button', { name: 'Change subscription' }).click();
-    await page.getByRole('status').filter({ hasText: 'You are now on pro.' }).waitFor();
-    await expect(page.getByTestId('tier').textContent()).resolves.toBe('pro');
+    await changePlan(page, 'pro');
 
     // A failed renewal: past due, with the free tier's limits, until "Pay now" charges the card again.
     const me = await w.http.get('/api/me', { token: await tokenOf(page) });
@@ -120,14 +121,16 @@ describe('console: plan & credits, workspaces, admin', () => {
     await page.close();
   });
 
-  it('creates a workspace (TIER_REQUIRED below team), invites, changes roles, refuses in place, acts in it', async () => {
+  it('creates a workspace (not offered below team), invites, changes roles, refuses in place, acts in it', async () => {
     const page = await w.newPage();
     const owner = await signUp(page);
     const teammate = await registerUser(w.http);
+    // Below the Team plan, the page says so before the form is filled, and offers no Create.
     await page.goto('/workspaces');
-    await page.getByLabel('Workspace name').fill('Research');
-    await page.getByRole('button', { name: 'Create workspace' }).click();
-    await expect(page.getByRole('alert').textContent()).resolves.toContain('TIER_REQUIRED');
+    const create = page.getByRole('region', { name: 'Create a workspace' });
+    await create.getByRole('note').filter({ hasText: 'Your Free plan does not include workspaces' }).waitFor();
+    await expect(create.getByRole('link', { name: 'see the plans' }).getAttribute('href')).resolves.toBe('/billing');
+    await expect(page.getByRole('button', { name: 'Create workspace' }).isDisabled()).resolves.toBe(true);
 
     await setTierByApi(w, page, 'team');
     await inviteMember(page, 'Research', teammate.email, 'member');
@@ -144,8 +147,7 @@ describe('console: plan & credits, workspaces, admin', () => {
     );
     const members = page.getByRole('table', { name: 'Members' });
     const ownerRow = members.getByRole('row').filter({ hasText: owner.email });
-    await ownerRow.getByRole('button', { name: `Change role of ${owner.email}` }).click();
-    await expect(ownerRow.getByRole('alert').textContent()).resolves.toContain('ROLE_CHANGE_FORBIDDEN');
+    await expect(ownerRow.getByRole('button').count()).resolves.toBe(0);
     const mateRow = members.getByRole('row').filter({ hasText: teammate.email });
     await mateRow.getByLabel(`New role for ${teammate.email}`).selectOption('viewer');
     await mateRow.getByRole('button', { name: `Change role of ${teammate.email}` }).click();
@@ -172,15 +174,15 @@ describe('console: plan & credits, workspaces, admin', () => {
     await expect(
       other.getByRole('region', { name: 'Invite a member' }).getByRole('alert').textContent(),
     ).resolves.toContain('PERMISSION_DENIED');
-    await other.getByRole('button', { name: `Remove ${owner.email}` }).click();
+    // A viewer is offered nothing on the others' rows.
     await expect(
       other
         .getByRole('table', { name: 'Members' })
         .getByRole('row')
         .filter({ hasText: owner.email })
-        .getByRole('alert')
-        .textContent(),
-    ).resolves.toMatch(/PERMISSION_DENIED|ROLE_CHANGE_FORBIDDEN/);
+        .getByRole('button')
+        .count(),
+    ).resolves.toBe(0);
     await other.close();
 
     // The owner hands the workspace over and stays as an admin.

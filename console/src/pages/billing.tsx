@@ -1,8 +1,10 @@
+import { useState } from 'react';
 import { api, unwrap } from '../api/client';
 import { useLoad } from '../api/hooks';
 import { Busy, ErrorNote, formatCredits, PageTitle } from '../components/ui';
 import { useSession } from '../session/session';
-import { BuyCredits, PaymentMethod } from './billing/payments';
+import { BuyCredits } from './billing/buy-credits';
+import { PaymentMethod } from './billing/payments';
 import { Ledger, useLedger } from './billing/ledger';
 import { LimitsTable, Subscription } from './billing/plan';
 import { Purchases, usePurchases } from './billing/purchases';
@@ -16,6 +18,8 @@ export function BillingPage() {
   const billing = useLoad(() => unwrap(api.GET('/api/billing')), []);
   const ledger = useLedger();
   const purchases = usePurchases();
+  // Counts the payment methods stored here: the forms whose errors a new card may have fixed clear them.
+  const [cardVersion, setCardVersion] = useState(0);
   /** After a payment (or a pending one confirmed): the balance, the ledger, the purchases and the header's account change. */
   const changed = async () => {
     await Promise.all([billing.reload(), ledger.reloadFirst(), purchases.showNewest(), refreshMe()]);
@@ -47,10 +51,16 @@ export function BillingPage() {
             </dl>
             <LimitsTable limits={data.limits} />
           </section>
-          <PaymentMethod billing={data} onChange={() => billing.reload()} />
-          <BuyCredits billing={data} onBought={changed} />
+          <PaymentMethod
+            billing={data}
+            onChange={async () => {
+              await billing.reload();
+              setCardVersion((n) => n + 1);
+            }}
+          />
+          <BuyCredits billing={data} cardVersion={cardVersion} onBought={changed} />
           {data.provider === 'none' ? null : <Purchases purchases={purchases} onRefresh={changed} />}
-          <Subscription billing={data} onChange={changed} />
+          <Subscription billing={data} cardVersion={cardVersion} onChange={changed} />
         </>
       )}
       <Ledger ledger={ledger} />

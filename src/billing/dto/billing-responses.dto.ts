@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { SUBSCRIPTION_STATUSES, type SubscriptionStatus, TIERS, type Tier } from '../../users/user-fields.js';
 import { LEDGER_REASONS, type LedgerEntry, type LedgerReason } from '../../credits/ledger-entry.js';
-import type { BillingResponse, PurchaseResult, PurchaseSummary } from '../billing.service.js';
+import type { BillingResponse, PurchaseResult, PurchaseSummary, TierPlan } from '../billing.service.js';
 import { PURCHASE_STATUSES, type PurchaseStatus } from '../billing.entities.js';
 import { PAYMENT_PROVIDERS, type PaymentProviderName } from '../../config/settings.js';
 import type { TierLimits } from '../tiers.js';
@@ -28,6 +28,12 @@ export class TierLimitsDto implements TierLimits {
 
   @ApiProperty({ type: 'integer', description: 'Monthly price, in cents' })
   priceCents!: number;
+}
+
+/** One tier with its limits and monthly price (every tier is listed in BillingResponseDto.plans). */
+export class TierPlanDto extends TierLimitsDto implements TierPlan {
+  @ApiProperty({ enum: TIERS, enumName: 'Tier' })
+  tier!: Tier;
 }
 
 export interface PaymentMethodSummary {
@@ -63,6 +69,13 @@ export class BillingResponseDto implements BillingResponse {
 
   @ApiProperty({ type: TierLimitsDto })
   limits!: TierLimitsDto;
+
+  @ApiProperty({
+    type: [TierPlanDto],
+    description:
+      'Every tier with its limits and monthly price, lowest first (free, pro, harness, team): what a change of plan gives or takes away',
+  })
+  plans!: TierPlanDto[];
 
   @ApiProperty({
     enum: PAYMENT_PROVIDERS,

@@ -160,3 +160,39 @@ export async function adminSetsUser(
   await row.getByRole('button', { name: `Save ${email}` }).click();
   await row.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
 }
+
+/** The confirmation a plan change asks for, as shown: its heading, price, balance and losses texts. */
+export interface PlanConfirmation {
+  heading: string;
+  charge: string;
+  balance: string;
+  /** Empty unless the change goes down. */
+  losses: string[];
+}
+
+/** Chooses a tier and asks to change to it; returns the confirmation shown (nothing is charged yet). */
+export async function reviewPlanChange(page: Page, tier: string): Promise<PlanConfirmation> {
+  await page.getByLabel('Tier').selectOption(tier);
+  await page.getByRole('button', { name: 'Change subscription' }).click();
+  const confirm = page.getByRole('group', { name: /^Change from / });
+  await confirm.waitFor();
+  const losses = confirm.getByTestId('plan-losses').getByRole('listitem');
+  return {
+    heading: (await confirm.getByRole('heading').textContent()) ?? '',
+    charge: (await confirm.getByTestId('plan-charge').textContent()) ?? '',
+    balance: (await confirm.getByTestId('plan-balance').textContent()) ?? '',
+    losses: await losses.allTextContents(),
+  };
+}
+
+/** Changes the plan on Plan & credits, confirming it; waits for the page to say so. */
+export async function changePlan(page: Page, tier: string): Promise<PlanConfirmation> {
+  const shown = await reviewPlanChange(page, tier);
+  await page.getByRole('button', { name: /^Confirm the change to / }).click();
+  await page
+    .getByRole('status')
+    .filter({ hasText: `You are now on ${tier}.` })
+    .waitFor();
+  await expect(page.getByTestId('tier').textContent()).resolves.toBe(tier);
+  return shown;
+}

@@ -4,6 +4,8 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { api, type Schemas, unwrap } from '../../api/client';
 import { useAction, useLoad } from '../../api/hooks';
 import { Busy, ErrorNote, Field, PageTitle } from '../../components/ui';
+import { useSession } from '../../session/session';
+import { type CountGate, countGate, featureGate, type Gate, LimitNote } from '../billing/gates';
 import { type Agent } from './parts';
 import { handOverSecret } from './secret-handover';
 import { draftOf, TriggerFields, triggerOf, type TriggerDraft } from './trigger-fields';
@@ -30,6 +32,37 @@ function useSites() {
   );
 }
 
+interface PlanGates {
+  triggers: { scheduled: Gate | null; webhook: Gate | null };
+  /** A new agent past the plan's agent limit. */
+  agents: CountGate | null;
+}
+
+/**
+ * What the user's plan leaves out, known before the form is filled. In a workspace the owner's plan
+ * applies, which the console cannot read: the API's answer at save says it there.
+ */
+function usePlanGates(isNew: boolean): PlanGates {
+  const { workspaceId } = useSession();
+  const personal = workspaceId === null;
+  const billing = useLoad(async () => (personal ? unwrap(api.GET('/api/billing')) : undefined), [personal]);
+  const agents = useLoad(async () => {
+    if (!personal || !isNew) {
+      return undefined;
+    }
+    const page = await unwrap(api.GET('/api/agents', { params: { query: { limit: 200 } } }));
+    // More than a page is more than any plan allows.
+    return page.items.length + (page.nextCursor === null ? 0 : 1);
+  }, [personal, isNew]);
+  return {
+    triggers: {
+      scheduled: featureGate(billing.data, (l) => l.scheduledAgents),
+      webhook: featureGate(billing.data, (l) => l.webhookAgents),
+    },
+    agents: countGate(billing.data, agents.data, (l) => l.agents),
+  };
+}
+
 export function AgentFormPage() {
   const { agentId } = useParams();
   const existing = useLoad(
@@ -38,6 +71,7 @@ export function AgentFormPage() {
     [agentId],
   );
   const sites = useSites();
+  const gates = usePlanGates(agentId === undefined);
   if (agentId !== undefined && existing.data === undefined) {
     return (
       <section>
@@ -51,7 +85,13 @@ export function AgentFormPage() {
     );
   }
   return (
-    <AgentForm key={existing.data?.id ?? 'new'} agent={existing.data} sites={sites.data} sitesError={sites.error} />
+    <AgentForm
+      key={existing.data?.id ?? 'new'}
+      agent={existing.data}
+      sites={sites.data}
+      sitesError={sites.error}
+      gates={gates}
+    />
   );
 }
 
@@ -59,10 +99,12 @@ function AgentForm({
   agent,
   sites,
   sitesError,
+  gates,
 }: {
   agent: Agent | undefined;
   sites: Site[] | undefined;
   sitesError: unknown;
+  gates: PlanGates;
 }) {
   const navigate = useNavigate();
   const [name, setName] = useState(agent?.name ?? '');
@@ -128,6 +170,13 @@ function AgentForm({
   return (
     <section>
       <PageTitle>{title}</PageTitle>
+      {agent === undefined && gates.agents !== null ? (
+        <LimitNote
+          gate={gates.agents}
+          what="agents"
+          remedy={<>Delete an agent you no longer need, or change plans. </>}
+        />
+      ) : null}
       <form onSubmit={submit} noValidate>
         <Field label="Name" error={err?.fieldMessage('name')}>
           {(p) => <input {...p} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />}
@@ -202,7 +251,7 @@ function AgentForm({
           )}
         </fieldset>
 
-        <TriggerFields draft={trigger} onChange={setTrigger} error={err} />
+        <TriggerFields draft={trigger} onChange={setTrigger} error={err} gates={gates.triggers} />
 
         {localProblem === undefined ? null : (
           <p className="field-error" role="alert">
@@ -218,7 +267,7 @@ function AgentForm({
           </p>
         ) : null}
         <div className="actions">
-          <button type="submit" disabled={save.busy}>
+          <button type="submit" disabled={save.busy || (agent === undefined && gates.agents !== null)}>
             {save.busy ? 'Saving…' : agent === undefined ? 'Create agent' : 'Save changes'}
           </button>
           <Link className="button secondary" to={agent === undefined ? '/agents' : `/agents/${agent.id}`}>

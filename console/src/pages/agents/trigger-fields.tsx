@@ -3,6 +3,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { Link } from 'react-router';
 import { type ApiError, type Schemas } from '../../api/client';
 import { ErrorNote, Field } from '../../components/ui';
+import { type Gate, GateNote } from '../billing/gates';
 import { formatInZone, localTimeZone, previewCron, timeZones } from './cron';
 import { type Trigger } from './parts';
 
@@ -115,11 +116,14 @@ export function TriggerFields({
   draft,
   onChange,
   error,
+  gates = {},
 }: {
   draft: TriggerDraft;
   onChange: (draft: TriggerDraft) => void;
   /** The last save's error: field messages under trigger.*, TIER_REQUIRED shown here. */
   error: ApiError | undefined;
+  /** The choices the user's plan does not include (said beside them, and not offered unless already chosen). */
+  gates?: Partial<Record<Trigger['type'], Gate | null>>;
 }) {
   const zones = useMemo(timeZones, []);
   const set = (patch: Partial<TriggerDraft>) => onChange({ ...draft, ...patch });
@@ -128,7 +132,7 @@ export function TriggerFields({
   const choices: Array<{ type: Trigger['type']; label: string; hint: string }> = [
     { type: 'manual', label: 'Manual', hint: 'Runs when you press Run now.' },
     { type: 'scheduled', label: 'Schedule (cron)', hint: 'Runs on a cron schedule in a time zone.' },
-    { type: 'webhook', label: 'Webhook', hint: 'Runs when a signed POST reaches its URL (harness tier or higher).' },
+    { type: 'webhook', label: 'Webhook', hint: 'Runs when a signed POST reaches its URL.' },
   ];
   return (
     <fieldset>
@@ -139,23 +143,34 @@ export function TriggerFields({
         className="choices"
         aria-describedby={messagesUnder(error, 'trigger.type') === undefined ? undefined : 'trigger-type-error'}
       >
-        {choices.map((c) => (
-          <div className="check" key={c.type}>
-            <input
-              type="radio"
-              id={`trigger-${c.type}`}
-              name="trigger-type"
-              value={c.type}
-              checked={draft.type === c.type}
-              onChange={() => set({ type: c.type })}
-              aria-describedby={`trigger-${c.type}-hint`}
-            />
-            <label htmlFor={`trigger-${c.type}`}>{c.label}</label>
-            <small className="hint" id={`trigger-${c.type}-hint`}>
-              {c.hint}
-            </small>
-          </div>
-        ))}
+        {choices.map((c) => {
+          const gate = gates[c.type] ?? null;
+          return (
+            <div className={gate === null ? 'check' : 'check gated'} key={c.type}>
+              <input
+                type="radio"
+                id={`trigger-${c.type}`}
+                name="trigger-type"
+                value={c.type}
+                checked={draft.type === c.type}
+                // A choice the plan lacks is not offered; one an agent already has stays, marked.
+                disabled={gate !== null && draft.type !== c.type}
+                onChange={() => set({ type: c.type })}
+                aria-describedby={`trigger-${c.type}-hint`}
+              />
+              <label htmlFor={`trigger-${c.type}`}>{c.label}</label>
+              <small className="hint" id={`trigger-${c.type}-hint`}>
+                {c.hint}
+                {gate === null ? null : (
+                  <>
+                    {' '}
+                    <GateNote gate={gate} />
+                  </>
+                )}
+              </small>
+            </div>
+          );
+        })}
       </div>
       {messagesUnder(error, 'trigger.type') === undefined ? null : (
         <p className="field-error" id="trigger-type-error">

@@ -1,20 +1,18 @@
-import { type FormEvent, useState } from 'react';
-import { api, type Schemas, unwrap } from '../../api/client';
+import { type FormEvent, useEffect, useState } from 'react';
+import { api, unwrap } from '../../api/client';
 import { useAction } from '../../api/hooks';
 import { ErrorNote, Field } from '../../components/ui';
+import { type Billing, formatPrice, type Plan, type Tier, TIER_LABELS } from './gates';
+import { ConfirmPlanChange } from './plan-change';
 
-type Billing = Schemas['BillingResponseDto'];
-type Tier = Schemas['Tier'];
-
-/** Every tier, lowest first, with what it adds (the limits of each are in src/billing/tiers.ts). */
-const TIERS = {
-  free: 'Free: 3 sites, 3 agents, manual runs',
-  pro: 'Pro ($20/month): 10 sites, 10 agents, scheduled agents',
-  harness: 'Harness ($50/month): 25 sites, 50 agents, scheduled and webhook agents',
-  team: 'Team ($100/month): 100 sites, 200 agents, 5 workspaces of 25 members',
-} satisfies Record<Tier, string>;
-
-const TIER_NAMES = Object.keys(TIERS) as Tier[];
+/** A tier in one line, from the plans the API lists: "Pro ($20.00/month): 10 sites, 10 agents, scheduled agents". */
+function planLine(plan: Plan): string {
+  const features = [
+    plan.scheduledAgents ? (plan.webhookAgents ? 'scheduled and webhook agents' : 'scheduled agents') : 'manual runs',
+    ...(plan.workspaces > 0 ? [`${plan.workspaces} workspaces of ${plan.workspaceMembers} members`] : []),
+  ];
+  return `${TIER_LABELS[plan.tier]} (${formatPrice(plan.priceCents)}/month): ${plan.vaultSites} sites, ${plan.agents} agents, ${features.join(', ')}`;
+}
 
 function yesNo(value: boolean): string {
   return value ? 'yes' : 'no';
@@ -55,19 +53,34 @@ export function LimitsTable({ limits }: { limits: Billing['limits'] }) {
   );
 }
 
-/** Choosing a tier: paid tiers are charged now to the card on file (and a past-due subscription is paid). */
-export function Subscription({ billing, onChange }: { billing: Billing; onChange: () => Promise<void> }) {
+/**
+ * Choosing a tier: the change is confirmed first, with its price, when it is charged, what becomes of
+ * the balance and, going down, what is lost. A past-due subscription is paid with "Pay now".
+ * `cardVersion` counts the payment methods stored: a new one clears the errors it may have fixed.
+ */
+export function Subscription({
+  billing,
+  cardVersion,
+  onChange,
+}: {
+  billing: Billing;
+  cardVersion: number;
+  onChange: () => Promise<void>;
+}) {
   const [tier, setTier] = useState<Tier>(billing.tier);
+  const [reviewing, setReviewing] = useState(false);
   const [changedTo, setChangedTo] = useState<Tier>();
   const change = useAction(async () => {
     const answer = await unwrap(api.POST('/api/billing/subscription', { body: { tier } }));
     await onChange();
+    setReviewing(false);
     setChangedTo(answer.tier);
   });
-  const submit = (e: FormEvent) => {
+  const review = (e: FormEvent) => {
     e.preventDefault();
     setChangedTo(undefined);
-    void change.run();
+    change.clearError();
+    setReviewing(true);
   };
   // Past due: the open invoice is paid by asking for the same tier again.
   const [paid, setPaid] = useState<Billing['subscriptionStatus']>();
@@ -77,6 +90,13 @@ export function Subscription({ billing, onChange }: { billing: Billing; onChange
     await onChange();
     setPaid(answer.subscriptionStatus);
   });
+  const { clearError: clearChange } = change;
+  const { clearError: clearPay } = pay;
+  useEffect(() => {
+    // A payment method stored since: "add a payment method first" or a declined card no longer holds.
+    clearChange();
+    clearPay();
+  }, [cardVersion, clearChange, clearPay]);
   return (
     <section aria-labelledby="plan-heading" className="panel">
       <h2 id="plan-heading">Subscription</h2>
@@ -101,32 +121,55 @@ export function Subscription({ billing, onChange }: { billing: Billing; onChange
           Paid: the subscription is {paid.replace('_', ' ')}.
         </p>
       )}
-      <form onSubmit={submit}>
+      <form onSubmit={review}>
         <Field
           label="Tier"
           error={change.error?.fieldMessage('tier')}
-          hint="A paid tier is charged to your payment method now."
+          hint="You see the price, when it is charged and what changes before anything is charged."
         >
           {(p) => (
-            <select {...p} value={tier} onChange={(e) => setTier(e.target.value as Tier)}>
-              {TIER_NAMES.map((name) => (
-                <option key={name} value={name}>
-                  {TIERS[name]}
+            <select
+              {...p}
+              value={tier}
+              disabled={reviewing}
+              onChange={(e) => {
+                setTier(e.target.value as Tier);
+                change.clearError();
+              }}
+            >
+              {billing.plans.map((plan) => (
+                <option key={plan.tier} value={plan.tier}>
+                  {planLine(plan)}
                 </option>
               ))}
             </select>
           )}
         </Field>
-        <ErrorNote error={change.error} title="Could not change the subscription" fields={['tier']} />
         {changedTo === undefined ? null : (
           <p className="notice" role="status">
             You are now on {changedTo}.
           </p>
         )}
-        <button type="submit" disabled={change.busy}>
-          {change.busy ? 'Changing…' : 'Change subscription'}
-        </button>
+        {reviewing ? null : (
+          <button type="submit" disabled={tier === billing.tier}>
+            Change subscription
+          </button>
+        )}
       </form>
+      {reviewing ? (
+        <ConfirmPlanChange
+          billing={billing}
+          to={tier}
+          busy={change.busy}
+          error={change.error}
+          onConfirm={() => void change.run()}
+          onCancel={() => {
+            setReviewing(false);
+            setTier(billing.tier);
+            change.clearError();
+          }}
+        />
+      ) : null}
     </section>
   );
 }

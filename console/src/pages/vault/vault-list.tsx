@@ -4,6 +4,8 @@ import { api, unwrap } from '../../api/client';
 import { useAction, useLoad } from '../../api/hooks';
 import { DemoSiteSuggestion } from '../../components/demo-site';
 import { Busy, ErrorNote, Field, PageTitle } from '../../components/ui';
+import { useSession } from '../../session/session';
+import { type CountGate, countGate, LimitNote, useBilling } from '../billing/gates';
 import { authLabel, connectionOf, type Site } from './connection';
 
 /** Why the site could not be added, in the user's words (the API's own message follows it). */
@@ -19,7 +21,7 @@ export function ConnectionBadge({ site }: { site: Site }) {
   return <span className={`badge ${connection.tone}`}>{connection.label}</span>;
 }
 
-function AddSiteForm({ onAdded }: { onAdded: (site: Site) => void }) {
+function AddSiteForm({ onAdded, full }: { onAdded: (site: Site) => void; full: CountGate | null }) {
   const [url, setUrl] = useState('');
   const add = useAction(async () => {
     const site = await unwrap(api.POST('/api/vault/sites', { body: { url: url.trim() } }));
@@ -37,6 +39,13 @@ function AddSiteForm({ onAdded }: { onAdded: (site: Site) => void }) {
     // The service checks the address (and says what is wrong beside the field), not the browser.
     <form onSubmit={submit} className="panel" aria-labelledby="add-site-heading" noValidate>
       <h2 id="add-site-heading">Add a site</h2>
+      {full === null ? null : (
+        <LimitNote
+          gate={full}
+          what="sites in your vault"
+          remedy={<>Remove a site you no longer use, or change plans. </>}
+        />
+      )}
       <Field
         label="Site address"
         hint="Its https:// address; the service reads its manifest at /.well-known/agentsite.json."
@@ -58,7 +67,7 @@ function AddSiteForm({ onAdded }: { onAdded: (site: Site) => void }) {
         <ErrorNote error={error} title={ADD_TITLES[error.code] ?? 'Could not add the site'} fields={['url']} />
       )}
       {add.busy ? <Busy label="Reading the site's manifest…" /> : null}
-      <button type="submit" disabled={add.busy}>
+      <button type="submit" disabled={add.busy || full !== null}>
         Add site
       </button>
     </form>
@@ -133,11 +142,17 @@ function SiteRow({ site, onChanged }: { site: Site; onChanged: () => Promise<voi
 export function VaultPage() {
   const navigate = useNavigate();
   const sites = useLoad(() => unwrap(api.GET('/api/vault/sites', { params: { query: { limit: 200 } } })), []);
+  // In your own vault the plan's site limit is known beforehand (a workspace's is its owner's).
+  const billing = useBilling();
+  const personal = useSession().workspaceId === null;
+  const count =
+    sites.data === undefined ? undefined : sites.data.items.length + (sites.data.nextCursor === null ? 0 : 1);
+  const full = personal ? countGate(billing.data, count, (l) => l.vaultSites) : null;
   return (
     <section>
       <PageTitle>Vault</PageTitle>
       <p>The sites whose tools your chats and agents may use, and the credentials kept for them (encrypted).</p>
-      <AddSiteForm onAdded={(site) => void navigate(`/vault/${site.id}`)} />
+      <AddSiteForm full={full} onAdded={(site) => void navigate(`/vault/${site.id}`)} />
       <h2>Your sites</h2>
       <ErrorNote error={sites.error} title="Could not load your sites" />
       {sites.data === undefined ? (

@@ -4,6 +4,7 @@ import { api, unwrap } from '../../api/client';
 import { useAction, useLoad } from '../../api/hooks';
 import { Busy, ErrorNote, Field, formatDate, PageTitle } from '../../components/ui';
 import { useSession } from '../../session/session';
+import { countGate, LimitNote, useBilling } from '../billing/gates';
 import { MyInvitations } from './invitations';
 
 /** The caller's workspaces with their role in each, their invitations to others, and the form that creates one (Team plan). */
@@ -25,6 +26,10 @@ export function WorkspacesPage() {
     void create.run();
   };
   const items = list.data?.items ?? [];
+  // The plan says beforehand whether another workspace can be made (Team plan: a few, each owned).
+  const billing = useBilling();
+  const owned = list.data === undefined ? undefined : items.filter((w) => w.role === 'owner').length;
+  const gate = countGate(billing.data, owned, (l) => l.workspaces);
   return (
     <section>
       <PageTitle>Workspaces</PageTitle>
@@ -74,6 +79,7 @@ export function WorkspacesPage() {
 
       <section aria-labelledby="create-heading" className="panel">
         <h2 id="create-heading">Create a workspace</h2>
+        {gate === null ? null : <LimitNote gate={gate} what="workspaces" />}
         <form onSubmit={submit}>
           <Field label="Workspace name" error={create.error?.fieldMessage('name')}>
             {(p) => <input {...p} required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />}
@@ -84,7 +90,7 @@ export function WorkspacesPage() {
               Created <Link to={`/workspaces/${created.id}`}>{created.name}</Link>; you are its owner.
             </p>
           )}
-          <button type="submit" disabled={create.busy}>
+          <button type="submit" disabled={create.busy || gate !== null}>
             {create.busy ? 'Creating…' : 'Create workspace'}
           </button>
         </form>

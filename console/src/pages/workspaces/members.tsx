@@ -40,6 +40,12 @@ export function MemberRow({
   });
   const who = member.name === null ? member.email : `${member.name} (${member.email})`;
   const error = change.error ?? remove.error;
+  const mine = workspace.role;
+  // The roles rules of src/workspaces: nobody changes or removes the owner (a transfer of ownership
+  // comes first); admins and the owner manage the others; anyone but the owner may leave.
+  const owner = member.role === 'owner';
+  const mayChangeRole = !owner && (mine === 'owner' || mine === 'admin');
+  const mayRemove = !owner && (isMe || mine === 'owner' || mine === 'admin');
   return (
     <tr>
       <td>
@@ -49,36 +55,60 @@ export function MemberRow({
       <td>{member.role}</td>
       <td>{formatDate(member.joinedAt)}</td>
       <td>
-        <form
-          className="actions"
-          onSubmit={(e: FormEvent) => {
-            e.preventDefault();
-            void change.run();
-          }}
-        >
-          <label className="visually-hidden" htmlFor={`role-${member.userId}`}>
-            New role for {member.email}
-          </label>
-          <select id={`role-${member.userId}`} value={role} onChange={(e) => setRole(e.target.value as AssignableRole)}>
-            {ASSIGNABLE_ROLES.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-          <button type="submit" className="secondary" disabled={change.busy}>
-            Change role<span className="visually-hidden"> of {member.email}</span>
-          </button>
-          <button type="button" className="danger" disabled={remove.busy} onClick={() => void remove.run()}>
+        {owner ? (
+          <p className="hint" data-testid="owner-note">
             {isMe ? (
-              'Leave the workspace'
-            ) : (
               <>
-                Remove<span className="visually-hidden"> {member.email}</span>
+                You own this workspace: to change your role or leave it, first hand it to another member under{' '}
+                <a href="#transfer-heading">Transfer ownership</a>.
               </>
+            ) : (
+              'The owner: their role changes only when they transfer the ownership.'
             )}
-          </button>
-        </form>
+          </p>
+        ) : null}
+        {mayChangeRole || mayRemove ? (
+          <form
+            className="actions"
+            onSubmit={(e: FormEvent) => {
+              e.preventDefault();
+              void change.run();
+            }}
+          >
+            {mayChangeRole ? (
+              <>
+                <label className="visually-hidden" htmlFor={`role-${member.userId}`}>
+                  New role for {member.email}
+                </label>
+                <select
+                  id={`role-${member.userId}`}
+                  value={role}
+                  onChange={(e) => setRole(e.target.value as AssignableRole)}
+                >
+                  {ASSIGNABLE_ROLES.map((r) => (
+                    <option key={r} value={r}>
+                      {r}
+                    </option>
+                  ))}
+                </select>
+                <button type="submit" className="secondary" disabled={change.busy}>
+                  Change role<span className="visually-hidden"> of {member.email}</span>
+                </button>
+              </>
+            ) : null}
+            {mayRemove ? (
+              <button type="button" className="danger" disabled={remove.busy} onClick={() => void remove.run()}>
+                {isMe ? (
+                  'Leave the workspace'
+                ) : (
+                  <>
+                    Remove<span className="visually-hidden"> {member.email}</span>
+                  </>
+                )}
+              </button>
+            ) : null}
+          </form>
+        ) : null}
         <ErrorNote error={error} title={change.error ? 'Could not change the role' : 'Could not remove'} />
       </td>
     </tr>
