@@ -4,6 +4,7 @@ import { useAction, useLoad } from '../../api/hooks';
 import { Busy, ErrorNote, formatDate, PageTitle } from '../../components/ui';
 import { authLabel, connectionOf } from './connection';
 import { ConnectionPanel } from './connection-panel';
+import { ShareSite } from './share-site';
 import { ToolTry } from './tool-try';
 
 /** One site: its tools and the scopes each needs, its credential, and a try-out form per tool. */
@@ -57,6 +58,7 @@ export function SitePage() {
       <ErrorNote error={site.error} title="Could not reload this site" />
 
       <ConnectionPanel site={s} connection={connection} onChanged={site.reload} />
+      <ShareSite site={s} />
 
       <h2>Tools</h2>
       {connection.usable ? null : (
