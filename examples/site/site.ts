@@ -285,6 +285,8 @@ export class ReferenceSite {
   readonly stats = { toolCalls: 0, effects: 0, refreshes: 0, codeExchanges: 0, invalidGrants: 0, connections: 0 };
   /** Every request that reached the token endpoint: its grant type and code (to show what was redeemed). */
   readonly tokenRequests: Array<{ grantType: string | null; code: string | null }> = [];
+  /** Every request that reached the site, in order: its method and path (to check what was sent at all). */
+  readonly requestLog: Array<{ method: string; path: string }> = [];
   /** Headers of the last tool call (to check what the service sends). */
   lastToolRequest: { tool: string; headers: IncomingMessage['headers']; body: unknown } | undefined;
   readonly failures: InjectedFailure[] = [];
@@ -448,6 +450,7 @@ export class ReferenceSite {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.origin);
+    this.requestLog.push({ method: req.method ?? '', path: url.pathname });
     try {
       // The manifest of a site that lives under a path (https://host/app) is at /app/.well-known/….
       if (req.method === 'GET' && url.pathname.endsWith('/.well-known/agentsite.json')) {

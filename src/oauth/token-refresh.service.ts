@@ -4,7 +4,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import * as oidc from 'openid-client';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';
-import { ToolCallFailure } from '../sites/tool-failure.js';
+import { needsReconnecting, notConnected, ToolCallFailure } from '../sites/tool-failure.js';
 import type { CredentialEntity, CredentialSecret } from '../vault/credential.entity.js';
 import { CredentialLeasesService } from '../vault/credential-leases.service.js';
 import { CredentialsService, expiryOf } from '../vault/credentials.service.js';
@@ -85,10 +85,10 @@ export class TokenRefreshService {
     for (;;) {
       const row = await this.credentials.findForSite(site.id);
       if (row === null) {
-        throw new ToolCallFailure('no_credential', `No credential for ${site.manifest.name} in the vault`);
+        throw notConnected(site.manifest.name);
       }
       if (row.status === 'reauth_required') {
-        throw new ToolCallFailure('reauth_required', `The connection to ${site.manifest.name} must be renewed`);
+        throw needsReconnecting(site.manifest.name);
       }
       if (row.generation !== seenGeneration && !needsRefresh(row)) {
         // Another caller refreshed meanwhile (or the user stored a new credential).

@@ -40,3 +40,19 @@ export class ToolCallFailure extends AppError {
     this.retryable = RETRYABLE.has(kind);
   }
 }
+
+/**
+ * A call to a site with no stored credential (never connected, or its token or connection removed):
+ * refused by the service before anything is sent, in words the console, chat and runs show as they are.
+ */
+export function notConnected(siteName: string): ToolCallFailure {
+  return new ToolCallFailure('no_credential', `${siteName} is not connected: store a token or connect it`);
+}
+
+/** A connection the site refused to renew (revoked there): nothing is sent until it is approved again. */
+export function needsReconnecting(siteName: string): ToolCallFailure {
+  return new ToolCallFailure(
+    'reauth_required',
+    `${siteName} needs to be connected again: the site refused to renew the connection`,
+  );
+}

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import type { SiteScope } from '../sites/scopes.js';
-import { ToolCallFailure } from '../sites/tool-failure.js';
+import { needsReconnecting, notConnected, ToolCallFailure } from '../sites/tool-failure.js';
 import type { CredentialEntity, CredentialSecret } from './credential.entity.js';
 import { CredentialsRepository } from './credentials.repository.js';
 import type { SiteEntity } from './site.entity.js';
@@ -117,16 +117,13 @@ export class CredentialsService {
   }
 
   /**
-   * The site's credential row when a call can be made with it: NO_CREDENTIAL, re-authorisation needed
+   * The site's credential row when a call can be made with it: none (not connected), re-authorisation needed
    * and an expired bearer token are refused here, before the call takes an outgoing slot.
    */
   async usableRow(site: SiteEntity, prefetched?: CredentialEntity | null): Promise<CredentialEntity> {
     const row = prefetched !== undefined ? prefetched : await this.findForSite(site.id);
     if (row === null) {
-      throw new ToolCallFailure(
-        'no_credential',
-        `No credential for ${site.manifest.name} in the vault: add a token or connect with OAuth first`,
-      );
+      throw notConnected(site.manifest.name);
     }
     this.assertUsable(row, site);
     return row;
@@ -134,15 +131,12 @@ export class CredentialsService {
 
   private assertUsable(row: CredentialEntity, site: SiteEntity): void {
     if (row.status === 'reauth_required') {
-      throw new ToolCallFailure(
-        'reauth_required',
-        `The connection to ${site.manifest.name} must be renewed: POST /api/vault/sites/${site.id}/oauth/start`,
-      );
+      throw needsReconnecting(site.manifest.name);
     }
     if (row.kind === 'bearer' && row.expiresAt !== null && row.expiresAt.getTime() <= Date.now()) {
       throw new ToolCallFailure(
         'unauthorized',
-        `The stored token for ${site.manifest.name} has expired: update it with PATCH`,
+        `The stored token for ${site.manifest.name} has expired: store a new one`,
       );
     }
   }

@@ -71,9 +71,10 @@ describe('console: the vault, OAuth connections and tool try-outs', () => {
     await page.getByRole('link', { name: '← Vault' }).click();
     const row = page.getByRole('row', { name: new RegExp(SITE_NAME) });
     await row.getByText('Not connected').waitFor();
-    await row.getByRole('button', { name: `Refresh the manifest of ${SITE_NAME}` }).click();
-    await row.getByText('Refresh manifest', { exact: true }).waitFor();
-    await row.getByRole('button', { name: `Remove ${SITE_NAME}` }).click();
+    // The buttons' names start with their visible words (WCAG 2.5.3, label in name).
+    await row.getByRole('button', { name: `Refresh manifest of ${SITE_NAME}`, exact: true }).click();
+    await row.locator('button:enabled', { hasText: 'Refresh manifest' }).waitFor();
+    await row.getByRole('button', { name: `Remove ${SITE_NAME}`, exact: true }).click();
     await row.getByRole('button', { name: `Yes, remove ${SITE_NAME}` }).click();
     await page.getByText('No site yet').waitFor();
     const gone = await w.http.get(`/api/vault/sites/${siteId}`, { token: await tokenOf(page) });
@@ -105,7 +106,7 @@ describe('console: the vault, OAuth connections and tool try-outs', () => {
     await screenshot(page, 'oauth-complete');
     await page.getByRole('link', { name: `Go to ${SITE_NAME}'s page` }).click();
     await page.waitForURL(`**/vault/${siteId}`);
-    await page.getByText('Connected', { exact: true }).first().waitFor();
+    await page.getByText('Connected with OAuth', { exact: true }).first().waitFor();
 
     const created = await tryTool(page, 'create_note', { title: 'From the console', body: 'made in a browser' });
     expect(created).toMatchObject({ ok: true, result: { title: 'From the console', body: 'made in a browser' } });
@@ -191,7 +192,7 @@ describe('console: the vault, OAuth connections and tool try-outs', () => {
     await page.getByLabel('Expires (optional)').fill('2030-01-01T12:00');
     await page.getByRole('button', { name: 'Store token' }).click();
     await page.getByText(`…${first.slice(-4)}`).waitFor();
-    await page.getByText('Token stored').first().waitFor();
+    await page.getByText('Connected with a token').first().waitFor();
     await page.getByText(/2030/).first().waitFor();
     await expectAccessible(page, 'bearer token');
     const listed = await tryTool(page, 'list_notes');
@@ -230,7 +231,10 @@ describe('console: the vault, OAuth connections and tool try-outs', () => {
     const refused = await tryTool(page, 'list_notes');
     expect(refused.ok).toBe(false);
     await page.reload();
-    await page.getByText(`${SITE_NAME} needs to be connected again.`).waitFor();
+    await page
+      .getByRole('region', { name: 'Connection' })
+      .getByText('Needs to be connected again', { exact: true })
+      .waitFor();
     await page.goto('/vault');
     await page
       .getByRole('row', { name: new RegExp(SITE_NAME) })

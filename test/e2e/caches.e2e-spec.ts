@@ -239,7 +239,7 @@ describe('caches: a change in one API process reaches the caches of another (e2e
     const deleted = await propagation(
       'token deleted',
       async () => expect((await a.delete(`/api/vault/sites/${siteId}/token`, { token: user.token })).status).toBe(204),
-      async () => String((await createNote()).body?.error ?? '').includes('No credential'),
+      async () => String((await createNote()).body?.error ?? '').includes('is not connected'),
     );
     expect((await a.post(`/api/vault/sites/${siteId}/token`, { token: writer }, { token: user.token })).status).toBe(
       201,

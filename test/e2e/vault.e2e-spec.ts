@@ -286,7 +286,7 @@ describe('vault: sites, manifests, bearer tokens and tool calls (e2e)', () => {
       { token: user.token },
     );
     expectError(without, 'TOOL_EXECUTION_ERROR', 502);
-    expect(without.body.error).toContain('No credential');
+    expect(without.body.error).toBe('Reference Notebook is not connected: store a token or connect it');
     expectError(
       await http.post(
         `/api/vault/sites/${added.id}/token`,

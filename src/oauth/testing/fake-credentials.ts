@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ToolCallFailure } from '../../sites/tool-failure.js';
+import { needsReconnecting, notConnected } from '../../sites/tool-failure.js';
 import type { CredentialEntity, CredentialSecret } from '../../vault/credential.entity.js';
 import { type CredentialsService, expiryOf, type OAuthTokens } from '../../vault/credentials.service.js';
 import type { SiteEntity } from '../../vault/site.entity.js';
@@ -70,10 +70,10 @@ export class FakeCredentialsService implements Pick<
   async usableRow(site: SiteEntity, prefetched?: CredentialEntity | null): Promise<CredentialEntity> {
     const row = prefetched !== undefined ? prefetched : await this.findForSite(site.id);
     if (row === null) {
-      throw new ToolCallFailure('no_credential', `No credential for ${site.manifest.name}`);
+      throw notConnected(site.manifest.name);
     }
     if (row.status === 'reauth_required') {
-      throw new ToolCallFailure('reauth_required', `The connection to ${site.manifest.name} must be renewed`);
+      throw needsReconnecting(site.manifest.name);
     }
     return row;
   }

@@ -238,15 +238,15 @@ function AgentForm({
             .filter((id) => sites !== undefined && !sites.some((s) => s.id === id))
             .map((id) => (
               <p key={id} className="notice">
-                A site no longer in your vault is still chosen: {id}{' '}
+                A chosen site is no longer in this vault (it was removed, or moved into a workspace).{' '}
                 <button type="button" className="secondary" onClick={() => toggleSite(id, false)}>
-                  Remove it
+                  Uncheck it
                 </button>
               </p>
             ))}
           {err?.fieldMessage('siteIds') === undefined ? null : (
             <p className="field-error" id="sites-error">
-              {err.fieldMessage('siteIds')}
+              A chosen site is not in this vault: uncheck it, or add it to the <Link to="/vault">vault</Link> first.
             </p>
           )}
         </fieldset>

@@ -25,7 +25,8 @@ function LastRun({ agentId }: { agentId: string }) {
     return <span className="hint">never run</span>;
   }
   return (
-    <Link to={`/runs/${last.data.id}`} aria-label={`Last run: ${last.data.status}, ${formatDate(last.data.queuedAt)}`}>
+    <Link to={`/runs/${last.data.id}`}>
+      <span className="visually-hidden">Last run: </span>
       <RunStatus status={last.data.status} /> {formatDate(last.data.queuedAt)}
     </Link>
   );

@@ -1,8 +1,8 @@
 import { type FormEvent, useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import { useAction } from '../../api/hooks';
-import { ErrorNote, Field, formatDate } from '../../components/ui';
-import { connectionOf, type Site } from './connection';
+import { ErrorNote, Field } from '../../components/ui';
+import type { Site } from './connection';
 
 /** A datetime-local value (the user's time) as the ISO time the API takes; undefined when empty. */
 function isoOf(local: string): string | undefined {
@@ -14,15 +14,15 @@ function isoOf(local: string): string | undefined {
 }
 
 /**
- * Store, replace or remove the site's API token. The token is sent once and never shown again:
- * only its hint and expiry come back.
+ * Store or replace an API token made on the site, for any site (an OAuth site takes one too: the
+ * service sends it as a bearer token). The token is sent once and never shown again: only its hint
+ * and expiry come back. Its state and removal are the connection panel's.
  */
 export function BearerToken({ site, onChanged }: { site: Site; onChanged: () => Promise<void> }) {
-  const stored = site.credential.kind !== null;
-  const connection = connectionOf(site);
+  const kind = site.credential.kind;
+  const oauthSite = site.auth.type === 'oauth2';
   const [token, setToken] = useState('');
   const [expires, setExpires] = useState('');
-  const [removing, setRemoving] = useState(false);
   const body = () => {
     const expiresAt = isoOf(expires);
     return expiresAt === undefined ? { token } : { token, expiresAt };
@@ -41,40 +41,23 @@ export function BearerToken({ site, onChanged }: { site: Site; onChanged: () => 
     await unwrap(api.PATCH('/api/vault/sites/{id}/token', { params: { path: { id: site.id } }, body: body() }));
     await saved();
   });
-  const remove = useAction(async () => {
-    await unwrap(api.DELETE('/api/vault/sites/{id}/token', { params: { path: { id: site.id } } }));
-    setRemoving(false);
-    await onChanged();
-  });
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    void (stored ? replace.run() : store.run());
+    void (kind !== null ? replace.run() : store.run());
   };
   const error = store.error ?? replace.error;
+  const submitLabel = kind === null ? 'Store token' : kind === 'bearer' ? 'Replace token' : 'Use this token instead';
 
   return (
-    <section className="panel" aria-labelledby="token-heading">
-      <h2 id="token-heading">API token</h2>
-      {stored ? (
-        <dl className="facts">
-          <dt>Status</dt>
-          <dd>
-            <span className={`badge ${connection.tone}`}>{connection.label}</span>
-          </dd>
-          <dt>Token</dt>
-          <dd>
-            <code>{site.credential.tokenHint}</code>
-          </dd>
-          <dt>Expires</dt>
-          <dd>
-            {site.credential.expiresAt ? formatDate(site.credential.expiresAt) : 'never (until revoked on the site)'}
-          </dd>
-        </dl>
-      ) : (
-        <p>Create an API token on {site.name}, then paste it here. It is stored encrypted and never shown again.</p>
-      )}
+    <section aria-labelledby="token-heading">
+      <h3 id="token-heading">{oauthSite ? 'Or store an API token' : 'API token'}</h3>
+      <p className="hint">
+        {kind === 'oauth2'
+          ? `A token replaces the OAuth connection: calls then use the token's own permissions on ${site.name}.`
+          : `Create an API token on ${site.name}, then paste it here. It is stored encrypted and never shown again.`}
+      </p>
       <form onSubmit={submit}>
-        <Field label={stored ? 'New token' : 'Token'} error={error?.fieldMessage('token')}>
+        <Field label={kind === 'bearer' ? 'New token' : 'Token'} error={error?.fieldMessage('token')}>
           {(p) => (
             <input
               {...p}
@@ -101,25 +84,10 @@ export function BearerToken({ site, onChanged }: { site: Site; onChanged: () => 
             </button>
           ) : (
             <button type="submit" disabled={store.busy || replace.busy}>
-              {stored ? 'Replace token' : 'Store token'}
-            </button>
-          )}
-          {!stored ? null : removing ? (
-            <>
-              <button type="button" className="danger" onClick={() => void remove.run()} disabled={remove.busy}>
-                Yes, remove the token
-              </button>
-              <button type="button" className="secondary" onClick={() => setRemoving(false)}>
-                Keep it
-              </button>
-            </>
-          ) : (
-            <button type="button" className="danger" onClick={() => setRemoving(true)}>
-              Remove token
+              {submitLabel}
             </button>
           )}
         </div>
-        <ErrorNote error={remove.error} title="Could not remove the token" />
       </form>
     </section>
   );

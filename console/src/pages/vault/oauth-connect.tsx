@@ -2,7 +2,7 @@ import { type FormEvent, useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import { useAction } from '../../api/hooks';
 import { Busy, ErrorNote } from '../../components/ui';
-import { connectionOf, scopesFor, type Site } from './connection';
+import { type Connection, scopesFor, type Site } from './connection';
 
 /** Sends the browser to the site's consent page; the site sends it back to /oauth/complete. */
 async function startConnection(site: Site, tools: string[]): Promise<void> {
@@ -15,22 +15,16 @@ async function startConnection(site: Site, tools: string[]): Promise<void> {
 /**
  * Connect by OAuth, choosing the tools: the connection asks only for the scopes they need. A
  * connection the site refused to renew gets one button that asks again for what was granted before.
+ * The connection's state is shown once, by the connection panel around this form.
  */
-export function OAuthConnect({ site, onDisconnected }: { site: Site; onDisconnected: () => Promise<void> }) {
-  const connection = connectionOf(site);
-  const granted = site.credential.scopes ?? [];
+export function OAuthConnect({ site, connection }: { site: Site; connection: Connection }) {
+  const granted: string[] = connection.scopes;
   const [chosen, setChosen] = useState<Set<string>>(() => {
     // Renewing keeps what was asked before; a first connection starts with every tool.
     const before = site.tools.filter((t) => granted.includes(t.scope));
     return new Set((before.length > 0 ? before : site.tools).map((t) => t.name));
   });
-  const [disconnecting, setDisconnecting] = useState(false);
   const connect = useAction((tools: string[]) => startConnection(site, tools));
-  const disconnect = useAction(async () => {
-    await unwrap(api.DELETE('/api/vault/sites/{id}/token', { params: { path: { id: site.id } } }));
-    setDisconnecting(false);
-    await onDisconnected();
-  });
   const chosenTools = site.tools.filter((t) => chosen.has(t.name));
   const needed = scopesFor(chosenTools);
   const toggle = (name: string, on: boolean) => {
@@ -48,14 +42,10 @@ export function OAuthConnect({ site, onDisconnected }: { site: Site; onDisconnec
   };
 
   return (
-    <section className="panel" aria-labelledby="oauth-heading">
-      <h2 id="oauth-heading">Connection</h2>
+    <section aria-labelledby="oauth-heading">
+      <h3 id="oauth-heading">Connect with OAuth</h3>
       {connection.state === 'reconnect' ? (
-        <div className="notice" role="status">
-          <p>
-            <strong>{site.name} needs to be connected again.</strong> The site refused to renew the connection (it may
-            have been revoked there). Tools cannot be called until you approve it again.
-          </p>
+        <div className="notice">
           <button
             type="button"
             onClick={() => void connect.run(chosenTools.map((t) => t.name))}
@@ -64,22 +54,8 @@ export function OAuthConnect({ site, onDisconnected }: { site: Site; onDisconnec
             Connect {site.name} again
           </button>
         </div>
-      ) : connection.state === 'connected' ? (
-        <p>
-          <span className="badge ok">Connected</span> with the scopes <strong>{granted.join(', ') || 'none'}</strong>
-          {site.credential.expiresAt ? (
-            <>
-              {' '}
-              (access renewed automatically; current token until {new Date(site.credential.expiresAt).toLocaleString()})
-            </>
-          ) : null}
-          .
-        </p>
       ) : (
-        <p>
-          <span className="badge warn">Not connected</span> Choose the tools to allow, then approve the connection on{' '}
-          {site.name}&apos;s own page.
-        </p>
+        <p className="hint">Choose the tools to allow, then approve the connection on {site.name}&apos;s own page.</p>
       )}
       <form onSubmit={submit}>
         <fieldset>
@@ -113,22 +89,7 @@ export function OAuthConnect({ site, onDisconnected }: { site: Site; onDisconnec
           <button type="submit" disabled={connect.busy || chosenTools.length === 0}>
             {connection.state === 'none' ? `Connect ${site.name}` : `Connect ${site.name} with these tools`}
           </button>
-          {site.credential.kind === null ? null : disconnecting ? (
-            <>
-              <button type="button" className="danger" onClick={() => void disconnect.run()} disabled={disconnect.busy}>
-                Yes, disconnect
-              </button>
-              <button type="button" className="secondary" onClick={() => setDisconnecting(false)}>
-                Stay connected
-              </button>
-            </>
-          ) : (
-            <button type="button" className="danger" onClick={() => setDisconnecting(true)}>
-              Disconnect
-            </button>
-          )}
         </div>
-        <ErrorNote error={disconnect.error} title="Could not disconnect" />
       </form>
     </section>
   );

@@ -2,19 +2,35 @@ import { type FormEvent, useState } from 'react';
 import { api, unwrap, type Schemas } from '../../api/client';
 import { useAction } from '../../api/hooks';
 import { Busy, ErrorNote } from '../../components/ui';
-import type { Site, SiteTool } from './connection';
+import type { Connection, Site, SiteTool } from './connection';
 import { type Converted, type FormValues, initialValues, type JsonSchema, SchemaFields, toInput } from './schema-form';
 
 type CallAnswer = Schemas['ToolCallResponseDto'];
 
 const ERROR_TITLES: Record<string, string> = {
-  TOOL_EXECUTION_ERROR: 'The site answered with an error',
+  // Also the service's own refusals before anything is sent (an expired token, a site not connected).
+  TOOL_EXECUTION_ERROR: 'The call did not succeed',
   OUTGOING_RATE_LIMITED: 'Too many calls to this site',
   VALIDATION_ERROR: "The input does not match the tool's schema",
 };
 
-/** A form generated from the tool's input_schema; the call goes through the service with the stored credential. */
-export function ToolTry({ site, tool }: { site: Site; tool: SiteTool }) {
+/**
+ * A form generated from the tool's input_schema; the call goes through the service with the stored
+ * credential. A site that is not connected gets no form (the call could only fail): the form says so
+ * and points to the connection panel. `onFailed` reloads the site after a refused call, so a
+ * credential removed meanwhile (another tab) shows as such.
+ */
+export function ToolTry({
+  site,
+  tool,
+  connection,
+  onFailed,
+}: {
+  site: Site;
+  tool: SiteTool;
+  connection: Connection;
+  onFailed: () => Promise<void>;
+}) {
   const schema = tool.inputSchema as JsonSchema;
   const [values, setValues] = useState<FormValues>(() => initialValues(schema));
   const [local, setLocal] = useState<Converted['problems']>([]);
@@ -26,7 +42,10 @@ export function ToolTry({ site, tool }: { site: Site; tool: SiteTool }) {
         params: { path: { id: site.id, tool: tool.name } },
         body: { input },
       }),
-    );
+    ).catch(async (err: unknown) => {
+      await onFailed();
+      throw err;
+    });
     setAnswer(result);
   });
   const submit = (e: FormEvent) => {
@@ -46,20 +65,29 @@ export function ToolTry({ site, tool }: { site: Site; tool: SiteTool }) {
         Try <code>{tool.name}</code>
       </h2>
       <p>{tool.description}</p>
-      <form onSubmit={submit} aria-label={`Input for ${tool.name}`}>
-        <SchemaFields schema={schema} values={values} onChange={setValues} errorFor={errorFor} />
-        <div className="actions">
-          <button type="submit" disabled={call.busy}>
-            Call {tool.name}
-          </button>
-        </div>
-      </form>
+      {connection.usable ? null : (
+        <p className="notice" role={call.error === undefined ? undefined : 'alert'}>
+          <strong>{connection.label}.</strong> {connection.detail} <a href="#connection">Go to the connection form</a>
+        </p>
+      )}
+      {connection.usable ? (
+        <form onSubmit={submit} aria-label={`Input for ${tool.name}`}>
+          <SchemaFields schema={schema} values={values} onChange={setValues} errorFor={errorFor} />
+          <div className="actions">
+            <button type="submit" disabled={call.busy}>
+              Call {tool.name}
+            </button>
+          </div>
+        </form>
+      ) : null}
       {call.busy ? <Busy label={`Calling ${tool.name} on ${site.name}…`} /> : null}
-      <ErrorNote
-        error={call.error}
-        title={call.error ? (ERROR_TITLES[call.error.code] ?? 'The call failed') : undefined}
-        fields={Object.keys(schema.properties ?? {}).map((name) => `input.${name}`)}
-      />
+      {connection.usable ? (
+        <ErrorNote
+          error={call.error}
+          title={call.error ? (ERROR_TITLES[call.error.code] ?? 'The call failed') : undefined}
+          fields={Object.keys(schema.properties ?? {}).map((name) => `input.${name}`)}
+        />
+      ) : null}
       {answer === undefined ? null : (
         <div role="status" aria-live="polite" aria-labelledby={`${headingId}-result`}>
           <h3 id={`${headingId}-result`}>Result</h3>

@@ -98,14 +98,9 @@ function SiteRow({ site, onChanged }: { site: Site; onChanged: () => Promise<voi
       </td>
       <td>
         <div className="actions">
-          <button
-            type="button"
-            className="secondary"
-            onClick={() => void refresh.run()}
-            disabled={refresh.busy}
-            aria-label={`Refresh the manifest of ${site.name}`}
-          >
-            {refresh.busy ? 'Refreshing…' : 'Refresh manifest'}
+          {/* The name starts with the visible words (WCAG 2.5.3): "Refresh manifest of <site>". */}
+          <button type="button" className="secondary" onClick={() => void refresh.run()} disabled={refresh.busy}>
+            Refresh manifest<span className="visually-hidden"> of {site.name}</span>
           </button>
           {confirming ? (
             <>
@@ -117,16 +112,12 @@ function SiteRow({ site, onChanged }: { site: Site; onChanged: () => Promise<voi
               </button>
             </>
           ) : (
-            <button
-              type="button"
-              className="danger"
-              onClick={() => setConfirming(true)}
-              aria-label={`Remove ${site.name}`}
-            >
-              Remove
+            <button type="button" className="danger" onClick={() => setConfirming(true)}>
+              Remove<span className="visually-hidden"> {site.name}</span>
             </button>
           )}
         </div>
+        {refresh.busy ? <Busy label={`Reading the manifest of ${site.name} again…`} /> : null}
         {confirming ? (
           <p className="notice" role="status">
             Removing {site.name} destroys its stored credentials.
@@ -162,23 +153,25 @@ export function VaultPage() {
       ) : sites.data.items.length === 0 ? (
         <DemoSiteSuggestion />
       ) : (
-        <table>
-          <caption className="visually-hidden">Sites in your vault</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Address</th>
-              <th scope="col">Sign-in</th>
-              <th scope="col">Connection</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {sites.data.items.map((site) => (
-              <SiteRow key={site.id} site={site} onChanged={sites.reload} />
-            ))}
-          </tbody>
-        </table>
+        <div className="table-scroll" role="region" aria-label="Sites in your vault" tabIndex={0}>
+          <table>
+            <caption className="visually-hidden">Sites in your vault</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Address</th>
+                <th scope="col">Sign-in</th>
+                <th scope="col">Connection</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {sites.data.items.map((site) => (
+                <SiteRow key={site.id} site={site} onChanged={sites.reload} />
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );
