@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { type DataSource } from 'typeorm';
+import { type DataSource, IsNull } from 'typeorm';
 import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
 import { type LocalCache } from '../common/cache/local-cache.js';
 import { RowMapper } from '../common/database/row-mapper.js';
@@ -90,10 +90,6 @@ export class VaultRepository {
     return inScope(scope, found.site) ? found : null;
   }
 
-  existsInWorkspace(workspaceId: string, url: string): Promise<boolean> {
-    return this.sites.exists({ where: { workspaceId, url } });
-  }
-
   async save(site: SiteEntity): Promise<void> {
     await this.sites.save(site);
     // The table's trigger tells every process; this one drops its copy now (its next read sees the change).
@@ -123,6 +119,33 @@ export class VaultRepository {
       check(owner, taken, taken ? 0 : await sites.countBy(scopeWhere(scope)));
       return sites.save(sites.create(site));
     });
+  }
+
+  /**
+   * Moves a personal site into the scope's workspace in one transaction, serialised per limits owner
+   * as `add` is, so sharing cannot pass the workspace's vault limit either. `check` sees the owner,
+   * whether the workspace has the URL already and how many sites it has, and throws to refuse.
+   */
+  async moveToWorkspace(
+    workspaceId: string,
+    limitsUserId: string,
+    site: SiteEntity,
+    check: (owner: UserEntity, taken: boolean, count: number) => void,
+  ): Promise<boolean> {
+    const moved = await this.dataSource.transaction(async (em) => {
+      const owner = await lockUserRow(em, limitsUserId);
+      const sites = em.getRepository(SiteEntity);
+      const taken = await sites.exists({ where: { workspaceId, url: site.url } });
+      check(owner, taken, taken ? 0 : await sites.countBy({ workspaceId }));
+      // Still personal: a concurrent move of the same site moves it once.
+      const result = await sites.update({ id: site.id, workspaceId: IsNull() }, { workspaceId });
+      return (result.affected ?? 0) === 1;
+    });
+    this.caches.dropLocal('site', site.id);
+    if (moved) {
+      site.workspaceId = workspaceId;
+    }
+    return moved;
   }
 
   /** One page of the scope's sites in creation order (one row more than asked), with their credentials. */

@@ -117,11 +117,16 @@ export class VaultService {
     const workspace = requireWorkspace(scope);
     requireRole(scope, 'admin', 'Sharing a site');
     const site = await this.findInScope({ user: scope.user, workspace: null }, siteId);
-    if (await this.sites.existsInWorkspace(workspace.id, site.url)) {
-      throw AppError.validation([{ field: 'url', message: 'the workspace already has this site' }]);
+    // The workspace's sites count against its owner's vault limit, as when a site is added there.
+    const moved = await this.sites.moveToWorkspace(workspace.id, limitsUser(scope).id, site, (owner, taken, count) => {
+      if (taken) {
+        throw AppError.validation([{ field: 'url', message: 'the workspace already has this site' }]);
+      }
+      requireBelow(owner, count, (l) => l.vaultSites, 'VAULT_LIMIT_REACHED', 'sites in the vault');
+    });
+    if (!moved) {
+      throw new AppError('NOT_FOUND', 'No site with this id in your vault');
     }
-    site.workspaceId = workspace.id;
-    await this.sites.save(site);
     return this.describe(site);
   }
 

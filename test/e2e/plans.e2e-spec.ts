@@ -565,6 +565,37 @@ describe('plans: tiers, credits, billing and Team workspaces (e2e)', () => {
     expect((await http.get(`/api/vault/sites/${personal}`, inWs(people.viewer!.token))).status).toBe(200);
   });
 
+  it('sharing a site into a workspace counts against the workspace’s vault limit, as adding one there does', async () => {
+    const owner = await userOn('team');
+    const workspaceId = (await http.post('/api/workspaces', { name: 'Full' }, { token: owner.token })).body
+      .id as string;
+    const inWs = { token: owner.token, headers: { 'x-workspace-id': workspaceId } };
+    // The workspace one site short of the team tier's limit (rows written directly: a hundred manifest
+    // fetches would only slow the test).
+    const limit = (await http.get('/api/billing', { token: owner.token })).body.limits.vaultSites as number;
+    const db = new pg.Client({ connectionString: testEnv('databaseUrl') });
+    await db.connect();
+    try {
+      await db.query(
+        `INSERT INTO sites (user_id, workspace_id, url, manifest, manifest_fetched_at)
+         SELECT $1, $2, 'https://filler-' || n || '.example.test', '{}', now() FROM generate_series(1, $3::int) AS n`,
+        [owner.id, workspaceId, limit - 1],
+      );
+    } finally {
+      await db.end();
+    }
+    const first = (await http.post('/api/vault/sites', { url: `${site.url}/first` }, { token: owner.token })).body.id;
+    const second = (await http.post('/api/vault/sites', { url: `${site.url}/second` }, { token: owner.token })).body.id;
+
+    expect((await http.post(`/api/vault/sites/${first}/share`, undefined, inWs)).status).toBe(200);
+    expectError(await http.post(`/api/vault/sites/${second}/share`, undefined, inWs), 'VAULT_LIMIT_REACHED', 403);
+    // Refused: still the owner's own, not the workspace's.
+    expect((await http.get(`/api/vault/sites/${second}`, { token: owner.token })).status).toBe(200);
+    expectError(await http.get(`/api/vault/sites/${second}`, inWs), 'NOT_FOUND', 404);
+    // And adding one there directly is refused the same way.
+    expectError(await http.post('/api/vault/sites', { url: `${site.url}/third` }, inWs), 'VAULT_LIMIT_REACHED', 403);
+  });
+
   it('isolation: users and workspaces never see each other’s sites, agents or runs', async () => {
     const a = await userOn('team');
     const b = await userOn('team');

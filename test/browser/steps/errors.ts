@@ -52,26 +52,21 @@ export function requestIdOf(response: Response): string {
   return id;
 }
 
-/**
- * Opens the alert's "Details for support", reads what they say, and folds them again. The suite uses
- * the keyboard (Enter on buttons, Space on radios): until the pages stop scrolling sideways at 390 px
- * (#36 item 4), the phone's zoomed-out page sends taps to the element above the one aimed at.
- */
+/** Opens the alert's "Details for support", reads what they say, and folds them again. */
 export async function supportDetails(alert: Locator): Promise<string> {
   const summary = alert.getByText('Details for support');
   const details = alert.locator('details');
-  await summary.press('Enter');
+  await summary.click();
   await expect(details.getAttribute('open')).resolves.toBe('');
   const text = await details.innerText();
-  await summary.press('Enter');
+  await summary.click();
   await expect(details.getAttribute('open')).resolves.toBeNull();
   return text;
 }
 
-/** Chooses a radio button with the keyboard (supportDetails says why not a tap). */
+/** Chooses a radio button (a tap on a phone, a click on a laptop). */
 export async function choose(radio: Locator): Promise<void> {
-  await radio.focus();
-  await radio.press('Space');
+  await radio.check();
   await expect(radio.isChecked()).resolves.toBe(true);
 }
 
