@@ -75,10 +75,11 @@ export class VaultController {
   @Post(':id/share')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
-    summary: 'Move one of your sites into the workspace of X-Workspace-Id (WORKSPACE_REQUIRED without it)',
+    summary:
+      'Move one of your sites into the workspace of X-Workspace-Id (WORKSPACE_REQUIRED without it; VAULT_LIMIT_REACHED at the workspace owner’s vault limit)',
   })
   @ApiOkResponse({ type: SiteResponseDto })
-  @ApiErrors(...TERMS_GATED_ERRORS, 'NOT_FOUND', 'PERMISSION_DENIED')
+  @ApiErrors(...TERMS_GATED_ERRORS, 'NOT_FOUND', 'PERMISSION_DENIED', 'VAULT_LIMIT_REACHED')
   share(@CurrentScope() scope: Scope, @Param('id') id: string): Promise<SiteResponseDto> {
     return this.vault.share(scope, id);
   }
