@@ -126,7 +126,11 @@ describe('console: plan & credits with the Stripe provider (stripe-mock)', () =>
     await card.fill('4000000000000002');
     await page.getByRole('button', { name: 'Add payment method' }).click();
     const region = page.getByRole('region', { name: 'Payment method' });
-    await expect(region.getByRole('alert').textContent()).resolves.toContain('Your card was declined. card_declined');
+    // Stripe's words for the person; its code only in the details for support.
+    const refusal = region.getByRole('alert');
+    await expect(refusal.locator('p').innerText()).resolves.toBe('Stripe refused the card: Your card was declined.');
+    await expect(refusal.getAttribute('data-code')).resolves.toBe('card_declined');
+    await expect(refusal.locator('details').textContent()).resolves.toContain('card_declined');
     await expect(page.getByTestId('payment-method').textContent()).resolves.toBe('No payment method yet.');
 
     await card.fill('4242424242424242');

@@ -121,7 +121,7 @@ export const FIELD_LABELS: Record<RequestField, Label> = {
   iss: 'Issuer of the answer',
   error: 'Answer of the site',
   input: 'Input',
-  systemPrompt: 'Instructions',
+  systemPrompt: 'System prompt',
   siteIds: 'Sites',
   'siteIds[]': (n) => `Site ${nth(n)}`,
   model: 'Model',
@@ -299,7 +299,7 @@ export function sentenceOf(error: ErrorFacts): string {
     : `The service answered with an error (${status}). Try again; if it keeps failing, contact support.`;
 }
 
-/** One field problem as a person reads it: "<label>: <problem>." ("Instructions: can't be empty."). */
+/** One field problem as a person reads it: "<label>: <problem>." ("System prompt: can't be empty."). */
 export interface FieldProblemText {
   field: string;
   /** undefined: a field the console does not know (a manifest's, a site's): shown as the API named it. */

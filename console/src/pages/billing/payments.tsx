@@ -240,8 +240,14 @@ function CardForm({
       </fieldset>
       <ErrorNote error={store.error} title="Could not store the payment method" />
       {refused === undefined ? null : (
-        <div className="error-note" role="alert">
-          <strong>Stripe refused the card:</strong> {refused.message} <code>{refused.code}</code>
+        <div className="error-note" role="alert" data-code={refused.code}>
+          <p>
+            <strong>Stripe refused the card:</strong> {refused.message}
+          </p>
+          <details>
+            <summary>Details for support</summary>
+            Stripe&apos;s code: <code>{refused.code}</code>
+          </details>
         </div>
       )}
       <StoredNote saved={saved && store.error === undefined} />
