@@ -21,6 +21,7 @@ import { WorkspaceInvitations1764800000100 } from './migrations/1764800000100-wo
 import { CreditRulesInCode1764900000000 } from './migrations/1764900000000-credit-rules-in-code.js';
 import { ChatMessageParts1764960000000 } from './migrations/1764960000000-chat-message-parts.js';
 import { WebhookDeliveries1765000017600 } from './migrations/1765000017600-webhook-deliveries.js';
+import { McpSites1765000017700 } from './migrations/1765000017700-mcp-sites.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 import { DatabaseLogger } from './database-logger.js';
 
@@ -46,6 +47,7 @@ export const MIGRATIONS = [
   CreditRulesInCode1764900000000,
   ChatMessageParts1764960000000,
   WebhookDeliveries1765000017600,
+  McpSites1765000017700,
 ];
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */

@@ -13,6 +13,7 @@ export const TABLE_OWNERS: Readonly<Record<string, string>> = {
   sites: 'vault',
   site_credentials: 'vault',
   oauth_states: 'oauth',
+  mcp_oauth_clients: 'oauth',
   agents: 'agents',
   runs: 'runs',
   run_archives: 'runs',

@@ -3,6 +3,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { getDomain } from 'tldts';
 import { AppError, type FieldProblem } from '../common/app-error.js';
+import type { McpToolAnnotations } from './mcp-state.js';
 import { SITE_SCOPES } from './scopes.js';
 
 // ajv-formats is CommonJS with a default export.
@@ -17,12 +18,18 @@ export interface ManifestProperty {
 
 export interface ManifestTool {
   name: string;
+  /** MCP: the tool's display title (its `title`, else `annotations.title`). */
+  title?: string;
   description: string;
   scope?: string;
+  /** MCP: the tool's annotations as the server sent them (the scope is derived from them). */
+  annotations?: McpToolAnnotations;
   input_schema: {
     type: 'object';
     properties: Record<string, ManifestProperty>;
     required?: string[];
+    /** MCP tools keep their whole JSON Schema ($defs, additionalProperties, …). */
+    [keyword: string]: unknown;
   };
 }
 

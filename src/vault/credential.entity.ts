@@ -41,6 +41,10 @@ export class CredentialEntity {
   @Column({ type: 'jsonb', nullable: true })
   scopes: SiteScope[] | null;
 
+  /** The scope a server asked for in a 403 `insufficient_scope` (step-up); the next OAuth start asks for it. */
+  @Column({ name: 'required_scope', type: 'text', nullable: true })
+  requiredScope: string | null;
+
   /** Increases on every change of the secret: tells a caller whether someone refreshed meanwhile. */
   @Column({ type: 'integer', default: 1 })
   generation: number;
