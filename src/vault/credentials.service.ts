@@ -106,6 +106,8 @@ export class CredentialsService {
         generation: row.generation + 1,
         refreshLeaseOwner: null,
         refreshLeaseUntil: null,
+        // A step-up asked for this scope; the new grant is the answer to it.
+        requiredScope: null,
       });
       return row;
     });

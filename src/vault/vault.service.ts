@@ -7,6 +7,7 @@ import { deriveScope, type SiteScope } from '../sites/scopes.js';
 import { SiteHttpClient } from '../sites/site-http.js';
 import { limitsUser, requireRole, requireWorkspace, type Scope } from '../workspaces/scope.js';
 import type { CredentialEntity, CredentialKind } from './credential.entity.js';
+import { CredentialRemovalHooks } from './credential-removal-hooks.js';
 import { CredentialsService } from './credentials.service.js';
 import type { SiteEntity } from './site.entity.js';
 import { VaultRepository } from './vault.repository.js';
@@ -76,6 +77,7 @@ export class VaultService {
     private readonly http: SiteHttpClient,
     private readonly manifests: ManifestFetcher,
     private readonly credentials: CredentialsService,
+    private readonly removalHooks: CredentialRemovalHooks,
   ) {}
 
   /** A site of the scope, or NOT_FOUND (also for another user's or workspace's: its existence is not revealed). */
@@ -168,7 +170,11 @@ export class VaultService {
 
   /** Deletes the site; its credential and pending OAuth states go with it (ON DELETE CASCADE). */
   async remove(site: SiteEntity): Promise<void> {
+    const credential = await this.credentials.findForSite(site.id);
     await this.sites.delete(site.id);
+    if (credential !== null) {
+      this.removalHooks.removed(site, credential);
+    }
   }
 
   async storeToken(site: SiteEntity, token: string, expiresAt: string | undefined): Promise<TokenAnswer> {
@@ -191,8 +197,13 @@ export class VaultService {
   }
 
   async deleteToken(site: SiteEntity): Promise<void> {
+    const credential = await this.credentials.findForSite(site.id);
     if (!(await this.credentials.delete(site.id))) {
       throw new AppError('NOT_FOUND', 'No credential for this site in the vault');
+    }
+    if (credential !== null) {
+      // The tokens are revoked where they were issued (best effort, in the background).
+      this.removalHooks.removed(site, credential);
     }
   }
 }
