@@ -124,7 +124,12 @@ export class McpSites {
   /** The usable access token (a bearer token or an OAuth access token), null when none is stored or usable. */
   private async tokenOf(site: SiteEntity): Promise<string | null> {
     if (this.tokenSource !== null) {
-      return this.tokenSource(site).catch(() => null);
+      try {
+        return await this.tokenSource(site);
+      } catch (err) {
+        // Not connected, or the refresh failed: the stored token (if any) is what there is.
+        this.logger.warn(`MCP site ${site.id}: no refreshed token for listing (${(err as Error).message})`);
+      }
     }
     const row = await this.credentials.findForSite(site.id);
     if (row === null) {
