@@ -94,6 +94,14 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
       { client_id: params.client_id, issuer: peer.issuer, token_endpoint_auth_method: 'none' },
     ]);
     expect(callback.searchParams.get('iss')).toBe(peer.issuer);
+    // The Client ID Metadata Document the service would present to a server that supports it.
+    const document = await http.get('/api/oauth/client-metadata');
+    expect(document.status).toBe(200);
+    expect(document.body).toMatchObject({
+      client_id: `${stack.baseUrl}/api/oauth/client-metadata`,
+      redirect_uris: [`${stack.baseUrl}/api/oauth/callback`],
+      token_endpoint_auth_method: 'none',
+    });
 
     expect(done.status).toBe(200);
     expect(done.body).toEqual({ siteId, scopes: [PEER_READ_SCOPE], connected: true });
