@@ -106,6 +106,13 @@ describe('buildRunTools', () => {
       ]),
     ]);
     expect(search!.input_schema).toEqual(schema);
+    // A declared dialect is left out (the model's API takes 2020-12 only, and refuses a request naming another).
+    const [drafted] = buildRunTools([
+      mcpSite('m', 'Docs', [
+        { name: 'q', input_schema: { $schema: 'http://json-schema.org/draft-07/schema#', ...schema } },
+      ]),
+    ]);
+    expect(drafted!.input_schema).toEqual(schema);
     expect(search!.description).toBe('Search the docs: Full-text search (site: Docs)');
     // No description, no title: the site still says whose it is; no `required` is added.
     expect(plain!.description).toBe('(site: Docs)');

@@ -10,6 +10,16 @@ function fitName(value: string): string {
   return value.replace(/[^a-zA-Z0-9_-]/g, '_');
 }
 
+/**
+ * An MCP tool's JSON Schema as the model takes it: whole, but for `$schema`. The model's API reads
+ * every schema as JSON Schema 2020-12 and refuses the whole request when one declares another dialect
+ * (servers built on older SDKs declare draft-07), so the declaration is left out, never the keywords.
+ */
+function modelSchema(schema: ManifestTool['input_schema']): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = schema;
+  return rest;
+}
+
 /** An MCP tool's description for the model: its title (when it says more than the name) and description. */
 function describedTool(tool: ManifestTool): string {
   const title = tool.title !== undefined && tool.title !== tool.name ? tool.title : '';
@@ -56,7 +66,7 @@ export function buildRunTools(sites: SiteEntity[], chosen?: (site: SiteEntity, t
           ? [describedTool(tool), `(site: ${site.manifest.name})`].filter((part) => part !== '').join(' ')
           : `${tool.description} (site: ${site.manifest.name})`,
         input_schema: mcp
-          ? { ...tool.input_schema }
+          ? modelSchema(tool.input_schema)
           : {
               type: 'object',
               properties: tool.input_schema.properties,
