@@ -106,6 +106,10 @@ describe('buildRunTools', () => {
       ]),
     ]);
     expect(search!.input_schema).toEqual(schema);
+    expect(search!.description).toBe('Search the docs: Full-text search (site: Docs)');
+    // No description, no title: the site still says whose it is; no `required` is added.
+    expect(plain!.description).toBe('(site: Docs)');
+    expect(plain!.input_schema).toEqual({ type: 'object', properties: {} });
     // A declared dialect is left out (the model's API takes 2020-12 only, and refuses a request naming another).
     const [drafted] = buildRunTools([
       mcpSite('m', 'Docs', [
@@ -113,10 +117,36 @@ describe('buildRunTools', () => {
       ]),
     ]);
     expect(drafted!.input_schema).toEqual(schema);
-    expect(search!.description).toBe('Search the docs: Full-text search (site: Docs)');
-    // No description, no title: the site still says whose it is; no `required` is added.
-    expect(plain!.description).toBe('(site: Docs)');
-    expect(plain!.input_schema).toEqual({ type: 'object', properties: {} });
+  });
+
+  it('shows the model the branches of a top-level oneOf/anyOf/allOf as properties (its API refuses them there)', () => {
+    const [either] = buildRunTools([
+      mcpSite('m', 'Docs', [
+        {
+          name: 'open',
+          input_schema: {
+            type: 'object',
+            properties: { mode: { type: 'string' } },
+            oneOf: [
+              { properties: { id: { type: 'string' } }, required: ['id'] },
+              { properties: { path: { type: 'string' } }, required: ['path'] },
+            ],
+            allOf: [{ properties: { mode: { enum: ['r', 'w'] }, lock: { type: 'boolean' } }, required: ['mode'] }],
+          } as ManifestTool['input_schema'],
+        },
+      ]),
+    ]);
+    expect(either!.input_schema).toEqual({
+      type: 'object',
+      // The root's own `mode` wins; the alternatives' required fields stay alternatives (not required).
+      properties: {
+        mode: { type: 'string' },
+        id: { type: 'string' },
+        path: { type: 'string' },
+        lock: { type: 'boolean' },
+      },
+      required: ['mode'],
+    });
   });
 });
 

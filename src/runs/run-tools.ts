@@ -10,14 +10,39 @@ function fitName(value: string): string {
   return value.replace(/[^a-zA-Z0-9_-]/g, '_');
 }
 
+type Schema = Record<string, unknown>;
+
+function schemasIn(value: unknown): Schema[] {
+  return Array.isArray(value) ? value.filter((v): v is Schema => v !== null && typeof v === 'object') : [];
+}
+
 /**
- * An MCP tool's JSON Schema as the model takes it: whole, but for `$schema`. The model's API reads
- * every schema as JSON Schema 2020-12 and refuses the whole request when one declares another dialect
- * (servers built on older SDKs declare draft-07), so the declaration is left out, never the keywords.
+ * An MCP tool's JSON Schema as the model takes it: whole, but for what the model's API refuses, which
+ * would fail every request the tool is offered in. `$schema` is left out: the API reads every schema as
+ * JSON Schema 2020-12 and refuses one declaring another dialect (servers on older SDKs declare
+ * draft-07). `oneOf`/`anyOf`/`allOf` at the top level are refused too: the model is shown their
+ * branches' properties (and allOf's required) instead, and the call is still checked against the
+ * whole schema (ToolCaller), so a wrong input comes back to the model as the server's rules.
  */
-function modelSchema(schema: ManifestTool['input_schema']): Record<string, unknown> {
-  const { $schema: _dialect, ...rest } = schema;
-  return rest;
+function modelSchema(schema: ManifestTool['input_schema']): Schema {
+  const { $schema: _dialect, oneOf, anyOf, allOf, ...rest } = schema;
+  const branches = [...schemasIn(oneOf), ...schemasIn(anyOf), ...schemasIn(allOf)];
+  if (branches.length === 0) {
+    return rest;
+  }
+  const properties: Schema = { ...rest.properties };
+  for (const branch of branches) {
+    for (const [name, property] of Object.entries((branch.properties ?? {}) as Schema)) {
+      properties[name] ??= property;
+    }
+  }
+  const required = new Set(rest.required ?? []);
+  for (const branch of schemasIn(allOf)) {
+    for (const name of Array.isArray(branch.required) ? branch.required : []) {
+      required.add(String(name));
+    }
+  }
+  return { ...rest, properties, ...(required.size > 0 ? { required: [...required] } : {}) };
 }
 
 /** An MCP tool's description for the model: its title (when it says more than the name) and description. */
