@@ -33,6 +33,6 @@ import { VaultService } from './vault.service.js';
     VaultRepository,
     McpSites,
   ],
-  exports: [VaultCipher, CredentialsService, CredentialLeasesService, VaultService],
+  exports: [VaultCipher, CredentialsService, CredentialLeasesService, VaultService, McpSites],
 })
 export class VaultModule {}
