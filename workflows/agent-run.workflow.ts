@@ -26,7 +26,7 @@ import {
   type RunLogIds,
   type RunRequest,
   type ToolResultBlock,
-  toolResultContent,
+  modelContentOf,
 } from './contracts.js';
 
 /**
@@ -189,7 +189,7 @@ async function callTool(
         tool: tool.tool,
         input: use.input,
       });
-      return { type: 'tool_result', tool_use_id: use.id, content: toolResultContent(result) };
+      return { type: 'tool_result', tool_use_id: use.id, content: modelContentOf(result, tool.protocol) };
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : undefined;
       if (!(cause instanceof ApplicationFailure)) {

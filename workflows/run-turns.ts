@@ -4,6 +4,9 @@
  * imported by workflow code, so only deterministic imports here.
  */
 import type { RunLogIds, RunRequest } from './run-request.js';
+import { TOOL_RESULT_LIMIT_BYTES, type ToolResultContentBlock } from './tool-results.js';
+
+export * from './tool-results.js';
 
 /** What the model sees of a tool (its name is unique across the agent's sites). */
 export interface ModelTool {
@@ -16,7 +19,10 @@ export interface ModelTool {
 export interface RunTool extends ModelTool {
   siteId: string;
   siteName: string;
+  /** The site's own name of the tool (the model's name may have been mapped to fit its pattern). */
   tool: string;
+  /** An MCP server's tool: its results are content blocks (modelContentOf). Absent: an agentsite site's. */
+  protocol?: 'mcp';
 }
 
 /** What the model is shown of a run's tools (RunTool without the site it stands for). */
@@ -36,7 +42,8 @@ export type ModelContentBlock =
 export interface ToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
-  content: string;
+  /** An agentsite site's answer as JSON text; an MCP tool's result as content blocks (tool-results.ts). */
+  content: string | ToolResultContentBlock[];
   is_error?: boolean;
 }
 
@@ -106,7 +113,10 @@ export interface CallToolInput extends RunLogIds {
 }
 
 export interface CallToolOutput {
-  /** The site's answer; with `truncated`, the first MAX_TOOL_RESULT_BYTES of its JSON text, as a string. */
+  /**
+   * The site's answer; with `truncated`, the first MAX_TOOL_RESULT_BYTES of its JSON text, as a string.
+   * An MCP tool's `{content, structuredContent?}`; with `truncated`, the blocks that fit (keptResult).
+   */
   result: unknown;
   durationMs: number;
   refreshed: boolean;
@@ -121,9 +131,9 @@ export const MAX_MODEL_TURNS = 20;
  * The most of a tool's answer a run keeps (bytes of its JSON text): more would not fit the model's
  * context anyway, and every later turn of the run carries the conversation through Temporal, whose
  * payloads are limited (2 MB by default). A longer answer reaches the model and the timeline cut to
- * this, with a note of its length (toolResultContent).
+ * this, with a note of its length (toolResultContent, mcpResultContent in tool-results.ts).
  */
-export const MAX_TOOL_RESULT_BYTES = 64 * 1024;
+export const MAX_TOOL_RESULT_BYTES = TOOL_RESULT_LIMIT_BYTES;
 
 /**
  * What one model turn's input may carry of the conversation (bytes of its JSON): under Temporal's
@@ -132,17 +142,6 @@ export const MAX_TOOL_RESULT_BYTES = 64 * 1024;
  * the agent's queue with every run behind it.
  */
 export const MAX_TURN_INPUT_BYTES = 1_500_000;
-
-/** What the model is told of a tool's answer (the tool_result block's content). */
-export function toolResultContent(output: Pick<CallToolOutput, 'result' | 'truncated'>): string {
-  if (output.truncated === undefined) {
-    return JSON.stringify(output.result);
-  }
-  return (
-    `${String(output.result)}\n[cut: the answer was ${output.truncated} bytes; ` +
-    `only its first ${MAX_TOOL_RESULT_BYTES} are kept]`
-  );
-}
 
 /**
  * The longest durable wait a site's Retry-After (or our outgoing limit) may impose on a run's tool call:

@@ -8,12 +8,12 @@ import type { ModelStreamEvent } from '../model/model-client.js';
 import { buildRunTools, keptResult } from '../runs/run-tools.js';
 import { ToolCaller } from '../tools/tool-caller.js';
 import {
+  modelContentOf,
   modelToolsOf,
   type ModelContentBlock,
   type ModelMessage,
   type RunTool,
   type ToolResultBlock,
-  toolResultContent,
 } from '../../workflows/contracts.js';
 import { contentOf } from './chat-parts.js';
 import { type MessageResponse, toMessageResponse, type TurnContext, type TurnSink } from './chat-responses.js';
@@ -194,8 +194,10 @@ export class ChatReplyService {
       record.ok = true;
       record.result = called.result;
       // The user is shown the whole answer; the model, as in a run, its first MAX_TOOL_RESULT_BYTES:
-      // it is sent again with every later turn of the session.
-      result = { type: 'tool_result', tool_use_id: use.id, content: toolResultContent(keptResult(called.result)) };
+      // it is sent again with every later turn of the session. An MCP tool's text and images reach
+      // the model as content blocks.
+      const kept = keptResult(called.result, site.protocol);
+      result = { type: 'tool_result', tool_use_id: use.id, content: modelContentOf(kept, tool.protocol) };
       sink?.toolResult({ id: use.id, ok: true, result: called.result });
     } catch (err) {
       signal.throwIfAborted();

@@ -5,7 +5,7 @@ import { AppError, type FieldProblem } from '../common/app-error.js';
 import { type Page, type PageQuery, pageOf } from '../common/pagination.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { scopesFor, SITE_SCOPES } from '../sites/scopes.js';
+import { missingMcpScopes, scopesFor, SITE_SCOPES } from '../sites/scopes.js';
 import type { WorkspaceRole } from '../workspaces/workspace.entities.js';
 import { requireRole, roleAtLeast, type Scope } from '../workspaces/scope.js';
 import {
@@ -213,9 +213,15 @@ export class ChatSessionsService {
         scopes,
       };
       if (site.manifest.auth.type === 'oauth2' && credential?.kind === 'oauth2') {
-        const granted = new Set(credential.scopes ?? []);
-        const missing = scopes.filter((s) => !granted.has(s));
-        if (missing.length > 0 || credential.status === 'reauth_required') {
+        const granted: string[] = credential.scopes ?? [];
+        // An MCP server's scopes are its own: what lacks is known where they are named after ours, and
+        // a step-up it asked for (403 insufficient_scope) needs connecting again.
+        const mcp = site.protocol === 'mcp';
+        const missing = mcp
+          ? missingMcpScopes(site.manifest.auth.scopes, tools, granted, credential.requiredScope)
+          : scopes.filter((s) => !granted.includes(s));
+        const stepUp = mcp && credential.requiredScope !== null;
+        if (missing.length > 0 || stepUp || credential.status === 'reauth_required') {
           entry.missingScopes = missing;
           entry.connectPath = `/api/vault/sites/${site.id}/oauth/start`;
         }

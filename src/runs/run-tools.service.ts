@@ -30,7 +30,7 @@ export class RunToolsService {
       signal,
       maxRetryAfterSeconds: MAX_DURABLE_WAIT_SECONDS,
     });
-    return { ...keptResult(result), durationMs, refreshed };
+    return { ...keptResult(result, site.protocol), durationMs, refreshed };
   }
 
   /**

@@ -231,6 +231,40 @@ describe('executeRun: turns and tools', () => {
     ]);
   });
 
+  it('calls an MCP tool by the server’s own name and gives the model its text and image blocks as such', async () => {
+    const png = 'iVBORw0KGgo=';
+    const { calls, ids } = await runAll({
+      modelTurn: (_input, turn) =>
+        turn === 1 ? toolUseAnswer('use-1', 'docs__files_read', { path: 'a.png' }) : textAnswer('done'),
+      callTool: () => ({
+        result: {
+          content: [
+            { type: 'text', text: 'The picture:' },
+            { type: 'image', mimeType: 'image/png', data: png },
+            { type: 'audio', mimeType: 'audio/wav', data: 'UklGRg==' },
+          ],
+        },
+        durationMs: 1,
+        refreshed: false,
+      }),
+    });
+    const [runId] = ids as [string];
+    expect(inputsOf<CallToolInput>(calls, 'callTool')).toMatchObject([
+      { runId, siteId: 'site-2', siteName: 'Docs', tool: 'files.read', input: { path: 'a.png' } },
+    ]);
+    expect(lastToolResults(calls, runId)).toEqual([
+      {
+        type: 'tool_result',
+        tool_use_id: 'use-1',
+        content: [
+          { type: 'text', text: 'The picture:' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+          { type: 'text', text: '[audio (audio/wav) of 4 bytes: not passed on, the model cannot hear it]' },
+        ],
+      },
+    ]);
+  });
+
   it('fails the run when the credits end (model or tool), records why, and the queue goes on', async () => {
     const { calls, ids } = await runAll(
       {

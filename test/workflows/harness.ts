@@ -95,7 +95,7 @@ export interface ActivityScript {
   archiveRun?: (input: FinishRunInput) => Promise<void> | void;
 }
 
-/** The context the first turn of every run returns: one tool on one site. */
+/** The context the first turn of every run returns: one tool on one site, one on an MCP server. */
 export const CONTEXT: RunContext = {
   system: 'You are a test agent.',
   model: 'test-model',
@@ -107,6 +107,15 @@ export const CONTEXT: RunContext = {
       siteId: 'site-1',
       siteName: 'Test site',
       tool: 'lookup',
+    },
+    {
+      name: 'docs__files_read',
+      description: 'Reads a file (site: Docs)',
+      input_schema: { type: 'object', properties: { path: { type: 'string' } } },
+      siteId: 'site-2',
+      siteName: 'Docs',
+      tool: 'files.read',
+      protocol: 'mcp',
     },
   ],
 };

@@ -128,7 +128,11 @@ export class ToolCallRecordDto implements ToolCallRecord {
   @ApiProperty()
   ok: boolean;
 
-  @ApiPropertyOptional(anyJson("ok: the site's JSON result"))
+  @ApiPropertyOptional(
+    anyJson(
+      "ok: the site's JSON result; an MCP server's tool: its `{content, structuredContent?}` as the server sent it",
+    ),
+  )
   result?: unknown;
 
   @ApiPropertyOptional({ description: 'Not ok: `CODE: message`' })
@@ -233,7 +237,11 @@ export class ChatToolResultEventDto {
   @ApiProperty()
   ok: boolean;
 
-  @ApiPropertyOptional(anyJson("ok: the site's JSON result"))
+  @ApiPropertyOptional(
+    anyJson(
+      "ok: the site's JSON result; an MCP server's tool: its `{content, structuredContent?}` as the server sent it",
+    ),
+  )
   result?: unknown;
 
   @ApiPropertyOptional({ description: 'Not ok: `CODE: message`' })

@@ -93,7 +93,7 @@ export class ToolResultEntryDto extends EntryBase {
 
   @ApiPropertyOptional(
     anyJson(
-      "ok: the site's JSON result; with `truncated`, the first 65,536 bytes of its JSON text (a string), which is what the run kept and the model was shown",
+      "ok: the site's JSON result; with `truncated`, the first 65,536 bytes of its JSON text (a string), which is what the run kept and the model was shown. An MCP server's tool: `{content, structuredContent?}`; with `truncated`, the content blocks that fit in 65,536 bytes (the one that reaches the limit cut, those left out named in a text block)",
     ),
   )
   result?: unknown;
