@@ -1,26 +1,22 @@
 /**
- * The pieces of the service the conformance command drives, behind the few calls the scenarios make.
+ * The pieces of the service the conformance command drives, behind the few calls the scenarios make:
+ * the service's MCP client (McpClient, over guardedFetch), its discovery (discoverAuthorization), built
+ * on a SiteHttpClient with the command's own settings: private addresses and plain http to loopback
+ * hosts allowed (the suite's servers are http://localhost), which no setting of the service allows.
  */
 import {
-  Client,
   discoverAuthorizationServerMetadata,
-  discoverOAuthProtectedResourceMetadata,
   exchangeAuthorization,
-  extractWWWAuthenticateParams,
-  type FetchLike,
   registerClient,
   startAuthorization,
-  StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
+import { McpClient } from '../../src/sites/mcp-client.js';
+import { discoverAuthorization, type McpChallenge } from '../../src/sites/mcp-discovery.js';
 import type { McpAuthorization } from '../../src/sites/mcp-state.js';
+import { SiteHttpClient } from '../../src/sites/site-http.js';
 
 /** A 401 or 403 of the MCP server, as its WWW-Authenticate said it. */
-export interface McpChallengeLike {
-  status: number;
-  resourceMetadataUrl: string | null;
-  scope: string | null;
-  error: string | null;
-}
+export type McpChallengeLike = McpChallenge;
 
 export interface ListedTool {
   name: string;
@@ -44,90 +40,38 @@ const REDIRECT_URI = 'https://agentsite.conformance.invalid/api/oauth/callback';
 
 /** Builds the service's pieces with the command's own settings (loopback http allowed). */
 export async function conformanceService(context: Record<string, unknown>): Promise<ConformanceService> {
-  let lastChallenge: McpChallengeLike | null = null;
-  const fetchFn: FetchLike = async (url, init) => {
-    const response = await fetch(url, init);
-    if (response.status === 401 || response.status === 403) {
-      const params = extractWWWAuthenticateParams(response);
-      lastChallenge = {
-        status: response.status,
-        resourceMetadataUrl: params.resourceMetadataUrl?.toString() ?? null,
-        scope: params.scope ?? null,
-        error: params.error ?? null,
-      };
-    }
-    return response;
-  };
-  const open = async (endpoint: string, token: string | null): Promise<Client> => {
-    const client = new Client({ name: 'agentsite', version: '0.1.0' }, { versionNegotiation: { mode: 'auto' } });
-    const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
-      fetch: fetchFn,
-      requestInit: token === null ? {} : { headers: { authorization: `Bearer ${token}` } },
-    });
-    await client.connect(transport);
-    return client;
-  };
-  /** The challenge of a refusal, or the error again. */
-  const refused = (err: unknown): McpChallengeLike => {
-    if (lastChallenge === null) {
-      throw err;
-    }
-    const challenge = lastChallenge;
-    lastChallenge = null;
-    return challenge;
-  };
+  const http = new SiteHttpClient({
+    siteCaCerts: undefined,
+    siteAllowPrivateHosts: [],
+    allowPrivateAddresses: true,
+    allowLoopbackHttp: true,
+  });
+  const mcp = new McpClient(http);
+  const fetchFn = mcp.fetch;
   return {
     async probe(endpoint, token) {
-      lastChallenge = null;
-      try {
-        const client = await open(endpoint, token);
-        const { tools } = await client.listTools();
-        await client.close();
-        return { kind: 'tools', tools: tools as ListedTool[] };
-      } catch (err) {
-        return { kind: 'unauthorized', challenge: refused(err) };
-      }
+      const probe = await mcp.probe(endpoint, token);
+      return probe.kind === 'listed' ? { kind: 'tools', tools: probe.tools as ListedTool[] } : probe;
     },
     async call(endpoint, token, tool, input) {
-      lastChallenge = null;
-      try {
-        const client = await open(endpoint, token);
-        const result = await client.callTool({ name: tool, arguments: input });
-        await client.close();
-        const text = JSON.stringify(result.content);
-        return { kind: 'result', isError: result.isError === true, text };
-      } catch (err) {
-        return { kind: 'unauthorized', challenge: refused(err) };
+      const site = { id: 'conformance', url: endpoint, mcp: null };
+      const answer = await mcp.callTool({ site, token, tool, input });
+      switch (answer.kind) {
+        case 'result':
+          return { kind: 'result', isError: answer.isError, text: JSON.stringify(answer.result.content) };
+        case 'unauthorized':
+        case 'forbidden':
+          return { kind: 'unauthorized', challenge: answer.challenge };
+        case 'rate_limited':
+          throw new Error(`the server answered 429 (Retry-After ${answer.retryAfterSeconds ?? 'none'})`);
+        case 'rpc_error':
+          throw new Error(`the server answered a JSON-RPC error ${answer.code}: ${answer.message}`);
+        case 'http_error':
+          throw new Error(answer.message);
       }
     },
-    async discover(endpoint, challenge) {
-      const resource = await discoverOAuthProtectedResourceMetadata(
-        endpoint,
-        challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {},
-        fetchFn,
-      );
-      const issuer = resource.authorization_servers?.[0];
-      if (issuer === undefined) {
-        return null;
-      }
-      const metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn });
-      if (metadata === undefined) {
-        return null;
-      }
-      return {
-        resource: resource.resource,
-        resourceMetadataUrl: challenge.resourceMetadataUrl,
-        issuer: metadata.issuer,
-        authorizationEndpoint: metadata.authorization_endpoint,
-        tokenEndpoint: metadata.token_endpoint,
-        revocationEndpoint: 'revocation_endpoint' in metadata ? (metadata.revocation_endpoint ?? null) : null,
-        registrationEndpoint: metadata.registration_endpoint ?? null,
-        clientIdMetadataDocumentSupported: metadata.client_id_metadata_document_supported === true,
-        codeChallengeMethods: metadata.code_challenge_methods_supported ?? [],
-        tokenEndpointAuthMethods: metadata.token_endpoint_auth_methods_supported ?? null,
-        scopesSupported: resource.scopes_supported ?? metadata.scopes_supported ?? null,
-        challengeScope: challenge.scope,
-      };
+    discover(endpoint, challenge) {
+      return discoverAuthorization(fetchFn, endpoint, challenge);
     },
     async authorize(authorization, scope) {
       const metadata = await discoverAuthorizationServerMetadata(authorization.issuer, { fetchFn });
@@ -150,6 +94,7 @@ export async function conformanceService(context: Record<string, unknown>): Prom
         state: 'conformance',
         resource: authorization.resource,
       });
+      // The user's browser at the authorization server, which approves at once: its redirect carries the code.
       const consent = await fetch(authorizationUrl, { redirect: 'manual' });
       const callback = new URL(consent.headers.get('location') ?? '', authorizationUrl);
       const code = callback.searchParams.get('code');
@@ -168,6 +113,9 @@ export async function conformanceService(context: Record<string, unknown>): Prom
       });
       return tokens.access_token;
     },
-    async close() {},
+    async close() {
+      await mcp.onModuleDestroy();
+      http.onModuleDestroy();
+    },
   };
 }
