@@ -91,6 +91,11 @@ export async function mcpToolCall(ctx: McpBenchContext): Promise<void> {
     const before = cpuMs(ctx.apiPid, ticks);
     await load(N10, 1, viaApi);
     const apiCpu = (cpuMs(ctx.apiPid, ticks) - before) / N10;
+    // The SDK client's own CPU a call (this process makes the direct calls and nothing else meanwhile).
+    const sdkBefore = process.cpuUsage();
+    await load(N10, 1, direct);
+    const sdkUsed = process.cpuUsage(sdkBefore);
+    const sdkCpu = (sdkUsed.user + sdkUsed.system) / 1000 / N10;
     const p = (r: { latencies: number[] }, q: number): number => percentile(r.latencies, q);
     line('10. MCP tool call via POST …/tools/:tool/call vs the SDK client directly', {
       goal: '≤+1 ms p50',
@@ -103,6 +108,7 @@ export async function mcpToolCall(ctx: McpBenchContext): Promise<void> {
       ratio_p99: (p(service!, 99) / p(base!, 99)).toFixed(2),
       era: client.getProtocolEra() ?? 'unknown',
       api_cpu_per_call: fmt(apiCpu),
+      sdk_client_cpu_per_call: fmt(sdkCpu),
     });
   } finally {
     await client.close();
