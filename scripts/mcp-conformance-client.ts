@@ -13,7 +13,7 @@
  * HTTP client speak http to loopback addresses (as `agentsite-check --allow-private` allows private
  * ones). Exit status: 0 when the scenario's steps went through, 1 otherwise, 2 for a bad command line.
  */
-import { runScenario, type ScenarioInput } from './mcp-conformance/scenarios.js';
+import type { ScenarioInput } from './mcp-conformance/scenarios.js';
 
 const USAGE = `usage: node dist/scripts/mcp-conformance-client.js <MCP server URL>
   The command the MCP conformance suite runs for each client scenario:
@@ -55,6 +55,8 @@ async function main(): Promise<number> {
     return 2;
   }
   try {
+    // Loaded after the command line is read: --help needs none of the service.
+    const { runScenario } = await import('./mcp-conformance/scenarios.js');
     const steps = await runScenario(parsed, (line) => console.log(line));
     console.log(`done: ${steps}`);
     return 0;

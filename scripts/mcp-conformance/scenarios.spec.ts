@@ -57,7 +57,7 @@ const ok: Call = { kind: 'result', isError: false, text: '[]' };
 const input = (scenario: string) => ({ url: 'http://localhost:1/mcp', scenario, context: {} });
 
 describe('the conformance command, as the service behaves', () => {
-  it('asks for the challenge scope, then on a 403 insufficient_scope for the union once, and calls again', async () => {
+  it('connects after a 401, and on a 403 insufficient_scope connects again once with the scope it named, then calls', async () => {
     const server = new ScriptedServer(
       [{ kind: 'unauthorized', challenge: challenge(401, 'mcp:basic') }, listed],
       [{ kind: 'unauthorized', challenge: challenge(403, 'mcp:basic mcp:write') }, ok],
@@ -65,7 +65,8 @@ describe('the conformance command, as the service behaves', () => {
     await expect(runScenario(input('auth/scope-step-up'), () => undefined, server)).resolves.toBe(
       'authorized, listed 1 tool(s), stepped up, called test-tool',
     );
-    expect(server.scopes).toEqual(['mcp:basic', 'mcp:basic mcp:write']);
+    // null: a first connection (the service asks the challenge's scope); then the step-up's required scope.
+    expect(server.scopes).toEqual([null, 'mcp:basic mcp:write']);
     expect(server.calls).toEqual(['test-tool with token-1', 'test-tool with token-2']);
   });
 
@@ -78,22 +79,7 @@ describe('the conformance command, as the service behaves', () => {
     await expect(runScenario(input('auth/scope-retry-limit'), () => undefined, server)).rejects.toThrow(
       'refused the token again after a step-up (403)',
     );
-    expect(server.scopes).toEqual(['mcp:admin', 'mcp:admin']);
-  });
-
-  it("takes the metadata's scopes_supported without a challenge scope, and sends none when neither names one", async () => {
-    const withSupported = new ScriptedServer(
-      [{ kind: 'unauthorized', challenge: challenge(401, null) }, listed],
-      [ok],
-      {
-        ...AUTHORIZATION,
-        scopesSupported: ['mcp:basic', 'mcp:read'],
-      },
-    );
-    await runScenario(input('auth/scope-from-scopes-supported'), () => undefined, withSupported);
-    const without = new ScriptedServer([{ kind: 'unauthorized', challenge: challenge(401, null) }, listed], [ok]);
-    await runScenario(input('auth/scope-omitted-when-undefined'), () => undefined, without);
-    expect([withSupported.scopes, without.scopes]).toEqual([['mcp:basic mcp:read'], [null]]);
+    expect(server.scopes).toEqual([null, 'mcp:admin']);
   });
 
   it('fails when a 401 leads to no authorization server, and only lists for initialize', async () => {

@@ -2,10 +2,12 @@
  * What the conformance command does for each client scenario of the MCP conformance suite, in the
  * service's order: list the tools (the service's "probe" when a server is added), call one, and when
  * the server asks for authorization, discover, register, authorize and exchange, then list and call
- * again with the token. A 403 `insufficient_scope` on a call is stepped up once with the scope the
- * server named (the user reconnecting after the service said which scope is missing); a second
- * refusal ends the command, as the service never loops.
+ * again with the token. A 403 `insufficient_scope` on a call is stepped up once: the service stores
+ * the scope the server named on the credential and says which scope is missing, the user connects
+ * again (the service then asks for the union); a second refusal ends the command, as the service
+ * never loops.
  */
+import type { McpAuthorization } from '../../src/sites/mcp-state.js';
 import { type ConformanceService, conformanceService, type McpChallengeLike } from './service.js';
 
 export interface ScenarioInput {
@@ -64,17 +66,27 @@ export async function runScenario(input: ScenarioInput, log: Log, service?: Conf
 async function run(input: ScenarioInput, log: Log, mcp: ConformanceService): Promise<string> {
   const steps: string[] = [];
   let token: string | null = null;
-  let scope: string | null = null;
+  let authorization: McpAuthorization | null = null;
+  /** The service's connection after a 401 (discovery once, as when the site was added), or a step-up. */
+  const connect = async (challenge: McpChallengeLike, stepUp: boolean): Promise<void> => {
+    if (authorization === null) {
+      authorization = await mcp.discover(input.url, challenge);
+      if (authorization === null) {
+        throw new Error(`the server answered ${challenge.status} without an authorization server to ask`);
+      }
+      log(`authorization server: ${authorization.issuer}`);
+    }
+    token = await mcp.authorize(authorization, stepUp ? (challenge.scope ?? '') : null);
+    steps.push(stepUp ? 'stepped up' : 'authorized');
+  };
   let listed = await mcp.probe(input.url, token);
   if (listed.kind === 'unauthorized') {
-    ({ token, scope } = await connect(input, mcp, listed.challenge, null, log));
-    steps.push('authorized');
+    await connect(listed.challenge, false);
     listed = await mcp.probe(input.url, token);
     if (listed.kind === 'unauthorized') {
       // A token refused for the listing itself: one step-up with the scope the server named, as a
       // reconnect after the service reported it; then the service gives up.
-      ({ token, scope } = await connect(input, mcp, listed.challenge, scope, log));
-      steps.push('stepped up');
+      await connect(listed.challenge, true);
       listed = await mcp.probe(input.url, token);
       if (listed.kind === 'unauthorized') {
         throw new Error(`the server refused the token again after a step-up (${listed.challenge.status})`);
@@ -90,8 +102,8 @@ async function run(input: ScenarioInput, log: Log, mcp: ConformanceService): Pro
   const arguments_ = sampleInput(tool.inputSchema);
   let answer = await mcp.call(input.url, token, tool.name, arguments_);
   if (answer.kind === 'unauthorized') {
-    ({ token } = await connect(input, mcp, answer.challenge, scope, log));
-    steps.push('stepped up');
+    // The service stores the 403's scope on the credential (step-up) and says so; the user reconnects.
+    await connect(answer.challenge, true);
     answer = await mcp.call(input.url, token, tool.name, arguments_);
     if (answer.kind === 'unauthorized') {
       throw new Error(`the server refused the call again after a step-up (${answer.challenge.status})`);
@@ -100,32 +112,4 @@ async function run(input: ScenarioInput, log: Log, mcp: ConformanceService): Pro
   steps.push(`called ${tool.name}${answer.isError ? ' (an error result)' : ''}`);
   log(`result: ${answer.text}`);
   return steps.join(', ');
-}
-
-/**
- * Discovery, registration, authorization and the code's exchange for a token, with the scope the
- * service asks for: the challenge's, else the metadata's scopes_supported, else none; on a step-up
- * (a previous scope), the union of the previous scope and the challenge's.
- */
-async function connect(
-  input: ScenarioInput,
-  mcp: ConformanceService,
-  challenge: McpChallengeLike,
-  previousScope: string | null,
-  log: Log,
-): Promise<{ token: string; scope: string | null }> {
-  const authorization = await mcp.discover(input.url, challenge);
-  if (authorization === null) {
-    throw new Error(`the server answered ${challenge.status} without an authorization server to ask`);
-  }
-  log(`authorization server: ${authorization.issuer}`);
-  const fromServer = challenge.scope ?? authorization.scopesSupported?.join(' ') ?? null;
-  const scope = previousScope === null ? fromServer : union(previousScope, challenge.scope);
-  const token = await mcp.authorize(authorization, scope === '' ? null : scope);
-  return { token, scope };
-}
-
-function union(a: string | null, b: string | null): string | null {
-  const all = [...(a ?? '').split(' '), ...(b ?? '').split(' ')].filter((s) => s !== '');
-  return all.length === 0 ? null : [...new Set(all)].join(' ');
 }
