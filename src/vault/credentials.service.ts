@@ -138,7 +138,6 @@ export class CredentialsService {
         kind: 'oauth2',
         status: 'active',
         scopes: tokens.scopes,
-        requiredScope: null,
         expiresAt: expiryOf(tokens.expiresInSeconds),
         generation: row.generation + 1,
         refreshLeaseOwner: null,
