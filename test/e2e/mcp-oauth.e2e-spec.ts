@@ -11,6 +11,8 @@ import { expectError, Http } from '../utils/http.js';
 import { approveAtOidcProvider } from '../utils/oidc-site.js';
 import { eventually } from '../utils/runs.js';
 import { completeOAuth, completionBody, testSites, type TestSites } from '../utils/site.js';
+import { Cluster } from '../utils/cluster.js';
+import { httpsRequest } from '../utils/site.js';
 import { Stack } from '../utils/stack.js';
 import { registerUser, type TestUser } from '../utils/users.js';
 import { addMcpSite } from './mcp-oauth.steps.js';
@@ -18,7 +20,7 @@ import { addMcpSite } from './mcp-oauth.steps.js';
 describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, step-up and revocation (e2e)', () => {
   let sites: TestSites;
   const peers: OAuthPeer[] = [];
-  const stacks: Stack[] = [];
+  const stacks: Array<Stack | Cluster> = [];
 
   beforeAll(async () => {
     sites = await testSites();
@@ -68,7 +70,7 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
   it('connects from the 401: dynamic registration, PKCE S256, resource on authorize and token, the scope of the challenge', async () => {
     const { peer, http, stack } = await world();
     const user = await registerUser(http);
-    const siteId = await addMcpSite(http, user, peer, sites.ca);
+    const siteId = await addMcpSite(http, user, peer);
     const { start, callback, done } = await connect(http, peer, user, siteId);
 
     const authorization = new URL(start.body.authorizationUrl);
@@ -97,6 +99,10 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
     expect(done.body).toEqual({ siteId, scopes: [PEER_READ_SCOPE], connected: true });
     expect(peer.grantCount('authorization_code')).toBe(1);
     expect(await credentialRow(siteId)).toMatchObject({ generation: 1, scopes: [PEER_READ_SCOPE] });
+    // Listed right after the connection: ready, with the server's tools.
+    const site = await http.get(`/api/vault/sites/${siteId}`, { token: user.token });
+    expect(site.body).toMatchObject({ protocol: 'mcp', status: 'ready' });
+    expect(site.body.tools.map((t: { name: string }) => t.name).sort()).toEqual(['reset_counter', 'whoami']);
 
     // The token works at the MCP server: bound to its resource.
     const call = await http.post(`/api/vault/sites/${siteId}/tools/whoami/call`, { input: {} }, { token: user.token });
@@ -107,8 +113,8 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
   it('reuses the registration for every user of one issuer', async () => {
     const { peer, http } = await world();
     const [alice, bob] = [await registerUser(http), await registerUser(http)];
-    const aliceSite = await addMcpSite(http, alice, peer, sites.ca);
-    const bobSite = await addMcpSite(http, bob, peer, sites.ca);
+    const aliceSite = await addMcpSite(http, alice, peer);
+    const bobSite = await addMcpSite(http, bob, peer);
     const first = await connect(http, peer, alice, aliceSite);
     const second = await connect(http, peer, bob, bobSite);
     expect([first.done.status, second.done.status]).toEqual([200, 200]);
@@ -127,7 +133,7 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
       }),
     });
     const user = await registerUser(http);
-    const siteId = await addMcpSite(http, user, peer, sites.ca);
+    const siteId = await addMcpSite(http, user, peer);
     const { start, done } = await connect(http, peer, user, siteId);
     expect(new URL(start.body.authorizationUrl).searchParams.get('client_id')).toBe(PEER_STATIC_CLIENT_ID);
     expect(done.status).toBe(200);
@@ -138,7 +144,7 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
   it('refuses an authorization server without PKCE S256 before anything leaves the service', async () => {
     const { peer, http } = await world({ peer: { s256: false } });
     const user = await registerUser(http);
-    const siteId = await addMcpSite(http, user, peer, sites.ca);
+    const siteId = await addMcpSite(http, user, peer);
     const start = await http.post(`/api/vault/sites/${siteId}/oauth/start`, {}, { token: user.token });
     expectError(start, 'MANIFEST_INVALID', 422);
     expect(start.body.details).toEqual([expect.objectContaining({ field: 'auth' })]);
@@ -148,7 +154,7 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
   it("refuses a response whose iss is not the server's issuer, and spends the state", async () => {
     const { peer, http } = await world();
     const user = await registerUser(http);
-    const siteId = await addMcpSite(http, user, peer, sites.ca);
+    const siteId = await addMcpSite(http, user, peer);
     const start = await http.post(`/api/vault/sites/${siteId}/oauth/start`, {}, { token: user.token });
     const callback = await approveAtOidcProvider(sites.ca, start.body.authorizationUrl, user.email);
     const body = { ...completionBody(callback), iss: 'https://attacker.example' };
@@ -164,7 +170,7 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
   it('disconnecting revokes the tokens at the authorization server (refresh token, then access token)', async () => {
     const { peer, http } = await world();
     const user = await registerUser(http);
-    const siteId = await addMcpSite(http, user, peer, sites.ca);
+    const siteId = await addMcpSite(http, user, peer);
     await connect(http, peer, user, siteId);
     const issued = await peer.issuedTokens();
     expect(issued.refresh).toHaveLength(1);
@@ -181,7 +187,7 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
   it('deleting the site revokes its tokens too; a revocation endpoint that fails does not stop the deletion', async () => {
     const { peer, http } = await world();
     const user = await registerUser(http);
-    const siteId = await addMcpSite(http, user, peer, sites.ca);
+    const siteId = await addMcpSite(http, user, peer);
     await connect(http, peer, user, siteId);
     const issued = await peer.issuedTokens();
     peer.failRevocations = true;
@@ -192,7 +198,7 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
     // It failed at the server: the grant still stands there, and the service logged it.
     expect(await peer.refreshTokenActive(issued.refresh[0]!)).toBe(true);
 
-    const other = await addMcpSite(http, user, peer, sites.ca);
+    const other = await addMcpSite(http, user, peer);
     await connect(http, peer, user, other);
     const next = await peer.issuedTokens();
     const fresh = next.refresh.find((t) => !issued.refresh.includes(t))!;
@@ -204,7 +210,7 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
   it('step-up: a 403 insufficient_scope is kept on the credential, and the next start asks for the union', async () => {
     const { peer, http } = await world();
     const user = await registerUser(http);
-    const siteId = await addMcpSite(http, user, peer, sites.ca);
+    const siteId = await addMcpSite(http, user, peer);
     await connect(http, peer, user, siteId);
     const refused = await http.post(
       `/api/vault/sites/${siteId}/tools/reset_counter/call`,
@@ -227,5 +233,96 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
     );
     expect(allowed.status).toBe(200);
     expect(peer.toolCalls.at(-1)).toMatchObject({ tool: 'reset_counter', scopes: [PEER_READ_SCOPE, PEER_ADMIN_SCOPE] });
+  });
+
+  /** A refresh presented by hand at the peer's token endpoint, as the registered public client. */
+  async function refreshAtPeer(peer: OAuthPeer, refreshToken: string, clientId: string) {
+    return httpsRequest(sites.ca, `${peer.url}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: clientId,
+        resource: peer.endpoint,
+      }).toString(),
+    });
+  }
+
+  it('10 concurrent calls across 2 API processes with an expired token: one refresh at the server, rotated; the old refresh token is refused', async () => {
+    const peer = await OAuthPeer.start(sites.ca);
+    peers.push(peer);
+    const cluster = await Cluster.start({
+      apis: 2,
+      workers: 0,
+      env: {
+        SITE_CA_CERTS: sites.caFile,
+        SITE_ALLOW_PRIVATE_HOSTS: `localhost:${peer.port}`,
+        OUTGOING_CALLS_PER_MINUTE: '1000',
+      },
+    });
+    stacks.push(cluster);
+    peer.allowRedirect(`${cluster.stack.baseUrl}/api/oauth/callback`);
+    const http = cluster.api(0).http;
+    const user = await registerUser(http);
+    const siteId = await addMcpSite(http, user, peer);
+    // The first access token lives one second: expired at the server by the time the calls come.
+    peer.accessTokenTtlSeconds = 1;
+    const { start, done } = await connect(http, peer, user, siteId);
+    expect(done.status).toBe(200);
+    const clientId = new URL(start.body.authorizationUrl).searchParams.get('client_id')!;
+    const first = await peer.issuedTokens();
+    await eventually('the first access token expired', async () =>
+      (await peer.accessTokenActive(first.access[0]!)) ? undefined : true,
+    );
+    peer.accessTokenTtlSeconds = 3600;
+
+    const calls = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        cluster.api(i).http.post(`/api/vault/sites/${siteId}/tools/whoami/call`, { input: {} }, { token: user.token }),
+      ),
+    );
+    expect(calls.map((c) => c.status)).toEqual(Array(10).fill(200));
+    expect(peer.grants.refresh_token).toEqual({ ok: 1, refused: 0 });
+    expect(peer.toolCalls.filter((c) => c.tool === 'whoami')).toHaveLength(10);
+    expect((await credentialRow(siteId))?.generation).toBe(2);
+    // Rotation: the server issued a new refresh token and the first one is spent.
+    const after = await peer.issuedTokens();
+    expect(after.refresh).toHaveLength(2);
+    expect(await peer.refreshTokenActive(first.refresh[0]!)).toBe(false);
+    const replayed = await refreshAtPeer(peer, first.refresh[0]!, clientId);
+    expect(replayed.status).toBe(400);
+    expect(JSON.parse(replayed.body)).toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('a token revoked at the server: the call refreshes once, is refused, and answers TOOL_EXECUTION_ERROR', async () => {
+    const { peer, http } = await world();
+    const user = await registerUser(http);
+    const siteId = await addMcpSite(http, user, peer);
+    const { start } = await connect(http, peer, user, siteId);
+    const clientId = new URL(start.body.authorizationUrl).searchParams.get('client_id')!;
+    const issued = await peer.issuedTokens();
+    // The user revokes the grant at the server itself (its own account page would).
+    const revoked = await httpsRequest(sites.ca, `${peer.url}/token/revocation`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: issued.refresh[0]!, client_id: clientId }).toString(),
+    });
+    expect(revoked.status).toBe(200);
+    expect(await peer.accessTokenActive(issued.access[0]!)).toBe(false);
+
+    const call = await http.post(`/api/vault/sites/${siteId}/tools/whoami/call`, { input: {} }, { token: user.token });
+    expectError(call, 'TOOL_EXECUTION_ERROR', 502);
+    expect(peer.grants.refresh_token).toEqual({ ok: 0, refused: 1 });
+    const row = await sql<{ status: string }>('SELECT status FROM site_credentials WHERE site_id = $1', [siteId]);
+    expect(row).toEqual([{ status: 'reauth_required' }]);
+    // No second attempt: the next call is refused before it reaches the server.
+    expectError(
+      await http.post(`/api/vault/sites/${siteId}/tools/whoami/call`, { input: {} }, { token: user.token }),
+      'TOOL_EXECUTION_ERROR',
+      502,
+    );
+    expect(peer.grantCount('refresh_token')).toBe(1);
+    expect(peer.toolCalls).toEqual([]);
   });
 });
