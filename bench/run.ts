@@ -29,6 +29,7 @@ import { temporalClient } from '../test/utils/temporal.js';
 import { registerAdmin } from '../test/utils/admin.js';
 import { registerUser } from '../test/utils/users.js';
 import { firstText, get, post, prepareFloor, serviceRequests } from './client.js';
+import { mcpToolCall, startMcpServer } from './mcp-call.js';
 import { RunWatch } from './run-watch.js';
 import { clockTicks, concurrentChat, cpuMs, cronBurst, type ScaleContext, sustainedWebhooks } from './scale.js';
 import { fmt, interleaved, line, load, percentile } from './stats.js';
@@ -179,9 +180,14 @@ async function main(): Promise<void> {
   const sites = await testSites();
   const site = await sites.start({ limitPerToken: 1_000_000, limitPerIp: 1_000_000 });
   const model = await FakeModel.start();
+  // Benchmark 10's MCP server, started first: the API must allow its loopback port.
+  const mcpServer = want(10) ? await startMcpServer(sites.ca) : undefined;
+  process.on('exit', () => mcpServer?.child.kill());
+  const allowed = siteEnv(sites, [site]);
   const stack = await Stack.start({
     env: {
-      ...siteEnv(sites, [site]),
+      ...allowed,
+      SITE_ALLOW_PRIVATE_HOSTS: [allowed.SITE_ALLOW_PRIVATE_HOSTS, mcpServer?.allow].filter(Boolean).join(','),
       ANTHROPIC_API_KEY: 'bench',
       ANTHROPIC_BASE_URL: model.url,
       OUTGOING_CALLS_PER_MINUTE: '1000000',
@@ -336,6 +342,18 @@ async function main(): Promise<void> {
         service_over_floor_p50: fmt(p50(service3) - p50(minimal3)),
         api_cpu_per_call: fmt(serviceCpu),
         minimal_app_cpu_per_call: fmt(minimalCpu),
+      });
+    }
+
+    if (want(10) && mcpServer !== undefined) {
+      // 10. An MCP tool call through the API vs the same call with the SDK client directly (mcp-call.ts).
+      await mcpToolCall({
+        api,
+        baseUrl: stack.baseUrl,
+        userToken: user.token,
+        apiPid: stack.api.child.pid!,
+        ca: sites.ca,
+        server: mcpServer,
       });
     }
 
@@ -703,6 +721,7 @@ async function main(): Promise<void> {
     await connection.close();
     await stack.stop();
     await model.stop();
+    mcpServer?.child.kill('SIGTERM');
     await sites.stopAll();
     await temporal.stop();
     await postgres.stop();

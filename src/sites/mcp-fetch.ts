@@ -1,5 +1,5 @@
+import { type IncomingMessage, request as httpRequest } from 'node:http';
 import https from 'node:https';
-import type { IncomingMessage } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { classifyNetworkError, SiteNetworkError } from './site-network-errors.js';
@@ -101,7 +101,8 @@ function once(
       reject(new SiteNetworkError('the request was aborted', 'aborted'));
       return;
     }
-    const req = https.request(url, {
+    // Plain http only where the client allows it (loopback, for the MCP conformance command alone).
+    const req = (url.protocol === 'http:' ? httpRequest : https.request)(url, {
       method,
       headers: { 'user-agent': http.userAgent, ...headers },
       agent: http.agentFor(url),

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -41,11 +42,16 @@ export interface SiteResponse {
 
 /**
  * What the client needs of the settings. The service passes its Settings; the conformance CLI builds
- * one from its flags, and only it may set `allowPrivateAddresses` (no setting reads it).
+ * one from its flags, and only it may set `allowPrivateAddresses` (no setting reads it). Likewise only
+ * the MCP conformance command (scripts/mcp-conformance-client.ts) sets `allowLoopbackHttp`: plain
+ * http to a loopback host (the suite's servers are http://localhost); never anything else over http.
  */
 export type SiteHttpSettings = Pick<Settings, 'siteCaCerts' | 'siteAllowPrivateHosts'> & {
   allowPrivateAddresses?: boolean;
+  allowLoopbackHttp?: boolean;
 };
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** Headers that carry the user's credentials: never sent to an origin other than the one they were meant for. */
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
@@ -71,6 +77,7 @@ export class SiteHttpClient implements OnModuleDestroy {
   private readonly allowListedAgent: https.Agent;
   private readonly allowList: Set<string>;
   private readonly allowPrivate: boolean;
+  private readonly loopbackHttp: http.Agent | undefined;
   readonly userAgent = `agentsite/${readPackageVersion()}`;
 
   constructor(@Inject(SETTINGS) settings: SiteHttpSettings) {
@@ -94,15 +101,20 @@ export class SiteHttpClient implements OnModuleDestroy {
     this.allowListedAgent = new https.Agent({ ...common, lookup: guardedLookup } as https.AgentOptions);
     this.allowList = new Set(settings.siteAllowPrivateHosts);
     this.allowPrivate = allowPrivate;
+    this.loopbackHttp = settings.allowLoopbackHttp === true ? new http.Agent({ keepAlive: true }) : undefined;
   }
 
   onModuleDestroy(): void {
     this.strictAgent.destroy();
     this.allowListedAgent.destroy();
+    this.loopbackHttp?.destroy();
   }
 
   /** The agent a connection to `url` goes through (the address filter, or allow-listed); the MCP fetch uses it. */
-  agentFor(url: URL): https.Agent {
+  agentFor(url: URL): http.Agent {
+    if (url.protocol === 'http:' && this.loopbackHttp !== undefined) {
+      return this.loopbackHttp; // only reached for a loopback host (assertSiteUrl)
+    }
     return this.isAllowListed(url) ? this.allowListedAgent : this.strictAgent;
   }
 
@@ -134,7 +146,9 @@ export class SiteHttpClient implements OnModuleDestroy {
         { field, message: 'is not a web address' },
       ]);
     }
-    if (url.protocol !== 'https:') {
+    const loopbackHttp =
+      url.protocol === 'http:' && this.loopbackHttp !== undefined && LOOPBACK_HOSTS.has(url.hostname.toLowerCase());
+    if (url.protocol !== 'https:' && !loopbackHttp) {
       throw new AppError('INVALID_URL', `${field} must use https://`, [{ field, message: 'must use https://' }]);
     }
     if (url.username !== '' || url.password !== '') {
@@ -234,7 +248,7 @@ export class SiteHttpClient implements OnModuleDestroy {
       method: request.method,
       headers: { 'user-agent': this.userAgent, ...request.headers },
       data: request.body,
-      httpsAgent: this.agentFor(url),
+      ...(url.protocol === 'http:' ? { httpAgent: this.agentFor(url) } : { httpsAgent: this.agentFor(url) }),
       proxy: false,
       maxRedirects: 0,
       responseType: 'arraybuffer',

@@ -28,3 +28,28 @@ describe('SiteHttpClient.assertSiteUrl and what is not a web address', () => {
     expect(client.assertSiteUrl(' https://notes.example.com ').hostname).toBe('notes.example.com');
   });
 });
+
+describe('SiteHttpClient.assertSiteUrl with allowLoopbackHttp (the MCP conformance command only)', () => {
+  const service = new SiteHttpClient({ siteAllowPrivateHosts: [] } as unknown as Settings);
+  const command = new SiteHttpClient({
+    siteAllowPrivateHosts: [],
+    allowPrivateAddresses: true,
+    allowLoopbackHttp: true,
+  } as unknown as Settings);
+  afterAll(() => {
+    service.onModuleDestroy();
+    command.onModuleDestroy();
+  });
+
+  it('lets plain http reach a loopback host, and nothing else', async () => {
+    for (const raw of ['http://localhost:4000/mcp', 'http://127.0.0.1:4000/', 'http://[::1]:4000/']) {
+      expect((await refusal(Promise.resolve().then(() => service.assertSiteUrl(raw)))).code).toBe('INVALID_URL');
+      expect(command.assertSiteUrl(raw).protocol).toBe('http:');
+    }
+    for (const raw of ['http://notes.example.com', 'http://10.0.0.5/', 'http://localhost.example.com/']) {
+      expect((await refusal(Promise.resolve().then(() => command.assertSiteUrl(raw)))).message).toBe(
+        'url must use https://',
+      );
+    }
+  });
+});
