@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { type ManifestTool, validateToolInput } from '../sites/manifest.js';
+import type { ManifestTool } from '../sites/manifest.js';
+import { validateToolInput } from '../sites/tool-input.js';
 import { sampleInput } from './sample-input.js';
 
 function tool(properties: ManifestTool['input_schema']['properties'], required: string[]): ManifestTool {

@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
 import { MetricsService } from '../metrics/metrics.service.js';
-import { assertStoredManifestUsable, type ManifestTool, validateToolInput } from '../sites/manifest.js';
+import { assertStoredManifestUsable, type ManifestTool } from '../sites/manifest.js';
+import { validateToolInput } from '../sites/tool-input.js';
 import { publicNetworkMessage, SiteHttpClient, SiteNetworkError } from '../sites/site-http.js';
 import { TokenRefreshService } from '../oauth/token-refresh.service.js';
 import { CredentialsService } from '../vault/credentials.service.js';
