@@ -101,6 +101,11 @@ export class SiteHttpClient implements OnModuleDestroy {
     this.allowListedAgent.destroy();
   }
 
+  /** The agent a connection to `url` goes through (the address filter, or allow-listed); the MCP fetch uses it. */
+  agentFor(url: URL): https.Agent {
+    return this.isAllowListed(url) ? this.allowListedAgent : this.strictAgent;
+  }
+
   /** Whether `url`'s host (or host:port) is exempt from the private-address block. */
   isAllowListed(url: URL): boolean {
     if (this.allowPrivate) {
@@ -229,7 +234,7 @@ export class SiteHttpClient implements OnModuleDestroy {
       method: request.method,
       headers: { 'user-agent': this.userAgent, ...request.headers },
       data: request.body,
-      httpsAgent: this.isAllowListed(url) ? this.allowListedAgent : this.strictAgent,
+      httpsAgent: this.agentFor(url),
       proxy: false,
       maxRedirects: 0,
       responseType: 'arraybuffer',
