@@ -1,23 +1,26 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import {
-  Client,
-  extractWWWAuthenticateParams,
-  type FetchLike,
-  ProtocolError,
-  SdkError,
-  SdkErrorCode,
-  StreamableHTTPClientTransport,
-} from '@modelcontextprotocol/client';
+import { Client, type FetchLike, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { readPackageVersion } from '../common/version.js';
 import { guardedFetch } from './mcp-fetch.js';
 import type { McpChallenge } from './mcp-discovery.js';
 import type { McpServerState, McpToolResult } from './mcp-state.js';
+import {
+  classify,
+  ConnectFailure,
+  listAll,
+  type McpCallAnswer,
+  observed,
+  type OperationContext,
+  operations,
+  parseChallenge,
+  unwrap,
+} from './mcp-answers.js';
 import type { McpServerInfo } from './mcp-tools.js';
-import { SiteHttpClient, SiteNetworkError } from './site-http.js';
+import { SiteHttpClient } from './site-http.js';
 
 export type { McpChallenge } from './mcp-discovery.js';
+export { type McpCallAnswer, parseChallenge, retryAfterSeconds } from './mcp-answers.js';
 
 /** The `_meta` key of the idempotency hint on `tools/call` (also sent as the POST's Idempotency-Key header). */
 export const MCP_IDEMPOTENCY_META_KEY = 'io.agentsite/idempotency-key';
@@ -49,92 +52,10 @@ export interface McpCallRequest {
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
 
-export type McpCallAnswer =
-  | { kind: 'result'; result: McpToolResult; isError: boolean }
-  | { kind: 'unauthorized'; challenge: McpChallenge }
-  | { kind: 'forbidden'; challenge: McpChallenge }
-  | { kind: 'rate_limited'; retryAfterSeconds: number | null }
-  /** A JSON-RPC error answer (unknown tool, invalid params, the server's own failure). */
-  | { kind: 'rpc_error'; code: number; message: string }
-  /** Any other HTTP failure of the server (5xx, 404 without a session, …). */
-  | { kind: 'http_error'; status: number; message: string };
-
-/** What the HTTP layer saw of the last failed request made for one operation. */
-interface Failure {
-  status: number;
-  wwwAuthenticate: string | null;
-  retryAfter: string | null;
-  sentSession: boolean;
-}
-
-interface OperationContext {
-  idempotencyKey?: string;
-  failure?: Failure;
-}
-
 interface Connection {
   client: Client;
   transport: StreamableHTTPClientTransport;
   timer?: NodeJS.Timeout;
-}
-
-/** Thrown for a failed connect, with what the HTTP layer saw. */
-class ConnectFailure extends Error {
-  constructor(
-    readonly failure: Failure | undefined,
-    override readonly cause: unknown,
-  ) {
-    super(cause instanceof Error ? cause.message : String(cause));
-  }
-}
-
-const operations = new AsyncLocalStorage<OperationContext>();
-
-/** `fetchFn` that records the failures of the current operation and sends its Idempotency-Key. */
-function observed(base: FetchLike): FetchLike {
-  return async (url, init) => {
-    const context = operations.getStore();
-    let request = init;
-    if (context?.idempotencyKey !== undefined && (init?.method ?? 'GET').toUpperCase() === 'POST') {
-      const headers = new Headers(init?.headers);
-      headers.set('idempotency-key', context.idempotencyKey);
-      request = { ...init, headers };
-    }
-    const response = await base(url, request);
-    if (!response.ok && context !== undefined) {
-      context.failure = {
-        status: response.status,
-        wwwAuthenticate: response.headers.get('www-authenticate'),
-        retryAfter: response.headers.get('retry-after'),
-        sentSession: new Headers(request?.headers).has('mcp-session-id'),
-      };
-    }
-    return response;
-  };
-}
-
-export function parseChallenge(status: number, header: string | null): McpChallenge {
-  const params = header
-    ? extractWWWAuthenticateParams(new Response(null, { headers: { 'www-authenticate': header } }))
-    : {};
-  return {
-    status,
-    resourceMetadataUrl: params.resourceMetadataUrl?.toString() ?? null,
-    scope: params.scope ?? null,
-    error: params.error ?? null,
-  };
-}
-
-/** Retry-After in seconds (delta-seconds or an HTTP date); null when absent or unreadable. */
-export function retryAfterSeconds(value: string | null, now = Date.now()): number | null {
-  if (value === null) {
-    return null;
-  }
-  if (/^\d+$/.test(value.trim())) {
-    return Number(value.trim());
-  }
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000));
 }
 
 /**
@@ -172,13 +93,13 @@ export class McpClient implements OnModuleDestroy {
       let connection: Connection | undefined;
       try {
         connection = await this.connect(endpoint, token, PROBE_TIMEOUT_MS);
-        const listed = await connection.client.listTools(undefined, { cacheMode: 'bypass', timeout: PROBE_TIMEOUT_MS });
+        const listed = await listAll(connection.client);
         const version = connection.client.getServerVersion();
         const instructions = connection.client.getInstructions();
         const ttl = (listed as { ttlMs?: unknown }).ttlMs;
         return {
           kind: 'listed' as const,
-          tools: listed.tools as unknown[],
+          tools: listed.tools,
           server: version
             ? { name: version.name, title: version.title, version: version.version, instructions }
             : instructions
@@ -212,7 +133,9 @@ export class McpClient implements OnModuleDestroy {
       const context: OperationContext = { idempotencyKey: request.idempotencyKey };
       try {
         return await operations.run(context, async () => {
-          const connection = await this.pooled(key, endpoint, request.token, timeoutMs);
+          // A server that spoke a 2025 revision at its last listing is not probed with server/discover again.
+          const legacy = request.site.mcp?.protocolVersion?.startsWith('2025-') === true;
+          const connection = await this.pooled(key, endpoint, request.token, timeoutMs, legacy);
           const result = await connection.client.callTool(
             {
               name: request.tool,
@@ -246,10 +169,16 @@ export class McpClient implements OnModuleDestroy {
     }
   }
 
-  private pooled(key: string, endpoint: string, token: string | null, timeoutMs: number): Promise<Connection> {
+  private pooled(
+    key: string,
+    endpoint: string,
+    token: string | null,
+    timeoutMs: number,
+    legacy: boolean,
+  ): Promise<Connection> {
     let connection = this.pool.get(key);
     if (connection === undefined) {
-      connection = this.connect(endpoint, token, timeoutMs);
+      connection = this.connect(endpoint, token, timeoutMs, legacy);
       this.pool.set(key, connection);
       connection.catch(() => {
         if (this.pool.get(key) === connection) {
@@ -277,7 +206,12 @@ export class McpClient implements OnModuleDestroy {
     await connection.client.close().catch(() => undefined);
   }
 
-  private async connect(endpoint: string, token: string | null, timeoutMs: number): Promise<Connection> {
+  private async connect(
+    endpoint: string,
+    token: string | null,
+    timeoutMs: number,
+    legacy = false,
+  ): Promise<Connection> {
     const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
       fetch: this.fetchFn,
       requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : undefined,
@@ -296,43 +230,14 @@ export class McpClient implements OnModuleDestroy {
     client.onerror = () => undefined;
     const context = operations.getStore();
     try {
-      await client.connect(transport, { timeout: timeoutMs });
+      await client.connect(transport, {
+        timeout: timeoutMs,
+        ...(legacy ? { prior: { kind: 'legacy' as const } } : {}),
+      });
     } catch (err) {
       await client.close().catch(() => undefined);
       throw new ConnectFailure(context?.failure, err);
     }
     return { client, transport };
   }
-}
-
-function unwrap(err: unknown): unknown {
-  return err instanceof ConnectFailure ? unwrap(err.cause) : err;
-}
-
-/** A failed call in the kinds ToolCaller answers; network failures and refused addresses are thrown. */
-function classify(err: unknown, failure: Failure | undefined): McpCallAnswer {
-  const cause = unwrap(err);
-  if (failure?.status === 401) {
-    return { kind: 'unauthorized', challenge: parseChallenge(401, failure.wwwAuthenticate) };
-  }
-  if (failure?.status === 403) {
-    return { kind: 'forbidden', challenge: parseChallenge(403, failure.wwwAuthenticate) };
-  }
-  if (failure?.status === 429) {
-    return { kind: 'rate_limited', retryAfterSeconds: retryAfterSeconds(failure.retryAfter) };
-  }
-  if (cause instanceof ProtocolError) {
-    return { kind: 'rpc_error', code: cause.code, message: cause.message };
-  }
-  if (failure !== undefined) {
-    return { kind: 'http_error', status: failure.status, message: `the MCP server answered HTTP ${failure.status}` };
-  }
-  if (cause instanceof SdkError && cause.code === SdkErrorCode.RequestTimeout) {
-    throw new SiteNetworkError('the MCP server did not answer in time', 'timeout', { cause });
-  }
-  const inner = (cause as { cause?: unknown } | null)?.cause;
-  if (inner instanceof Error && !(cause instanceof SiteNetworkError)) {
-    throw unwrap(inner);
-  }
-  throw cause;
 }

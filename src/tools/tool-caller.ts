@@ -9,6 +9,7 @@ import type { SiteEntity } from '../vault/site.entity.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
 import { ToolCallFailure } from '../sites/tool-failure.js';
 import { CredentialRefusals } from './credential-refusals.js';
+import { McpToolCaller } from './mcp-tool-caller.js';
 import { OUTGOING_WINDOW_SECONDS, OutgoingLimits, outgoingKey } from './outgoing-limits.js';
 
 export const TOOL_CALL_TIMEOUT_MS = 30_000;
@@ -28,6 +29,8 @@ export interface ToolCallRequest {
    * instead (TOOL_EXECUTION_ERROR). Unset (chat, direct calls): the 429 is answered with the site's wait.
    */
   maxRetryAfterSeconds?: number;
+  /** MCP tools: the server's progress notifications while the call runs. */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }
 
 export interface ToolCallResult {
@@ -74,6 +77,7 @@ export class ToolCaller {
     private readonly tokens: TokenRefreshService,
     private readonly limits: OutgoingLimits,
     private readonly metrics: MetricsService,
+    private readonly mcp: McpToolCaller,
   ) {}
 
   findTool(site: SiteEntity, name: string): ManifestTool {
@@ -104,6 +108,9 @@ export class ToolCaller {
   private async send(request: ToolCallRequest): Promise<ToolCallResult> {
     const { site } = request;
     const tool = this.findTool(site, request.tool);
+    if (site.protocol === 'mcp') {
+      return this.sendMcp(request, tool);
+    }
     validateToolInput(tool, request.input);
     assertStoredManifestUsable(site.manifest, site.url);
     const endpoint = `${site.manifest.server.url.replace(/\/+$/, '')}/tools/${encodeURIComponent(tool.name)}`;
@@ -128,6 +135,18 @@ export class ToolCaller {
     this.refusals.record(stored.id, credential.generation, response.status);
     const durationMs = Math.round((performance.now() - started) * 10) / 10;
     return { result: classify(response, site, tool.name, request.maxRetryAfterSeconds), durationMs, refreshed };
+  }
+
+  /** An MCP server's tool: the result is `{content, structuredContent?}` as the server sent it. */
+  private async sendMcp(request: ToolCallRequest, tool: ManifestTool): Promise<ToolCallResult> {
+    const started = performance.now();
+    const { result, refreshed } = await this.mcp.call(
+      { ...request, tool },
+      domainOf(request.site),
+      this.refusals,
+      request.credential,
+    );
+    return { result, durationMs: Math.round((performance.now() - started) * 10) / 10, refreshed };
   }
 
   private async post(endpoint: string, token: string, request: ToolCallRequest) {

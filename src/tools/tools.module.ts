@@ -4,6 +4,7 @@ import { SitesModule } from '../sites/sites.module.js';
 import { VaultModule } from '../vault/vault.module.js';
 import { SiteToolsController } from './site-tools.controller.js';
 import { OutgoingLimits } from './outgoing-limits.js';
+import { McpToolCaller } from './mcp-tool-caller.js';
 import { ToolCaller } from './tool-caller.js';
 
 /**
@@ -15,7 +16,7 @@ import { ToolCaller } from './tool-caller.js';
 @Module({
   imports: [SitesModule, VaultModule, OAuthClientModule],
   controllers: [SiteToolsController],
-  providers: [ToolCaller, OutgoingLimits],
+  providers: [ToolCaller, McpToolCaller, OutgoingLimits],
   exports: [ToolCaller, OutgoingLimits],
 })
 export class ToolsModule {}

@@ -70,6 +70,11 @@ export class CredentialsRepository implements SealedRows {
     return stored;
   }
 
+  async setRequiredScope(siteId: string, requiredScope: string | null): Promise<void> {
+    await this.repo.update({ siteId }, { requiredScope });
+    this.dropCached(siteId);
+  }
+
   async delete(siteId: string): Promise<boolean> {
     const result = await this.repo.delete({ siteId });
     this.dropCached(siteId);

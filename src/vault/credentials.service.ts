@@ -18,14 +18,41 @@ export interface OAuthTokens {
  * Credentials of vault sites: sealing, reading and storing them. Refreshing an OAuth pair (single-flight
  * across processes, rotation) is TokenRefreshService's, in oauth/.
  */
+/** Called once a credential was stored for a site (MCP servers list their tools with it). */
+export type CredentialStoredListener = (siteId: string) => Promise<void>;
+
 @Injectable()
 export class CredentialsService {
   private readonly logger = new Logger('Credentials');
+  private readonly storedListeners: CredentialStoredListener[] = [];
 
   constructor(
     private readonly repo: CredentialsRepository,
     private readonly cipher: VaultCipher,
   ) {}
+
+  /**
+   * Registers what runs right after a credential is stored (bearer token POST/PATCH, a completed OAuth
+   * connection): awaited, best effort (a failure is logged, never undoes the store).
+   */
+  onStored(listener: CredentialStoredListener): void {
+    this.storedListeners.push(listener);
+  }
+
+  private async afterStore(siteId: string): Promise<void> {
+    for (const listener of this.storedListeners) {
+      try {
+        await listener(siteId);
+      } catch (err) {
+        this.logger.warn(`after storing the credential of site ${siteId}: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  /** Records the scope a server asked for in a 403 `insufficient_scope` (the next OAuth start asks for it). */
+  async setRequiredScope(siteId: string, scope: string | null): Promise<void> {
+    await this.repo.setRequiredScope(siteId, scope);
+  }
 
   findForSite(siteId: string): Promise<CredentialEntity | null> {
     return this.repo.findForSite(siteId);
@@ -66,12 +93,16 @@ export class CredentialsService {
     });
     this.sealInto(row, { kind: 'bearer', token }, token);
     // ON CONFLICT DO NOTHING: the unique site_id decides who wins a race.
-    return (await this.repo.insertIfAbsent(row)) ? row : null;
+    if (!(await this.repo.insertIfAbsent(row))) {
+      return null;
+    }
+    await this.afterStore(siteId);
+    return row;
   }
 
   /** Replaces the stored credential with a bearer token; null when there is none (NOT_FOUND). */
   async replaceWithBearer(siteId: string, token: string, expiresAt: Date | null): Promise<CredentialEntity | null> {
-    return this.repo.rewriteLocked(siteId, (row) => {
+    const replaced = await this.repo.rewriteLocked(siteId, (row) => {
       if (row === null) {
         return null;
       }
@@ -81,12 +112,17 @@ export class CredentialsService {
         status: 'active',
         expiresAt,
         scopes: null,
+        requiredScope: null,
         generation: row.generation + 1,
         refreshLeaseOwner: null,
         refreshLeaseUntil: null,
       });
       return row;
     });
+    if (replaced !== null) {
+      await this.afterStore(siteId);
+    }
+    return replaced;
   }
 
   /** Stores the pair of a completed OAuth connection, replacing whatever the site had. */
@@ -102,6 +138,7 @@ export class CredentialsService {
         kind: 'oauth2',
         status: 'active',
         scopes: tokens.scopes,
+        requiredScope: null,
         expiresAt: expiryOf(tokens.expiresInSeconds),
         generation: row.generation + 1,
         refreshLeaseOwner: null,
@@ -109,6 +146,7 @@ export class CredentialsService {
       });
       return row;
     });
+    await this.afterStore(siteId);
     return stored!;
   }
 

@@ -40,7 +40,7 @@ export class VaultController {
   @Post()
   @ApiOperation({
     summary:
-      'Add a site: fetch and validate its manifest (INVALID_URL, MANIFEST_NOT_FOUND, MANIFEST_INVALID, VAULT_LIMIT_REACHED)',
+      'Add a site: fetch and validate its manifest, or list the tools of the MCP server at url (needs_connection when it asks for authorization first); INVALID_URL, MANIFEST_NOT_FOUND, MANIFEST_INVALID, VAULT_LIMIT_REACHED',
   })
   @ApiCreatedResponse({ type: SiteResponseDto })
   @ApiErrors(
@@ -53,7 +53,7 @@ export class VaultController {
     'SUBSCRIPTION_PAST_DUE',
   )
   add(@CurrentScope() scope: Scope, @Body() body: AddSiteDto): Promise<SiteResponseDto> {
-    return this.vault.add(scope, body.url);
+    return this.vault.add(scope, body.url, body.protocol);
   }
 
   @Get()
@@ -86,7 +86,7 @@ export class VaultController {
 
   @Post(':id/manifest/refresh')
   @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'Fetch the manifest again' })
+  @ApiOperation({ summary: 'Fetch the manifest again (MCP: list the tools again, unless the list is still fresh)' })
   @ApiOkResponse({ type: SiteResponseDto })
   @ApiErrors(
     ...TERMS_GATED_ERRORS,

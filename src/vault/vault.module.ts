@@ -6,6 +6,7 @@ import { CredentialLeasesRepository } from './credential-leases.repository.js';
 import { CredentialLeasesService } from './credential-leases.service.js';
 import { CredentialsRepository } from './credentials.repository.js';
 import { CredentialsService } from './credentials.service.js';
+import { McpSites } from './mcp-sites.service.js';
 import { SiteEntity } from './site.entity.js';
 import { VaultCipher } from './vault-cipher.js';
 import { VaultRepository } from './vault.repository.js';
@@ -30,6 +31,7 @@ import { VaultService } from './vault.service.js';
     CredentialLeasesRepository,
     VaultService,
     VaultRepository,
+    McpSites,
   ],
   exports: [VaultCipher, CredentialsService, CredentialLeasesService, VaultService],
 })

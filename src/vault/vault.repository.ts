@@ -20,7 +20,8 @@ interface SiteWithCredential {
 }
 
 /** What a new site needs (the rest keep their column defaults). */
-export type NewSite = Pick<SiteEntity, 'userId' | 'workspaceId' | 'url' | 'manifest' | 'manifestFetchedAt'>;
+export type NewSite = Pick<SiteEntity, 'userId' | 'workspaceId' | 'url' | 'manifest' | 'manifestFetchedAt'> &
+  Partial<Pick<SiteEntity, 'protocol' | 'mcp'>>;
 
 /**
  * The SQL of vault sites (`sites`, with their credentials where a read needs them): TypeORM for the
@@ -88,6 +89,11 @@ export class VaultRepository {
       this.cached.set(siteId, found, ticket);
     }
     return inScope(scope, found.site) ? found : null;
+  }
+
+  /** A site by id, whoever's it is (the relisting after a credential was stored). */
+  findById(siteId: string): Promise<SiteEntity | null> {
+    return this.sites.findOneBy({ id: siteId });
   }
 
   async save(site: SiteEntity): Promise<void> {

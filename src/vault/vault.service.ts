@@ -3,70 +3,18 @@ import { requireBelow } from '../billing/tiers.js';
 import { AppError } from '../common/app-error.js';
 import { type Page, type PageQuery, pageOf } from '../common/pagination.js';
 import { ManifestFetcher, normaliseSiteUrl } from '../sites/manifest-fetcher.js';
-import { deriveScope, type SiteScope } from '../sites/scopes.js';
+import type { SiteProtocol } from '../sites/mcp-state.js';
 import { SiteHttpClient } from '../sites/site-http.js';
 import { limitsUser, requireRole, requireWorkspace, type Scope } from '../workspaces/scope.js';
-import type { CredentialEntity, CredentialKind } from './credential.entity.js';
+import type { CredentialEntity } from './credential.entity.js';
 import { CredentialsService } from './credentials.service.js';
+import { McpSites } from './mcp-sites.service.js';
+import { type SiteResponse, type TokenAnswer, toSiteResponse } from './site-response.js';
 import type { SiteEntity } from './site.entity.js';
 import { VaultRepository } from './vault.repository.js';
 import { UUID } from '../common/ids.js';
 
-export interface SiteResponse {
-  id: string;
-  url: string;
-  name: string;
-  version: string;
-  description: string;
-  serverUrl: string;
-  auth: { type: 'bearer' | 'oauth2'; scopes?: string[] };
-  tools: Array<{ name: string; description: string; inputSchema: unknown; scope: SiteScope }>;
-  credential: {
-    kind: CredentialKind | null;
-    status?: CredentialEntity['status'];
-    tokenHint?: string;
-    expiresAt?: string | null;
-    scopes?: SiteScope[] | null;
-  };
-  manifestFetchedAt: string;
-  createdAt: string;
-}
-
-export interface TokenAnswer {
-  tokenHint: string;
-  expiresAt: string | null;
-}
-
-export function toSiteResponse(site: SiteEntity, credential: CredentialEntity | null): SiteResponse {
-  const { manifest } = site;
-  return {
-    id: site.id,
-    url: site.url,
-    name: manifest.name,
-    version: manifest.version,
-    description: manifest.description,
-    serverUrl: manifest.server.url,
-    auth: manifest.auth.type === 'oauth2' ? { type: 'oauth2', scopes: manifest.auth.scopes } : { type: 'bearer' },
-    tools: manifest.tools.map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.input_schema,
-      scope: deriveScope(tool),
-    })),
-    credential:
-      credential === null
-        ? { kind: null }
-        : {
-            kind: credential.kind,
-            status: credential.status,
-            tokenHint: credential.tokenHint,
-            expiresAt: credential.expiresAt?.toISOString() ?? null,
-            ...(credential.kind === 'oauth2' ? { scopes: credential.scopes } : {}),
-          },
-    manifestFetchedAt: site.manifestFetchedAt.toISOString(),
-    createdAt: site.createdAt.toISOString(),
-  };
-}
+export { type SiteResponse, type TokenAnswer, toSiteResponse } from './site-response.js';
 
 /** A user's vault: sites with their manifests, and the credentials for them. */
 @Injectable()
@@ -76,6 +24,7 @@ export class VaultService {
     private readonly http: SiteHttpClient,
     private readonly manifests: ManifestFetcher,
     private readonly credentials: CredentialsService,
+    private readonly mcpSites: McpSites,
   ) {}
 
   /** A site of the scope, or NOT_FOUND (also for another user's or workspace's: its existence is not revealed). */
@@ -134,15 +83,26 @@ export class VaultService {
     return toSiteResponse(site, await this.credentials.findForSite(site.id));
   }
 
-  async add(scope: Scope, rawUrl: string): Promise<SiteResponse> {
+  /**
+   * Adds the site at `rawUrl`: `agentsite` (its manifest), `mcp` (an MCP server: its tools, or
+   * needs_connection when it asks for authorization), or, without `protocol`, the agentsite manifest
+   * first and then MCP at the address.
+   */
+  async add(scope: Scope, rawUrl: string, protocol?: SiteProtocol): Promise<SiteResponse> {
     requireRole(scope, 'admin', 'Adding a site');
     const url = normaliseSiteUrl(this.http.assertSiteUrl(rawUrl));
-    const manifest = await this.manifests.fetch(url);
+    const found = await this.detect(url, protocol);
     // Serialised per limits owner, so the tier limit holds under concurrent requests.
     const site = await this.sites.add(
       scope,
       limitsUser(scope).id,
-      { userId: scope.user.id, workspaceId: scope.workspace?.id ?? null, url, manifest, manifestFetchedAt: new Date() },
+      {
+        userId: scope.user.id,
+        workspaceId: scope.workspace?.id ?? null,
+        url,
+        ...found,
+        manifestFetchedAt: new Date(),
+      },
       (owner, taken, count) => {
         if (taken) {
           throw AppError.validation([{ field: 'url', message: 'this site is already in your vault' }]);
@@ -153,6 +113,33 @@ export class VaultService {
     return toSiteResponse(site, null);
   }
 
+  private async detect(
+    url: string,
+    protocol: SiteProtocol | undefined,
+  ): Promise<Pick<SiteEntity, 'protocol' | 'manifest' | 'mcp'>> {
+    if (protocol === 'mcp') {
+      return { protocol: 'mcp', ...(await this.mcpSites.inspect(url, null)) };
+    }
+    try {
+      return { protocol: 'agentsite', manifest: await this.manifests.fetch(url), mcp: null };
+    } catch (err) {
+      if (protocol === 'agentsite' || !(err instanceof AppError) || err.code !== 'MANIFEST_NOT_FOUND') {
+        throw err;
+      }
+    }
+    try {
+      return { protocol: 'mcp', ...(await this.mcpSites.inspect(url, null)) };
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'MANIFEST_NOT_FOUND') {
+        throw new AppError(
+          'MANIFEST_NOT_FOUND',
+          `${url} has no agentsite manifest (${url}/.well-known/agentsite.json) and does not speak MCP`,
+        );
+      }
+      throw err;
+    }
+  }
+
   async list(scope: Scope, query: PageQuery): Promise<Page<SiteResponse>> {
     const { rows, credentials } = await this.sites.page(scope, query);
     const bySite = new Map(credentials.map((c) => [c.siteId, c]));
@@ -160,6 +147,9 @@ export class VaultService {
   }
 
   async refreshManifest(site: SiteEntity): Promise<SiteResponse> {
+    if (site.protocol === 'mcp') {
+      return this.describe(await this.mcpSites.refresh(site));
+    }
     site.manifest = await this.manifests.fetch(site.url);
     site.manifestFetchedAt = new Date();
     await this.sites.save(site);

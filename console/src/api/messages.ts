@@ -112,6 +112,7 @@ export const FIELD_LABELS: Record<RequestField, Label> = {
   paymentMethodToken: 'Card',
   amount: 'Amount',
   url: 'Site address',
+  protocol: 'Kind of site',
   token: 'Token',
   expiresAt: 'Expires',
   tools: 'Tools',

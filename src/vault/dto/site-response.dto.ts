@@ -2,7 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageDto } from '../../common/api-schemas.js';
 import { SITE_SCOPES, type SiteScope } from '../../sites/scopes.js';
 import type { CredentialKind, CredentialStatus } from '../credential.entity.js';
-import type { SiteResponse, TokenAnswer } from '../vault.service.js';
+import { type McpToolAnnotations, SITE_PROTOCOLS, type SiteProtocol } from '../../sites/mcp-state.js';
+import type { SiteResponse, TokenAnswer } from '../site-response.js';
 
 const CREDENTIAL_KINDS = ['bearer', 'oauth2'] as const satisfies readonly CredentialKind[];
 const CREDENTIAL_STATUSES = ['active', 'reauth_required'] as const satisfies readonly CredentialStatus[];
@@ -15,9 +16,30 @@ export class SiteAuthDto {
   scopes?: string[];
 }
 
+/** MCP tool annotations: hints the server gives about a tool (shown, never trusted for security). */
+export class SiteToolAnnotationsDto implements McpToolAnnotations {
+  @ApiPropertyOptional({ description: "The server's display title of the tool" })
+  title?: string;
+
+  @ApiPropertyOptional({ description: 'The tool does not change anything' })
+  readOnlyHint?: boolean;
+
+  @ApiPropertyOptional({ description: 'The tool may delete or overwrite' })
+  destructiveHint?: boolean;
+
+  @ApiPropertyOptional({ description: 'Calling it again with the same input has no further effect' })
+  idempotentHint?: boolean;
+
+  @ApiPropertyOptional({ description: 'The tool reaches the world outside the server (web, other services)' })
+  openWorldHint?: boolean;
+}
+
 export class SiteToolDto {
   @ApiProperty()
   name: string;
+
+  @ApiPropertyOptional({ description: "MCP: the tool's display title" })
+  title?: string;
 
   @ApiProperty()
   description: string;
@@ -31,6 +53,12 @@ export class SiteToolDto {
 
   @ApiProperty({ enum: SITE_SCOPES, description: 'The scope the service derived for the tool' })
   scope: SiteScope;
+
+  @ApiPropertyOptional({
+    type: SiteToolAnnotationsDto,
+    description: "MCP: the tool's annotations as the server sent them",
+  })
+  annotations?: SiteToolAnnotationsDto;
 }
 
 export class SiteCredentialDto {
@@ -57,6 +85,13 @@ export class SiteCredentialDto {
     description: 'oauth2: the scopes granted',
   })
   scopes?: SiteScope[] | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description: 'MCP: the scope the server asked for in a refusal (insufficient_scope); connect again to grant it',
+  })
+  requiredScope?: string | null;
 }
 
 /** A vault site: its manifest as the service read it, and its credential as a hint. */
@@ -67,6 +102,18 @@ export class SiteResponseDto implements SiteResponse {
   @ApiProperty({ description: "The site's address", example: 'https://notes.example.com' })
   url: string;
 
+  @ApiProperty({
+    enum: SITE_PROTOCOLS,
+    description: 'agentsite: a manifest and HTTPS tools; mcp: an MCP server at url',
+  })
+  protocol: SiteProtocol;
+
+  @ApiProperty({
+    enum: ['ready', 'needs_connection'],
+    description: 'needs_connection: an MCP server that lists its tools only once a credential works',
+  })
+  status: 'ready' | 'needs_connection';
+
   @ApiProperty()
   name: string;
 
@@ -76,7 +123,7 @@ export class SiteResponseDto implements SiteResponse {
   @ApiProperty()
   description: string;
 
-  @ApiProperty({ description: "The manifest's server.url, where tools are called" })
+  @ApiProperty({ description: "The manifest's server.url, where tools are called (MCP: the endpoint)" })
   serverUrl: string;
 
   @ApiProperty({ type: SiteAuthDto })

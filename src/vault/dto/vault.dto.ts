@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDateString, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsDateString, IsIn, IsString, MaxLength, MinLength } from 'class-validator';
+import { SITE_PROTOCOLS, type SiteProtocol } from '../../sites/mcp-state.js';
 import { Optional } from '../../common/optional.js';
 
 export class AddSiteDto {
@@ -7,6 +8,14 @@ export class AddSiteDto {
   @IsString()
   @MaxLength(2048)
   url: string;
+
+  @ApiPropertyOptional({
+    enum: SITE_PROTOCOLS,
+    description: 'agentsite or mcp; left out: the agentsite manifest is looked for first, then an MCP server at url',
+  })
+  @Optional()
+  @IsIn(SITE_PROTOCOLS)
+  protocol?: SiteProtocol;
 }
 
 export class StoreTokenDto {
