@@ -79,25 +79,29 @@ describe('console: MCP servers as sites', () => {
       await signUp(page);
       // Found out at one width, chosen under "Kind of site" at the other.
       await addMcpServer(page, trips.url, { choose: width !== DESKTOP_WIDTH });
-      await page.getByRole('heading', { level: 1, name: TRIP_SERVER_NAME }).waitFor();
+      // Before it accepts a credential the server has told nothing of itself: it goes by its host.
+      const host = `localhost:${trips.port}`;
+      await page.getByRole('heading', { level: 1, name: host }).waitFor();
       const card = page.getByRole('region', { name: 'Connection' });
       await card.getByText('Needs to be connected', { exact: true }).waitFor();
-      await page.getByText(`${TRIP_SERVER_NAME} lists its tools once it is connected`).waitFor();
+      await page.getByText(`${host} lists its tools once it is connected`).waitFor();
       await expect(page.getByText('MCP server', { exact: true }).count()).resolves.toBe(1);
-      await expect(page.getByRole('region', { name: `Tools of ${TRIP_SERVER_NAME}` }).count()).resolves.toBe(0);
+      await expect(page.getByRole('region', { name: `Tools of ${host}` }).count()).resolves.toBe(0);
       await expectAccessible(page, `MCP server, needs to be connected (${width} px)`);
       await screenshot(page, `mcp-needs-connection-${width}`);
 
       await page.goto('/vault');
-      const row = page.getByRole('row', { name: new RegExp(TRIP_SERVER_NAME) });
+      const row = page.getByRole('row', { name: new RegExp(host) });
       await row.getByText('MCP server', { exact: true }).waitFor();
       await row.getByText('Needs to be connected', { exact: true }).waitFor();
       await expectAccessible(page, `vault with an MCP server (${width} px)`);
       await screenshot(page, `mcp-vault-list-${width}`);
-      await row.getByRole('link', { name: TRIP_SERVER_NAME }).click();
+      await row.getByRole('link', { name: host }).click();
 
-      // A pasted token: the service lists the tools right after, with their titles and hints.
+      // A pasted token: the service lists the tools right after, with their titles and hints, and the
+      // server's own name.
       await storeToken(page, TRIP_TOKEN);
+      await page.getByRole('heading', { level: 1, name: TRIP_SERVER_NAME }).waitFor();
       await page.getByRole('region', { name: `Tools of ${TRIP_SERVER_NAME}` }).waitFor();
       expect(await toolRowText(page, 'plan_trip')).toMatch(
         /Plan a trip ?plan_trip.*Read-only.*Idempotent.*Reaches outside.*read/,
@@ -185,7 +189,8 @@ describe('console: MCP servers as sites', () => {
       const json = panel.getByLabel('Input (JSON)');
       await expect(jsonOf(json)).resolves.toEqual(TRIP_INPUT);
       await json.fill(JSON.stringify({ ...TRIP_INPUT, destination: { city: 'Porto' }, pets: 2 }));
-      await panel.getByRole('radio', { name: 'With the form' }).check();
+      // (a click: the choice does not change, the form cannot hold "pets")
+      await panel.getByRole('radio', { name: 'With the form' }).click();
       await panel.getByText('This JSON has parts the form cannot show').waitFor();
       await expect(panel.getByRole('radio', { name: 'As JSON' }).isChecked()).resolves.toBe(true);
       await json.fill(JSON.stringify({ ...TRIP_INPUT, destination: { city: 'Porto' } }));

@@ -50,7 +50,7 @@ function BlockView({ block, index, tool }: { block: Block; index: number; tool: 
       return src === undefined ? (
         <p className="hint">A sound the console cannot play ({block.mimeType}).</p>
       ) : (
-        <audio controls src={src} aria-label={`Sound ${index + 1} returned by ${tool}`}>
+        <audio controls preload="metadata" src={src} aria-label={`Sound ${index + 1} returned by ${tool}`}>
           Your browser cannot play this sound.
         </audio>
       );

@@ -1,27 +1,9 @@
 import type { Schemas } from '../../api/client';
 import { formatDate } from '../../components/ui';
 
-/** What an MCP tool's annotations say (the server's hints; the service trusts none of them). */
-export interface ToolAnnotations {
-  title?: string;
-  readOnlyHint?: boolean;
-  destructiveHint?: boolean;
-  idempotentHint?: boolean;
-  openWorldHint?: boolean;
-}
-
-/**
- * The site object with what MCP servers added (protocol, status, tools' titles and annotations, the
- * step-up scope), written so it reads the same before and after the API's schema carries them.
- */
-export type Site = Schemas['SiteResponseDto'] & {
-  protocol?: 'agentsite' | 'mcp';
-  status?: 'ready' | 'needs_connection';
-  tools: SiteTool[];
-  credential: Schemas['SiteResponseDto']['credential'] & { requiredScope?: string | null };
-};
-export type SiteTool = Schemas['SiteToolDto'] & { title?: string; annotations?: ToolAnnotations };
-export type SiteScope = Schemas['SiteToolDto']['scope'];
+export type Site = Schemas['SiteResponseDto'];
+export type SiteTool = Schemas['SiteToolDto'];
+export type SiteScope = SiteTool['scope'];
 
 export function isMcp(site: Site): boolean {
   return site.protocol === 'mcp';
