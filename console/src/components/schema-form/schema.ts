@@ -138,15 +138,16 @@ export function boundsInWords(raw: JsonSchema): string | undefined {
 /** What the schema says of a string's or a list's length, in words. */
 export function lengthInWords(raw: JsonSchema): string | undefined {
   const s = effective(raw);
-  const [min, max, unit] =
-    kindOf(s) === 'array' ? [s.minItems, s.maxItems, 'items'] : [s.minLength, s.maxLength, 'characters'];
+  const [min, max, noun] =
+    kindOf(s) === 'array' ? [s.minItems, s.maxItems, 'item'] : [s.minLength, s.maxLength, 'character'];
+  const unit = (n: number) => (n === 1 ? noun : `${noun}s`);
   if (min !== undefined && max !== undefined) {
-    return `From ${min} to ${max} ${unit}.`;
+    return `From ${min} to ${max} ${unit(max)}.`;
   }
   if (min !== undefined && min > 0) {
-    return `At least ${min} ${unit}.`;
+    return `At least ${min} ${unit(min)}.`;
   }
-  return max === undefined ? undefined : `At most ${max} ${unit}.`;
+  return max === undefined ? undefined : `At most ${max} ${unit(max)}.`;
 }
 
 /** The hint under a control: the schema's description, then what it says of the value in words. */
