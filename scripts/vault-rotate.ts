@@ -6,6 +6,7 @@ import type { DataSource } from 'typeorm';
 import type { CacheInvalidationBus } from '../src/common/cache/invalidation-bus.js';
 import { loadSettings } from '../src/config/settings.js';
 import { openDataSource } from '../src/database/data-source.js';
+import { McpOAuthClientsRepository } from '../src/oauth/mcp-oauth-clients.repository.js';
 import { OAuthRepository } from '../src/oauth/oauth.repository.js';
 import { CredentialsRepository } from '../src/vault/credentials.repository.js';
 import type { SealedRows, StaleSealed } from '../src/vault/sealed-rows.js';
@@ -28,6 +29,11 @@ function sealedTables(
       aad: (row) => credentialAad(row.id, row.scope),
     },
     { table: 'oauth_states', rows: new OAuthRepository(dataSource), aad: (row) => `oauth_states:${row.id}` },
+    {
+      table: 'mcp_oauth_clients',
+      rows: new McpOAuthClientsRepository(dataSource),
+      aad: (row) => `mcp_oauth_clients:${row.id}`,
+    },
   ];
 }
 

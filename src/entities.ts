@@ -3,6 +3,7 @@ import { RevokedTokenEntity } from './auth/revoked-token.entity.js';
 import { BillingCustomerEntity, BillingEventEntity, CreditPurchaseEntity } from './billing/billing.entities.js';
 import { ChatMessageEntity, ChatSessionEntity } from './chat/chat.entities.js';
 import type { EntityClass } from './database/data-source.js';
+import { McpOAuthClientEntity } from './oauth/mcp-oauth-client.entity.js';
 import { OAuthStateEntity } from './oauth/oauth-state.entity.js';
 import { RunArchiveEntity } from './runs/run-archive.entity.js';
 import { RunEntity } from './runs/run.entity.js';
@@ -24,6 +25,7 @@ export const ENTITIES: EntityClass[] = [
   SiteEntity,
   CredentialEntity,
   OAuthStateEntity,
+  McpOAuthClientEntity,
   AgentEntity,
   RunEntity,
   RunArchiveEntity,

@@ -14,6 +14,7 @@ export const SECRET_SETTINGS = [
   'METRICS_TOKEN',
   'STRIPE_SECRET_KEY',
   'STRIPE_WEBHOOK_SECRET',
+  'MCP_OAUTH_CLIENTS',
 ] as const;
 
 /**

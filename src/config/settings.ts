@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Env, EnvReader } from './env-reader.js';
 import { parseHost } from './listen-address.js';
+import { type McpOAuthClientSetting, parseMcpOAuthClients } from './mcp-oauth-settings.js';
 import { readSecrets } from './secret-settings.js';
 import {
   PAYMENT_PROVIDERS,
@@ -72,6 +73,8 @@ export interface Settings extends TemporalAccess {
   jwtTtlSeconds: number;
   vaultKeys: VaultKey[];
   oauthClientId: string;
+  /** Clients registered in advance at MCP servers' authorization servers, by issuer (MCP_OAUTH_CLIENTS). */
+  mcpOAuthClients: Record<string, McpOAuthClientSetting>;
   /**
    * Where the OAuth callback sends the browser with code, state, iss or error. undefined (unset): the
    * console's completion page when the console is built, else a page or JSON; null (`none`): never
@@ -245,6 +248,7 @@ export function loadSettings(env: Env = process.env): Settings {
     jwtTtlSeconds: reader.int('JWT_TTL_SECONDS', 3600, 30, 30 * 24 * 3600),
     vaultKeys: [],
     oauthClientId: reader.str('OAUTH_CLIENT_ID') ?? 'agentsite',
+    mcpOAuthClients: parseMcpOAuthClients(reader.str('MCP_OAUTH_CLIENTS'), problems),
     oauthCompleteUrl:
       reader.str('OAUTH_COMPLETE_URL')?.toLowerCase() === 'none'
         ? null

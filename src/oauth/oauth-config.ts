@@ -3,9 +3,11 @@ import * as oidc from 'openid-client';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { expectedIssuer, type Manifest } from '../sites/manifest.js';
+import type { McpAuthorization } from '../sites/mcp-state.js';
 import { SiteHttpClient } from '../sites/site-http.js';
-
-const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+import type { SiteEntity } from '../vault/site.entity.js';
+import { type McpClientIdentity, McpOAuthClients } from './mcp-oauth-clients.js';
+import { siteFetchOf, type SiteFetch } from './site-fetch.js';
 
 /** A programming error: an OAuth configuration asked for a site whose manifest uses no OAuth 2.0. */
 export class NotAnOAuthSiteError extends Error {
@@ -16,13 +18,29 @@ export class NotAnOAuthSiteError extends Error {
   }
 }
 
+/** What a token request of a site needs: the client configuration and the parameters every request carries. */
+export interface SiteOAuth {
+  config: oidc.Configuration;
+  /** RFC 8707 `resource` for an MCP server (on authorize, token, refresh); empty for agentsite sites. */
+  parameters: Record<string, string>;
+  /** The RFC 7009 endpoint, when the authorization server has one. */
+  revocationEndpoint: string | null;
+  /** The MCP client identity used (to forget a registration the server refuses). */
+  identity?: McpClientIdentity;
+}
+
 /** openid-client configurations for sites, whose every request goes through the SSRF-guarded client. */
 @Injectable()
 export class OAuthConfigs {
+  private readonly fetch: SiteFetch;
+
   constructor(
-    private readonly http: SiteHttpClient,
+    http: SiteHttpClient,
     @Inject(SETTINGS) private readonly settings: Settings,
-  ) {}
+    private readonly mcpClients: McpOAuthClients,
+  ) {
+    this.fetch = siteFetchOf(http);
+  }
 
   get redirectUri(): string {
     return `${this.settings.publicBaseUrl}/api/oauth/callback`;
@@ -38,37 +56,69 @@ export class OAuthConfigs {
         issuer: expectedIssuer(manifest.auth),
         authorization_endpoint: manifest.auth.authorization_url,
         token_endpoint: manifest.auth.token_url,
+        ...(manifest.auth.revocation_url === undefined ? {} : { revocation_endpoint: manifest.auth.revocation_url }),
       },
       this.settings.oauthClientId,
       undefined,
       // A public client: PKCE instead of a secret, and no client_secret on the wire.
       oidc.None(),
     );
-    config[oidc.customFetch] = this.fetch;
+    config[oidc.customFetch] = (url, options) => this.fetch(url, options as RequestInit);
     return config;
   }
 
-  /** A Fetch-API-shaped function over SiteHttpClient (HTTPS only, SSRF guard, test CA). */
-  private readonly fetch: oidc.CustomFetch = async (url, options) => {
-    const body =
-      options.body === undefined || options.body === null
-        ? undefined
-        : typeof options.body === 'string'
-          ? options.body
-          : options.body instanceof URLSearchParams
-            ? options.body.toString()
-            : Buffer.from(options.body as ArrayBuffer).toString('utf8');
-    const response = await this.http.request({
-      method: options.method === 'GET' ? 'GET' : 'POST',
-      url,
-      headers: options.headers,
-      body,
-      signal: options.signal,
-      timeoutMs: 15_000,
-    });
-    return new Response(NULL_BODY_STATUSES.has(response.status) ? null : new Uint8Array(response.body), {
-      status: response.status,
-      headers: response.headers,
-    });
-  };
+  /** The configuration of an MCP server's authorization server, with the identity the service has there. */
+  forMcp(auth: McpAuthorization, identity: McpClientIdentity): oidc.Configuration {
+    const config = new oidc.Configuration(
+      {
+        issuer: auth.issuer,
+        authorization_endpoint: auth.authorizationEndpoint,
+        token_endpoint: auth.tokenEndpoint,
+        ...(auth.revocationEndpoint === null ? {} : { revocation_endpoint: auth.revocationEndpoint }),
+      },
+      identity.clientId,
+      identity.clientSecret,
+      clientAuthOf(identity),
+    );
+    config[oidc.customFetch] = (url, options) => this.fetch(url, options as RequestInit);
+    return config;
+  }
+
+  /**
+   * The configuration for a connected site's token requests (refresh, revocation): an agentsite site's
+   * from its manifest; an MCP server's with the identity its credential was issued to (never a new
+   * registration) and its `resource`. null: the site uses no OAuth 2.0, or no identity is known.
+   */
+  async forSite(site: SiteEntity): Promise<SiteOAuth | null> {
+    const auth = site.protocol === 'mcp' ? (site.mcp?.authorization ?? null) : null;
+    if (auth !== null) {
+      const identity = await this.mcpClients.existingIdentity(auth);
+      if (identity === null) {
+        return null;
+      }
+      return {
+        config: this.forMcp(auth, identity),
+        parameters: { resource: auth.resource },
+        revocationEndpoint: auth.revocationEndpoint,
+        identity,
+      };
+    }
+    if (site.protocol === 'mcp' || site.manifest.auth.type !== 'oauth2') {
+      return null;
+    }
+    return {
+      config: this.forManifest(site.manifest),
+      parameters: {},
+      revocationEndpoint: site.manifest.auth.revocation_url ?? null,
+    };
+  }
+}
+
+function clientAuthOf(identity: McpClientIdentity): oidc.ClientAuth {
+  if (identity.clientSecret === undefined || identity.tokenEndpointAuthMethod === 'none') {
+    return oidc.None();
+  }
+  return identity.tokenEndpointAuthMethod === 'client_secret_basic'
+    ? oidc.ClientSecretBasic(identity.clientSecret)
+    : oidc.ClientSecretPost(identity.clientSecret);
 }

@@ -19,8 +19,9 @@ import { AppError } from '../common/app-error.js';
 import { flattenValidationErrors } from '../common/validation.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { OAuthCallbackJsonDto, OAuthCompleteResponseDto } from './dto/oauth-response.dto.js';
+import { ClientMetadataDocumentDto, OAuthCallbackJsonDto, OAuthCompleteResponseDto } from './dto/oauth-response.dto.js';
 import { OAuthCompleteDto } from './dto/oauth.dto.js';
+import { McpOAuthClients } from './mcp-oauth-clients.js';
 import { oauthCompleteTarget } from './oauth-complete-target.js';
 import { type OAuthCompletion, OAuthService } from './oauth.service.js';
 
@@ -41,6 +42,7 @@ export class OAuthController {
 
   constructor(
     private readonly oauth: OAuthService,
+    private readonly mcpClients: McpOAuthClients,
     @Inject(SETTINGS) settings: Settings,
   ) {
     this.completeUrl = oauthCompleteTarget(settings);
@@ -106,6 +108,24 @@ export class OAuthController {
 <p>Nothing is stored yet: complete with ${COMPLETE_ROUTE} and your own API token, sending this body:</p>
 <pre>${escapeHtml(JSON.stringify(handoff, null, 2))}</pre>`,
       );
+  }
+
+  /**
+   * The Client ID Metadata Document: an MCP server's authorization server that supports these reads
+   * the client's metadata from the URL given as client_id (used only when PUBLIC_BASE_URL is https).
+   */
+  @Public()
+  @Get('client-metadata')
+  @ApiOperation({
+    summary:
+      "The service's OAuth Client ID Metadata Document: its URL is the client_id the service presents to " +
+      'MCP authorization servers that support such documents',
+  })
+  @ApiOkResponse({ type: ClientMetadataDocumentDto })
+  @ApiErrors(...PUBLIC_ERRORS)
+  clientMetadata(@Res({ passthrough: true }) res: Response): ClientMetadataDocumentDto {
+    res.setHeader('cache-control', 'public, max-age=3600');
+    return this.mcpClients.metadataDocument() as unknown as ClientMetadataDocumentDto;
   }
 
   // Completing a connection stores a credential, like the vault's routes, so it is gated the same way.

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SitesModule } from '../sites/sites.module.js';
 import { VaultModule } from '../vault/vault.module.js';
+import { McpOAuthFlow } from './mcp-oauth-flow.js';
 import { OAuthClientModule } from './oauth-client.module.js';
 import { OAuthStateEntity } from './oauth-state.entity.js';
 import { OAuthController } from './oauth.controller.js';
@@ -17,7 +18,7 @@ import { SiteOAuthController } from './site-oauth.controller.js';
   imports: [TypeOrmModule.forFeature([OAuthStateEntity]), SitesModule, OAuthClientModule, VaultModule],
   // SiteOAuthController first: in the API document its /vault/sites route follows the vault's own.
   controllers: [SiteOAuthController, OAuthController],
-  providers: [OAuthService, OAuthRepository],
+  providers: [OAuthService, OAuthRepository, McpOAuthFlow],
   exports: [OAuthService],
 })
 export class OAuthModule {}

@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import * as oidc from 'openid-client';
 import { AppError } from '../common/app-error.js';
-import { assertStoredManifestUsable, expectedIssuer } from '../sites/manifest.js';
+import { assertStoredManifestUsable, expectedIssuer, type OAuthManifestAuth } from '../sites/manifest.js';
 import { scopesFor, type SiteScope } from '../sites/scopes.js';
 import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';
 import { CredentialsService } from '../vault/credentials.service.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import { VaultCipher } from '../vault/vault-cipher.js';
 import { roleAtLeast } from '../workspaces/scope.js';
+import { McpOAuthFlow } from './mcp-oauth-flow.js';
 import { OAuthConfigs } from './oauth-config.js';
 import { OAuthRepository } from './oauth.repository.js';
 
@@ -25,7 +26,8 @@ export interface OAuthCompletion {
 
 export interface CallbackResult {
   siteId: string;
-  scopes: SiteScope[];
+  /** agentsite scopes for an agentsite site; the server's own scope names for an MCP server. */
+  scopes: string[];
   connected: true;
 }
 
@@ -43,6 +45,7 @@ export class OAuthService {
     private readonly configs: OAuthConfigs,
     private readonly cipher: VaultCipher,
     private readonly credentials: CredentialsService,
+    private readonly mcp: McpOAuthFlow,
   ) {}
 
   /** Builds the authorization URL asking for the least scopes the chosen tools need. */
@@ -50,7 +53,13 @@ export class OAuthService {
     userId: string,
     site: SiteEntity,
     toolNames: string[] | undefined,
-  ): Promise<{ authorizationUrl: string; scopes: SiteScope[] }> {
+  ): Promise<{ authorizationUrl: string; scopes: string[] }> {
+    if (site.protocol === 'mcp') {
+      // An MCP server's scopes are its own, not derived from tools: `tools` does not narrow them.
+      const start = await this.mcp.prepare(site, await this.credentials.findForSite(site.id));
+      const { state, challenge } = await this.pendingState(userId, site.id, start.scopes);
+      return { authorizationUrl: this.mcp.authorizationUrl(start, state, challenge), scopes: start.scopes };
+    }
     const { manifest } = site;
     if (manifest.auth.type !== 'oauth2') {
       throw AppError.validation([{ field: 'site', message: 'this site uses bearer tokens, not OAuth 2.0' }]);
@@ -70,6 +79,23 @@ export class OAuthService {
         { field: 'tools', message: `the site does not offer the scope(s) ${missing.join(', ')}` },
       ]);
     }
+    const { state, challenge } = await this.pendingState(userId, site.id, scopes);
+    const url = oidc.buildAuthorizationUrl(this.configs.forManifest(manifest), {
+      redirect_uri: this.configs.redirectUri,
+      scope: scopes.join(' '),
+      state,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    return { authorizationUrl: url.toString(), scopes };
+  }
+
+  /** A new single-use state bound to the user and the site, its PKCE verifier sealed beside it. */
+  private async pendingState(
+    userId: string,
+    siteId: string,
+    scopes: string[],
+  ): Promise<{ state: string; challenge: string }> {
     await this.oauthRows.purgeExpiredStates();
     const state = oidc.randomState();
     const verifier = oidc.randomPKCECodeVerifier();
@@ -78,20 +104,13 @@ export class OAuthService {
     await this.oauthRows.insertState({
       stateHash,
       userId,
-      siteId: site.id,
+      siteId,
       ...sealed,
-      scopes,
+      scopes: scopes as SiteScope[],
       expiresAt: new Date(Date.now() + OAUTH_STATE_TTL_MS),
       usedAt: null,
     });
-    const url = oidc.buildAuthorizationUrl(this.configs.forManifest(manifest), {
-      redirect_uri: this.configs.redirectUri,
-      scope: scopes.join(' '),
-      state,
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
-    return { authorizationUrl: url.toString(), scopes };
+    return { state, challenge: await oidc.calculatePKCECodeChallenge(verifier) };
   }
 
   /**
@@ -125,11 +144,11 @@ export class OAuthService {
         { field: 'state', message: 'the site of this connection is no longer in your vault' },
       ]);
     }
-    if (site.manifest.auth.type !== 'oauth2') {
+    if (site.manifest.auth.type !== 'oauth2' && site.protocol !== 'mcp') {
       throw AppError.validation([{ field: 'state', message: 'the site no longer uses OAuth 2.0' }]);
     }
-    const issuer = expectedIssuer(site.manifest.auth);
-    if (input.iss !== undefined && input.iss !== issuer) {
+    const issuer = site.protocol === 'mcp' ? null : expectedIssuer(site.manifest.auth as OAuthManifestAuth);
+    if (issuer !== null && input.iss !== undefined && input.iss !== issuer) {
       // RFC 9207: the response came from another authorization server than the one the flow went to.
       this.logger.warn(`OAuth response for site ${site.id} carried another issuer than ${issuer}: refused`);
       throw AppError.validation([{ field: 'iss', message: `is not the issuer of ${site.manifest.name}` }]);
@@ -144,15 +163,19 @@ export class OAuthService {
     }
     let tokens: oidc.TokenEndpointResponse;
     try {
-      tokens = await oidc.authorizationCodeGrant(this.configs.forManifest(site.manifest), currentUrl, {
-        pkceCodeVerifier: verifier,
-        expectedState: input.state,
-      });
+      tokens =
+        site.protocol === 'mcp'
+          ? await this.mcp.exchange(site, currentUrl, verifier, input.state, input.iss)
+          : await oidc.authorizationCodeGrant(this.configs.forManifest(site.manifest), currentUrl, {
+              pkceCodeVerifier: verifier,
+              expectedState: input.state,
+            });
     } catch (err) {
       throw exchangeFailure(err, site);
     }
-    const granted =
-      typeof tokens.scope === 'string' ? (tokens.scope.split(' ').filter(Boolean) as SiteScope[]) : pending.scopes;
+    const granted = (
+      typeof tokens.scope === 'string' ? tokens.scope.split(' ').filter(Boolean) : pending.scopes
+    ) as SiteScope[];
     await this.credentials.storeOAuth(site.id, {
       accessToken: tokens.access_token,
       refreshToken: tokens.refresh_token ?? null,

@@ -30,10 +30,12 @@ export class SiteOAuthController {
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
     operationId: 'VaultController_oauthStart',
-    summary: 'Start an OAuth 2.0 + PKCE connection; scopes are the least the named tools need',
+    summary:
+      'Start an OAuth 2.0 + PKCE connection; scopes are the least the named tools need (an MCP server: its ' +
+      "challenge's scope or those it supports, plus the scope a step-up asked for; `tools` does not narrow them)",
   })
   @ApiOkResponse({ type: OAuthStartResponseDto })
-  @ApiErrors(...TERMS_GATED_ERRORS, 'NOT_FOUND', 'PERMISSION_DENIED', 'MANIFEST_INVALID')
+  @ApiErrors(...TERMS_GATED_ERRORS, 'NOT_FOUND', 'PERMISSION_DENIED', 'MANIFEST_INVALID', 'TOOL_EXECUTION_ERROR')
   async oauthStart(
     @CurrentScope() scope: Scope,
     @Param('id') id: string,

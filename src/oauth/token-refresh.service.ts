@@ -10,7 +10,7 @@ import { CredentialLeasesService } from '../vault/credential-leases.service.js';
 import { CredentialsService, expiryOf } from '../vault/credentials.service.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import { credentialAad, tokenHint, VaultCipher } from '../vault/vault-cipher.js';
-import { OAuthConfigs } from './oauth-config.js';
+import { OAuthConfigs, type SiteOAuth } from './oauth-config.js';
 
 export interface UsableToken {
   token: string;
@@ -127,8 +127,15 @@ export class TokenRefreshService {
       await this.refreshes.releaseLease(row, owner);
       throw err;
     }
-    if (secret.kind !== 'oauth2' || secret.refreshToken === null || site.manifest.auth.type !== 'oauth2') {
-      await this.refreshes.releaseLease(row, owner);
+    let oauth: SiteOAuth | null = null;
+    try {
+      oauth = secret.kind === 'oauth2' && secret.refreshToken !== null ? await this.configs.forSite(site) : null;
+    } finally {
+      if (oauth === null) {
+        await this.refreshes.releaseLease(row, owner);
+      }
+    }
+    if (oauth === null || secret.kind !== 'oauth2' || secret.refreshToken === null) {
       throw new ToolCallFailure(
         'unauthorized',
         `${site.manifest.name} refused the stored token and it cannot be refreshed`,
@@ -136,9 +143,9 @@ export class TokenRefreshService {
     }
     let tokens: oidc.TokenEndpointResponse;
     try {
-      const config = this.configs.forManifest(site.manifest);
-      config.timeout = REFRESH_TIMEOUT_SECONDS;
-      tokens = await oidc.refreshTokenGrant(config, secret.refreshToken);
+      oauth.config.timeout = REFRESH_TIMEOUT_SECONDS;
+      // An MCP server's `resource` (RFC 8707) goes on the refresh too, so the new token is bound to it.
+      tokens = await oidc.refreshTokenGrant(oauth.config, secret.refreshToken, oauth.parameters);
     } catch (err) {
       if (err instanceof oidc.ResponseBodyError && err.error === 'invalid_grant') {
         return this.afterInvalidGrant(site, row, owner);

@@ -40,6 +40,8 @@ export interface OAuthManifestAuth {
   scopes: string[];
   /** The authorization server's issuer identifier (RFC 9207 `iss`); default: authorization_url's origin. */
   issuer?: string;
+  /** RFC 7009 token revocation endpoint: disconnecting or removing the site revokes its tokens there. */
+  revocation_url?: string;
 }
 
 export interface Manifest {
@@ -76,6 +78,7 @@ export const MANIFEST_SCHEMA = {
         authorization_url: httpsUrl,
         token_url: httpsUrl,
         issuer: httpsUrl,
+        revocation_url: httpsUrl,
         scopes: { type: 'array', items: { enum: [...SITE_SCOPES] }, uniqueItems: true },
       },
       if: { properties: { type: { const: 'oauth2' } } },
@@ -188,6 +191,7 @@ function urlFields(json: unknown): Array<[field: string, value: string]> {
     ['auth.authorization_url', manifest?.auth?.authorization_url],
     ['auth.token_url', manifest?.auth?.token_url],
     ['auth.issuer', manifest?.auth?.issuer],
+    ['auth.revocation_url', manifest?.auth?.revocation_url],
   ];
   return fields.filter((entry): entry is [string, string] => typeof entry[1] === 'string');
 }

@@ -97,8 +97,10 @@ describe('guardedFetch (the MCP SDK fetch)', () => {
     expect(answer.status).toBe(302);
   });
 
-  it('refuses a redirect to a private address', async () => {
-    await expect(guardedFetch(http)(`https://localhost:${port}/private`)).rejects.toMatchObject({
+  it('refuses a redirect to a private address, followed or answered as it is', async () => {
+    const fetchFn = guardedFetch(http);
+    await expect(fetchFn(`https://localhost:${port}/private`)).rejects.toMatchObject({ code: 'INVALID_URL' });
+    await expect(fetchFn(`https://localhost:${port}/private`, { redirect: 'manual' })).rejects.toMatchObject({
       code: 'INVALID_URL',
     });
   });

@@ -147,7 +147,13 @@ export function guardedFetch(http: SiteHttpClient, options: GuardedFetchOptions 
     for (let hop = 0; hop <= MAX_REDIRECTS; hop += 1) {
       const response = await once(http, url, method, headers, body, signal, timeoutMs, maxBytes);
       const location = response.headers.get('location');
-      if (init?.redirect === 'manual' || !REDIRECTS.has(response.status) || location === null) {
+      if (!REDIRECTS.has(response.status) || location === null) {
+        return response;
+      }
+      if (init?.redirect === 'manual') {
+        // Answered as it is (the SDK's transport follows same-origin redirects itself), but a redirect to
+        // a refused address is told as such: INVALID_URL rather than an unexplained redirect.
+        http.assertSiteUrl(new URL(location, url).toString(), 'redirect');
         return response;
       }
       await response.body?.cancel().catch(() => undefined);

@@ -27,7 +27,7 @@ export interface SiteResponse {
     status?: CredentialEntity['status'];
     tokenHint?: string;
     expiresAt?: string | null;
-    scopes?: SiteScope[] | null;
+    scopes?: string[] | null;
     requiredScope?: string | null;
   };
   manifestFetchedAt: string;

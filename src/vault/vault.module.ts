@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SitesModule } from '../sites/sites.module.js';
 import { CredentialEntity } from './credential.entity.js';
+import { CredentialRemovalHooks } from './credential-removal-hooks.js';
 import { CredentialLeasesRepository } from './credential-leases.repository.js';
 import { CredentialLeasesService } from './credential-leases.service.js';
 import { CredentialsRepository } from './credentials.repository.js';
@@ -31,8 +32,9 @@ import { VaultService } from './vault.service.js';
     CredentialLeasesRepository,
     VaultService,
     VaultRepository,
+    CredentialRemovalHooks,
     McpSites,
   ],
-  exports: [VaultCipher, CredentialsService, CredentialLeasesService, VaultService],
+  exports: [VaultCipher, CredentialsService, CredentialLeasesService, VaultService, CredentialRemovalHooks],
 })
 export class VaultModule {}

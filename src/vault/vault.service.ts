@@ -7,6 +7,7 @@ import type { SiteProtocol } from '../sites/mcp-state.js';
 import { SiteHttpClient } from '../sites/site-http.js';
 import { limitsUser, requireRole, requireWorkspace, type Scope } from '../workspaces/scope.js';
 import type { CredentialEntity } from './credential.entity.js';
+import { CredentialRemovalHooks } from './credential-removal-hooks.js';
 import { CredentialsService } from './credentials.service.js';
 import { McpSites } from './mcp-sites.service.js';
 import { type SiteResponse, type TokenAnswer, toSiteResponse } from './site-response.js';
@@ -25,6 +26,7 @@ export class VaultService {
     private readonly manifests: ManifestFetcher,
     private readonly credentials: CredentialsService,
     private readonly mcpSites: McpSites,
+    private readonly removalHooks: CredentialRemovalHooks,
   ) {}
 
   /** A site of the scope, or NOT_FOUND (also for another user's or workspace's: its existence is not revealed). */
@@ -158,7 +160,11 @@ export class VaultService {
 
   /** Deletes the site; its credential and pending OAuth states go with it (ON DELETE CASCADE). */
   async remove(site: SiteEntity): Promise<void> {
+    const credential = await this.credentials.findForSite(site.id);
     await this.sites.delete(site.id);
+    if (credential !== null) {
+      this.removalHooks.removed(site, credential);
+    }
   }
 
   async storeToken(site: SiteEntity, token: string, expiresAt: string | undefined): Promise<TokenAnswer> {
@@ -181,8 +187,13 @@ export class VaultService {
   }
 
   async deleteToken(site: SiteEntity): Promise<void> {
+    const credential = await this.credentials.findForSite(site.id);
     if (!(await this.credentials.delete(site.id))) {
       throw new AppError('NOT_FOUND', 'No credential for this site in the vault');
+    }
+    if (credential !== null) {
+      // The tokens are revoked where they were issued (best effort, in the background).
+      this.removalHooks.removed(site, credential);
     }
   }
 }

@@ -6,12 +6,16 @@ import type { SiteHttpClient } from '../../sites/site-http.js';
 import type { CredentialsService } from '../../vault/credentials.service.js';
 import type { SiteEntity } from '../../vault/site.entity.js';
 import { VaultCipher } from '../../vault/vault-cipher.js';
+import { McpOAuthFlow } from '../mcp-oauth-flow.js';
+import { McpOAuthClients } from '../mcp-oauth-clients.js';
+import type { McpOAuthClientsRepository } from '../mcp-oauth-clients.repository.js';
 import { OAuthConfigs } from '../oauth-config.js';
 import type { OAuthRepository } from '../oauth.repository.js';
 import { OAuthService } from '../oauth.service.js';
 import type { CredentialLeasesService } from '../../vault/credential-leases.service.js';
 import { TokenRefreshService } from '../token-refresh.service.js';
 import { FakeCredentialsService, FakeCredentialStore, FakeCredentialLeases } from './fake-credentials.js';
+import { FakeMcpOAuthClientsRepository } from './fake-mcp-oauth-clients.repository.js';
 import { FakeOAuthRepository } from './fake-oauth.repository.js';
 import { FakeSiteHttp } from './fake-site-http.js';
 
@@ -59,16 +63,25 @@ export function oauthFixture() {
   const settings = standIn<Settings>({
     publicBaseUrl: 'https://agentsite.test',
     oauthClientId: 'agentsite-client',
+    mcpOAuthClients: {},
     vaultKeys: [{ id: 'k1', key: randomBytes(32) }],
   });
   const cipher = new VaultCipher(settings);
   const http = new FakeSiteHttp();
-  const configs = new OAuthConfigs(standIn<SiteHttpClient>(http), settings);
+  const mcpRows = new FakeMcpOAuthClientsRepository();
+  const mcpClients = new McpOAuthClients(
+    standIn<McpOAuthClientsRepository>(mcpRows),
+    cipher,
+    standIn<SiteHttpClient>(http),
+    settings,
+  );
+  const configs = new OAuthConfigs(standIn<SiteHttpClient>(http), settings, mcpClients);
   const rows = new FakeOAuthRepository();
   const store = new FakeCredentialStore(cipher);
   const credentials = standIn<CredentialsService>(new FakeCredentialsService(store));
   const refreshes = new FakeCredentialLeases(store);
-  const oauth = new OAuthService(standIn<OAuthRepository>(rows), configs, cipher, credentials);
+  const mcpFlow = new McpOAuthFlow(configs, mcpClients);
+  const oauth = new OAuthService(standIn<OAuthRepository>(rows), configs, cipher, credentials, mcpFlow);
   const tokens = new TokenRefreshService(standIn<CredentialLeasesService>(refreshes), credentials, cipher, configs);
-  return { rows, http, store, refreshes, oauth, tokens };
+  return { rows, http, store, refreshes, oauth, tokens, mcpRows, mcpClients, settings };
 }

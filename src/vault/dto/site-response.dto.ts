@@ -12,7 +12,11 @@ export class SiteAuthDto {
   @ApiProperty({ enum: CREDENTIAL_KINDS, description: 'How the site takes credentials' })
   type: 'bearer' | 'oauth2';
 
-  @ApiPropertyOptional({ enum: SITE_SCOPES, isArray: true, description: 'oauth2: the scopes the site offers' })
+  @ApiPropertyOptional({
+    type: [String],
+    description:
+      "oauth2: the scopes the site offers (an agentsite site's: read, write, delete, admin; an MCP server's: its own)",
+  })
   scopes?: string[];
 }
 
@@ -79,12 +83,12 @@ export class SiteCredentialDto {
   expiresAt?: string | null;
 
   @ApiPropertyOptional({
-    enum: SITE_SCOPES,
-    isArray: true,
+    type: [String],
     nullable: true,
-    description: 'oauth2: the scopes granted',
+    description:
+      "oauth2: the scopes granted (an agentsite site's: read, write, delete, admin; an MCP server's: its own)",
   })
-  scopes?: SiteScope[] | null;
+  scopes?: string[] | null;
 
   @ApiPropertyOptional({
     type: String,

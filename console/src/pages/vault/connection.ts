@@ -40,8 +40,8 @@ export interface Connection {
   usable: boolean;
   /** One sentence: what the state means for the user, and what to do when the site is not usable. */
   detail: string;
-  /** The scopes an OAuth connection was granted (empty otherwise). */
-  scopes: SiteScope[];
+  /** The scopes an OAuth connection was granted (empty otherwise; an MCP server's are its own names). */
+  scopes: string[];
 }
 
 /**
