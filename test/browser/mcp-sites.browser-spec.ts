@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import type { Locator } from 'playwright-core';
 import { EverythingPeer } from '../fixtures/mcp/everything-peer.js';
+import { OAuthPeer, PEER_ADMIN_SCOPE, PEER_READ_SCOPE } from '../fixtures/mcp/oauth-peer.js';
 import {
   DESKTOP_WIDTH,
   expectAccessible,
@@ -11,7 +12,7 @@ import {
   WIDTHS,
   type ConsoleWorld,
 } from './harness.js';
-import { addMcpServer, openTool, peerCertificates, storeToken, toolRowText } from './steps/mcp.js';
+import { addMcpServer, connectMcpByOAuth, openTool, peerCertificates, storeToken, toolRowText } from './steps/mcp.js';
 import { TRIP_SERVER_NAME, TRIP_TOKEN, TripPeer } from './steps/mcp-peer.js';
 
 /** The JSON a <pre> or a textarea shows. */
@@ -53,24 +54,28 @@ describe('console: MCP servers as sites', () => {
   let w: ConsoleWorld;
   let trips: TripPeer;
   let everything: EverythingPeer;
+  let oauth: OAuthPeer;
 
   beforeAll(async () => {
-    const { caFile, cert } = await peerCertificates();
+    const { ca, caFile, cert } = await peerCertificates();
     trips = await TripPeer.start(cert);
     everything = await EverythingPeer.start(cert);
+    oauth = await OAuthPeer.start(ca);
     // The peers' own CA and ports (this suite uses no agentsite site).
     w = await startConsoleWorld({
       env: {
         SITE_CA_CERTS: caFile,
-        SITE_ALLOW_PRIVATE_HOSTS: `localhost:${trips.port},localhost:${everything.port}`,
+        SITE_ALLOW_PRIVATE_HOSTS: `localhost:${trips.port},localhost:${everything.port},localhost:${oauth.port}`,
       },
     });
+    oauth.allowRedirect(`${w.stack.baseUrl}/api/oauth/callback`);
   });
 
   afterAll(async () => {
     await w?.stop();
     await trips?.stop();
     await everything?.stop();
+    await oauth?.stop();
   });
 
   describe.each(WIDTHS)('at %i px wide', (width) => {
@@ -254,6 +259,52 @@ describe('console: MCP servers as sites', () => {
     await expect(decodedWidth(shown)).resolves.toBe(20);
     await expectAccessible(page, 'server-everything');
     await screenshot(page, 'mcp-server-everything');
+    expect(w.pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('connects a server with OAuth as MCP defines it (discovery, registration, consent), then again with the scope a refused call asked for', async () => {
+    const page = await w.newPage();
+    await signUp(page);
+    await addMcpServer(page, oauth.endpoint);
+    const host = `localhost:${oauth.port}`;
+    const card = page.getByRole('region', { name: 'Connection' });
+    await card.getByText('Needs to be connected', { exact: true }).waitFor();
+    await card.getByRole('heading', { name: 'Connect with OAuth' }).waitFor();
+    await expect(page.getByText('OAuth 2.0', { exact: true }).count()).resolves.toBe(1);
+    await expectAccessible(page, 'MCP server behind OAuth, needs to be connected');
+    await screenshot(page, 'mcp-oauth-needs-connection');
+
+    const granted = await connectMcpByOAuth(page, new RegExp(`^Connect ${host}$`), 'mcp-browser-user');
+    expect(granted).toContain(PEER_READ_SCOPE);
+    expect(granted).not.toContain(PEER_ADMIN_SCOPE);
+    await page.getByRole('link', { name: /^Go to .*'s page$/ }).click();
+    await page.getByRole('heading', { level: 1, name: 'OAuth Peer' }).waitFor();
+    await card.getByText('Connected with OAuth', { exact: true }).waitFor();
+    expect(await toolRowText(page, 'whoami')).toMatch(/Who am I ?whoami.*Read-only.*read/);
+
+    const whoami = await openTool(page, 'whoami');
+    await whoami.getByRole('button', { name: 'Call whoami' }).click();
+    await whoami.getByRole('region', { name: 'Result of whoami' }).getByText(PEER_READ_SCOPE).waitFor();
+
+    // reset_counter needs the admin scope: the server's 403 names it, and the card offers it.
+    const reset = await openTool(page, 'reset_counter');
+    await reset.getByRole('button', { name: 'Call reset_counter' }).click();
+    await reset.getByRole('alert').waitFor();
+    await card.getByText(PEER_ADMIN_SCOPE, { exact: true }).waitFor();
+    await expectAccessible(page, 'MCP server asking for more access');
+    await screenshot(page, 'mcp-oauth-step-up');
+    const again = await connectMcpByOAuth(
+      page,
+      new RegExp(`^Connect OAuth Peer again with ${PEER_ADMIN_SCOPE}$`),
+      'mcp-browser-user',
+    );
+    expect(again).toContain(PEER_ADMIN_SCOPE);
+    await page.getByRole('link', { name: /^Go to .*'s page$/ }).click();
+    const resetAgain = await openTool(page, 'reset_counter');
+    await resetAgain.getByRole('button', { name: 'Call reset_counter' }).click();
+    await resetAgain.getByRole('region', { name: 'Result of reset_counter' }).getByText('"counter":0').waitFor();
+    expect(oauth.toolCalls.filter((c) => c.tool === 'reset_counter')).toHaveLength(1);
     expect(w.pageErrors).toEqual([]);
     await page.close();
   });

@@ -5,15 +5,15 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { createTestCa, issueServerCert, type ServerCert } from '../../../examples/site/tls.js';
+import { createTestCa, issueServerCert, type ServerCert, type TestCa } from '../../../examples/site/tls.js';
 import { testEnv } from '../../setup/shared-runtime.js';
 
 /** A CA of its own for the suite's MCP peers: its file (SITE_CA_CERTS) and a certificate for localhost. */
-export async function peerCertificates(): Promise<{ caFile: string; cert: ServerCert }> {
+export async function peerCertificates(): Promise<{ ca: TestCa; caFile: string; cert: ServerCert }> {
   const ca = await createTestCa('agentsite MCP peers test CA');
   const caFile = path.join(testEnv('workDir'), `mcp-ca-${Date.now()}-${Math.random().toString(36).slice(2)}.pem`);
   writeFileSync(caFile, ca.cert);
-  return { caFile, cert: await issueServerCert(ca) };
+  return { ca, caFile, cert: await issueServerCert(ca) };
 }
 
 /**
@@ -52,4 +52,28 @@ export async function openTool(page: Page, tool: string): Promise<Locator> {
 export async function toolRowText(page: Page, tool: string): Promise<string> {
   const row = page.getByRole('row').filter({ has: page.getByRole('button', { name: `Try ${tool}`, exact: true }) });
   return ((await row.textContent()) ?? '').replace(/\s+/g, ' ');
+}
+
+/**
+ * On an MCP server's page: Connect (the button names the server, and the scope when it asks for
+ * more), sign in and approve on oidc-provider's own pages (its development login: any login and
+ * password), and back on the console's completion page. Returns the scopes the page says were granted.
+ */
+export async function connectMcpByOAuth(page: Page, button: RegExp, login: string): Promise<string[]> {
+  await page.getByRole('region', { name: 'Connection' }).getByRole('button', { name: button }).click();
+  await page.waitForURL((url) => url.pathname.startsWith('/interaction/'));
+  if ((await page.locator('input[name="login"]').count()) > 0) {
+    await page.locator('input[name="login"]').fill(login);
+    await page.locator('input[name="password"]').fill('any');
+    await page.locator('button[type="submit"]').click();
+  }
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.waitForURL((url) => url.pathname === '/oauth/complete');
+  await page.getByRole('heading', { level: 1, name: / is connected$/ }).waitFor();
+  const granted = await page
+    .getByRole('status')
+    .filter({ hasText: 'granted the scopes' })
+    .locator('strong')
+    .textContent();
+  return (granted ?? '').split(', ').filter(Boolean);
 }

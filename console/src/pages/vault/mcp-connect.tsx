@@ -16,7 +16,10 @@ export function McpConnect({ site, connection }: { site: Site; connection: Conne
     );
     window.location.assign(answer.authorizationUrl);
   });
-  const stepUp = site.credential.requiredScope ?? null;
+  // The 403's scope names every scope the call needs: the ones not granted yet are what to ask for.
+  const asked = (site.credential.requiredScope ?? '').split(/\s+/).filter(Boolean);
+  const missing = asked.filter((s) => !connection.scopes.includes(s));
+  const stepUp = asked.length === 0 ? null : (missing.length > 0 ? missing : asked).join(', ');
   const connected = connection.state === 'oauth' || connection.state === 'token';
   const label =
     stepUp !== null
@@ -36,7 +39,7 @@ export function McpConnect({ site, connection }: { site: Site; connection: Conne
         </p>
       ) : (
         <p className="notice" role="status">
-          {site.name} asked for more access for a call: the scope <strong>{stepUp}</strong>. Connect again to grant it.
+          {site.name} asked for more access for a call: <strong>{stepUp}</strong>. Connect again to grant it.
         </p>
       )}
       <ErrorNote error={connect.error} title="Could not start the connection" />
