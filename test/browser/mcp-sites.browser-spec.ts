@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import type { Locator } from 'playwright-core';
+import { toolNamed } from '../fixtures/fake-model.js';
 import { EverythingPeer } from '../fixtures/mcp/everything-peer.js';
 import { OAuthPeer, PEER_ADMIN_SCOPE, PEER_READ_SCOPE } from '../fixtures/mcp/oauth-peer.js';
 import {
@@ -306,6 +307,36 @@ describe('console: MCP servers as sites', () => {
     await resetAgain.getByRole('region', { name: 'Result of reset_counter' }).getByText('"counter":0').waitFor();
     expect(oauth.toolCalls.filter((c) => c.tool === 'reset_counter')).toHaveLength(1);
     expect(w.pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('in a chat, an MCP tool’s result shows its content blocks: the image the server returned', async () => {
+    const page = await w.newPage();
+    await signUp(page);
+    await addMcpServer(page, everything.url);
+    await page.getByText('MCP server', { exact: true }).waitFor();
+    const name = (await page.getByRole('heading', { level: 1 }).textContent()) ?? '';
+    await page.goto('/chat');
+    await page.getByLabel('Title (optional)').fill('Logo');
+    await page.getByRole('checkbox', { name: `Use ${name}` }).check();
+    await page.getByRole('button', { name: 'Start conversation' }).click();
+    await page.waitForURL(/\/chat\/ses_/);
+    w.model.script(
+      (req) => ({ text: 'Fetching it.', toolUses: [{ name: toolNamed(req, 'get-tiny-image'), input: {} }] }),
+      { text: 'Here is the logo.' },
+    );
+    const box = page.getByRole('textbox', { name: 'Message', exact: true });
+    await box.fill('Show me the MCP logo');
+    await box.press('Enter');
+    const log = page.getByRole('log', { name: 'Messages' });
+    const call = log.getByRole('listitem', { name: `Tool call get-tiny-image on ${name}: ok` });
+    await call.waitFor();
+    await log.getByText('Here is the logo.').waitFor();
+    await call.getByText('Result', { exact: true }).click();
+    const image = call.getByRole('img', { name: 'Image 2 returned by get-tiny-image' });
+    await expect(decodedWidth(image)).resolves.toBe(20);
+    await expectAccessible(page, 'chat with an MCP tool result');
+    await screenshot(page, 'mcp-chat-result');
     await page.close();
   });
 });

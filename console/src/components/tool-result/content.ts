@@ -84,7 +84,12 @@ function blockOf(raw: unknown): Block {
 
 /** The result as content blocks, or undefined when it is not an MCP result (an agentsite site's JSON). */
 export function mcpResultOf(result: unknown): McpResult | undefined {
-  if (!isObject(result) || !Array.isArray(result.content)) {
+  // Every block of MCP content names its type: a site's own JSON with a `content` list of other things stays JSON.
+  if (
+    !isObject(result) ||
+    !Array.isArray(result.content) ||
+    !result.content.every((block) => isObject(block) && typeof block.type === 'string')
+  ) {
     return undefined;
   }
   return {
