@@ -7,6 +7,7 @@ import { OAuthPeer, PEER_ADMIN_SCOPE, PEER_READ_SCOPE } from '../fixtures/mcp/oa
 import {
   DESKTOP_WIDTH,
   expectAccessible,
+  expectNoSideScroll,
   screenshot,
   signUp,
   startConsoleWorld,
@@ -188,6 +189,7 @@ describe('console: MCP servers as sites', () => {
       expect(download.suggestedFilename()).toBe('ticket.txt');
       expect(readFileSync(await download.path(), 'utf8')).toBe('ticket 42');
       await expectAccessible(page, `MCP tool result (${width} px)`);
+      await expectNoSideScroll(page, `MCP tool form and result (${width} px)`);
       await screenshot(page, `mcp-try-result-${width}`);
 
       // The same input as JSON, and back to the form when the form can hold all of it.
