@@ -7,6 +7,7 @@
  * - GET  /oauth/authorize                 login and consent page (HTML form)
  * - POST /oauth/authorize                 the form's submission → 302 to redirect_uri?code&state
  * - POST /oauth/token                     authorization_code (PKCE S256) and refresh_token grants
+ * - POST /oauth/revoke                    RFC 7009 revocation (a refresh token ends its whole grant)
  * - POST /api/tokens, GET /api/tokens, DELETE /api/tokens/<id>
  *                                          API tokens a user creates and revokes (HTTP Basic auth)
  */
@@ -303,6 +304,10 @@ export class ReferenceSite {
    * providers rotate without that (the replay alone fails): false plays one of those.
    */
   revokeFamilyOnReuse = true;
+  /** Requests to the revocation endpoint: the hint each gave and whether the token was one of this site's. */
+  readonly revocations: Array<{ hint: string | null; known: boolean; failed?: true }> = [];
+  /** While true, the revocation endpoint answers 503 and revokes nothing. */
+  failRevocations = false;
   /** Token requests that have started waiting out tokenDelayMs. */
   stalledTokenRequests = 0;
   accessTokenTtlSeconds: number;
@@ -365,6 +370,11 @@ export class ReferenceSite {
     return token;
   }
 
+  /** The access tokens issued through OAuth, oldest first (to see what a revocation did). */
+  oauthAccessTokens(): AccessToken[] {
+    return [...this.accessTokens.values()].filter((t) => t.kind === 'oauth');
+  }
+
   /** Makes every current access token expired (to exercise refresh). */
   expireAccessTokens(): void {
     for (const token of this.accessTokens.values()) {
@@ -415,6 +425,7 @@ export class ReferenceSite {
         type: 'oauth2',
         authorization_url: `${this.origin}/oauth/authorize`,
         token_url: `${this.origin}/oauth/token`,
+        revocation_url: `${this.origin}/oauth/revoke`,
         scopes: SCOPES,
       },
       tools: TOOLS.map(({ name, description, input_schema }) => ({ name, description, input_schema })),
@@ -473,6 +484,9 @@ export class ReferenceSite {
           await new Promise((resolve) => setTimeout(resolve, this.tokenDelayMs));
         }
         return this.token(res, req, body);
+      }
+      if (url.pathname === '/oauth/revoke' && req.method === 'POST') {
+        return this.revoke(res, new URLSearchParams(await readBody(req)));
       }
       if (url.pathname === '/api/tokens' || url.pathname.startsWith('/api/tokens/')) {
         return await this.apiTokens(req, res, url.pathname);
@@ -806,6 +820,30 @@ export class ReferenceSite {
       refresh_token: refresh.token,
       ...(withScope ? { scope: scopes.join(' ') } : {}),
     };
+  }
+
+  /**
+   * RFC 7009: a refresh token ends its whole grant; an access token only itself. The answer is 200
+   * whether or not the token was known (so a caller learns nothing of other clients' tokens).
+   */
+  private revoke(res: ServerResponse, form: URLSearchParams): void {
+    const value = form.get('token') ?? '';
+    const refresh = this.refreshTokens.get(value);
+    const access = this.accessTokens.get(value);
+    const clientId = form.get('client_id');
+    if (this.failRevocations) {
+      this.revocations.push({ hint: form.get('token_type_hint'), known: false, failed: true });
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"temporarily_unavailable"}');
+      return;
+    }
+    const mine = refresh !== undefined && refresh.clientId === clientId;
+    if (mine) {
+      this.revokeFamily(refresh.familyId);
+    } else if (access !== undefined && access.kind === 'oauth') {
+      access.revoked = true;
+    }
+    this.revocations.push({ hint: form.get('token_type_hint'), known: mine || access !== undefined });
+    res.writeHead(200, { 'cache-control': 'no-store' }).end();
   }
 
   private revokeFamily(familyId: string): void {

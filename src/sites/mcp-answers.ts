@@ -57,7 +57,9 @@ export function observed(base: FetchLike): FetchLike {
   return async (url, init) => {
     const context = operations.getStore();
     let request = init;
-    if (context?.idempotencyKey !== undefined && (init?.method ?? 'GET').toUpperCase() === 'POST') {
+    // Only on the POST that carries the tools/call (not on a handshake made for it).
+    const toolCall = typeof init?.body === 'string' && init.body.includes('"method":"tools/call"');
+    if (context?.idempotencyKey !== undefined && toolCall) {
       const headers = new Headers(init?.headers);
       headers.set('idempotency-key', context.idempotencyKey);
       request = { ...init, headers };

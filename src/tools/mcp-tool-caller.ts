@@ -9,6 +9,7 @@ import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';
 import { ToolCallFailure } from '../sites/tool-failure.js';
 import { TokenRefreshService } from '../oauth/token-refresh.service.js';
 import { CredentialsService } from '../vault/credentials.service.js';
+import { McpSites } from '../vault/mcp-sites.service.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import type { CredentialRefusals } from './credential-refusals.js';
@@ -78,7 +79,11 @@ export class McpToolCaller {
     private readonly credentials: CredentialsService,
     private readonly tokens: TokenRefreshService,
     private readonly limits: OutgoingLimits,
-  ) {}
+    sites: McpSites,
+  ) {
+    // Listing an MCP server's tools again (refresh) uses a refreshed OAuth token, as calls do.
+    sites.useTokenSource(async (site) => (await tokens.tokenFor(site)).token);
+  }
 
   async call(
     call: McpToolCall,

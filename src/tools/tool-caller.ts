@@ -7,7 +7,7 @@ import { TokenRefreshService } from '../oauth/token-refresh.service.js';
 import { CredentialsService } from '../vault/credentials.service.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
-import { ToolCallFailure } from '../sites/tool-failure.js';
+import { notConnected, ToolCallFailure } from '../sites/tool-failure.js';
 import { CredentialRefusals } from './credential-refusals.js';
 import { McpToolCaller } from './mcp-tool-caller.js';
 import { OUTGOING_WINDOW_SECONDS, OutgoingLimits, outgoingKey } from './outgoing-limits.js';
@@ -82,6 +82,10 @@ export class ToolCaller {
 
   findTool(site: SiteEntity, name: string): ManifestTool {
     const tool = site.manifest.tools.find((t) => t.name === name);
+    if (tool === undefined && site.protocol === 'mcp' && site.manifest.tools.length === 0) {
+      // needs_connection: the server lists its tools only once a credential works.
+      throw notConnected(site.manifest.name);
+    }
     if (tool === undefined) {
       throw new AppError('NOT_FOUND', `${site.manifest.name} has no tool named "${name}"`);
     }

@@ -138,11 +138,12 @@ export class CredentialsService {
         kind: 'oauth2',
         status: 'active',
         scopes: tokens.scopes,
-        requiredScope: null,
         expiresAt: expiryOf(tokens.expiresInSeconds),
         generation: row.generation + 1,
         refreshLeaseOwner: null,
         refreshLeaseUntil: null,
+        // The grant answers the step-up a 403 insufficient_scope asked for.
+        requiredScope: null,
       });
       return row;
     });

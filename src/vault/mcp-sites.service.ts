@@ -38,6 +38,7 @@ function rootCause(err: unknown): unknown {
 @Injectable()
 export class McpSites {
   private readonly logger = new Logger('McpSites');
+  private tokenSource: ((site: SiteEntity) => Promise<string>) | null = null;
 
   constructor(
     private readonly client: McpClient,
@@ -112,8 +113,24 @@ export class McpSites {
     }
   }
 
-  /** The stored access token (a bearer token or an OAuth access token), null when none is stored. */
+  /**
+   * How the site's usable token is had: registered by the tools feature (TokenRefreshService, which
+   * refreshes an expired OAuth token through the single-flight lease; the vault cannot import it).
+   */
+  useTokenSource(source: (site: SiteEntity) => Promise<string>): void {
+    this.tokenSource = source;
+  }
+
+  /** The usable access token (a bearer token or an OAuth access token), null when none is stored or usable. */
   private async tokenOf(site: SiteEntity): Promise<string | null> {
+    if (this.tokenSource !== null) {
+      try {
+        return await this.tokenSource(site);
+      } catch (err) {
+        // Not connected, or the refresh failed: the stored token (if any) is what there is.
+        this.logger.warn(`MCP site ${site.id}: no refreshed token for listing (${(err as Error).message})`);
+      }
+    }
     const row = await this.credentials.findForSite(site.id);
     if (row === null) {
       return null;

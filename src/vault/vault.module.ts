@@ -35,6 +35,6 @@ import { VaultService } from './vault.service.js';
     CredentialRemovalHooks,
     McpSites,
   ],
-  exports: [VaultCipher, CredentialsService, CredentialLeasesService, VaultService, CredentialRemovalHooks],
+  exports: [VaultCipher, CredentialsService, CredentialLeasesService, VaultService, McpSites, CredentialRemovalHooks],
 })
 export class VaultModule {}

@@ -190,6 +190,13 @@ describe('MCP servers as sites: adding (e2e)', () => {
       auth: { type: 'oauth2', scopes: ['tools:read', 'tools:write'] },
     });
     const id = added.body.id as string;
+    const early = await world.http.post(
+      `/api/vault/sites/${id}/tools/search_files/call`,
+      { input: { query: 'a' } },
+      { token: user.token },
+    );
+    expectError(early, 'TOOL_EXECUTION_ERROR', 502);
+    expect(early.body.error).toContain('is not connected');
     const wrong = await world.http.post(`/api/vault/sites/${id}/token`, { token: 'not-it' }, { token: user.token });
     expect(wrong.status).toBe(201);
     expect((await world.http.get(`/api/vault/sites/${id}`, { token: user.token })).body.status).toBe(
@@ -204,6 +211,9 @@ describe('MCP servers as sites: adding (e2e)', () => {
     const site = (await world.http.get(`/api/vault/sites/${id}`, { token: user.token })).body;
     expect(site).toMatchObject({ status: 'ready', credential: { kind: 'bearer', requiredScope: null } });
     expect((site.tools as Array<{ name: string }>).map((t) => t.name)).toEqual(['search_files', 'delete_file']);
+    const refreshed = await world.http.post(`/api/vault/sites/${id}/manifest/refresh`, {}, { token: user.token });
+    expect(refreshed.body).toMatchObject({ status: 'ready', credential: { kind: 'bearer' } });
+    expect(authed.seen.at(-1)).toMatchObject({ rpc: 'tools/list', authorization: 'Bearer pasted-token' });
   });
 
   it('answers INVALID_URL when the metadata document or the authorization server is at a private address', async () => {

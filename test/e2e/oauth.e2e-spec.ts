@@ -6,6 +6,7 @@ import pg from 'pg';
 import { testEnv } from '../setup/shared-runtime.js';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { expectError, Http } from '../utils/http.js';
+import { eventually } from '../utils/runs.js';
 import { approveAtOidcProvider, OidcProviderSite } from '../utils/oidc-site.js';
 import { approveAtSite, completeOAuth, completionBody, siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { Stack, TEST_VAULT_KEY } from '../utils/stack.js';
@@ -497,6 +498,38 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
     await connect(site, user, siteId);
     expect((await http.get(`/api/vault/sites/${siteId}`, { token: user.token })).body.credential.status).toBe('active');
     expect((await call()).status).toBe(200);
+  });
+
+  it("disconnecting revokes the grant at the site's revocation_url (RFC 7009): refresh token, then access token", async () => {
+    const { site, user, siteId } = await fresh();
+    await connect(site, user, siteId);
+    const call = () =>
+      http.post(`/api/vault/sites/${siteId}/tools/list_notes/call`, { input: {} }, { token: user.token });
+    expect((await call()).status).toBe(200);
+    const [access] = site.oauthAccessTokens();
+    expect((await http.delete(`/api/vault/sites/${siteId}/token`, { token: user.token })).status).toBe(204);
+    await eventually('both tokens revoked', async () => (site.revocations.length === 2 ? true : undefined));
+    expect(site.revocations).toEqual([
+      { hint: 'refresh_token', known: true },
+      { hint: 'access_token', known: true },
+    ]);
+    // The grant is over at the site: its last access token no longer opens anything.
+    expect(access!.revoked).toBe(true);
+  });
+
+  it('deleting a site revokes its grant too, and a revocation endpoint that fails does not stop the deletion', async () => {
+    const { site, user, siteId } = await fresh();
+    await connect(site, user, siteId);
+    site.failRevocations = true;
+    expect((await http.delete(`/api/vault/sites/${siteId}`, { token: user.token })).status).toBe(204);
+    expect((await http.get(`/api/vault/sites/${siteId}`, { token: user.token })).status).toBe(404);
+    await eventually('both revocations attempted', async () => (site.revocations.length === 2 ? true : undefined));
+    expect(site.revocations.map((r) => [r.hint, r.failed])).toEqual([
+      ['refresh_token', true],
+      ['access_token', true],
+    ]);
+    // Not revoked at the site (its endpoint failed): the grant's token still stands there.
+    expect(site.oauthAccessTokens()[0]!.revoked).toBe(false);
   });
 
   it('vault:rotate re-encrypts every entry under the new key; the old key can then be dropped', async () => {

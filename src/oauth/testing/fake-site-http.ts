@@ -14,9 +14,12 @@ export interface TokenAnswer {
 export class FakeSiteHttp implements Pick<SiteHttpClient, 'request'> {
   readonly requests: Array<{ url: string; form: URLSearchParams }> = [];
   readonly answers: Array<TokenAnswer | Error> = [];
+  /** The raw body of each request (JSON for a registration). */
+  readonly bodies: string[] = [];
 
   async request(request: SiteRequest): Promise<SiteResponse> {
     this.requests.push({ url: request.url, form: new URLSearchParams(request.body ?? '') });
+    this.bodies.push(request.body ?? '');
     const answer = this.answers.shift();
     if (answer === undefined) {
       throw new Error(`the fake site has no answer scripted for ${request.method} ${request.url}`);

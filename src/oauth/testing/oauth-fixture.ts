@@ -59,12 +59,13 @@ export function siteFixture(fields: Partial<SiteEntity> = {}): SiteEntity {
 }
 
 /** The OAuth flow and the token refresh over fakes: states, credentials and the site's token endpoint in memory. */
-export function oauthFixture() {
+export function oauthFixture(overrides: Partial<Settings> = {}) {
   const settings = standIn<Settings>({
     publicBaseUrl: 'https://agentsite.test',
     oauthClientId: 'agentsite-client',
     mcpOAuthClients: {},
     vaultKeys: [{ id: 'k1', key: randomBytes(32) }],
+    ...overrides,
   });
   const cipher = new VaultCipher(settings);
   const http = new FakeSiteHttp();
