@@ -26,7 +26,8 @@ export interface ConsoleOptions {
 
 /**
  * The console's Content-Security-Policy. It runs only its own bundled code: no inline script or
- * style, no other origin, no framing; with Stripe.js exactly the origins Stripe documents for it
+ * style, no other origin, no framing; images and sound may also come from data: URLs (an MCP tool's
+ * result carries them as base64); with Stripe.js exactly the origins Stripe documents for it
  * (script and frames from js.stripe.com, frames from hooks.stripe.com, calls to api.stripe.com).
  */
 export function consolePolicy(options: ConsoleOptions): string {
@@ -36,6 +37,8 @@ export function consolePolicy(options: ConsoleOptions): string {
     `script-src 'self'${stripe(STRIPE_JS_ORIGIN, STRIPE_JS_SUBDOMAINS)}`,
     "style-src 'self'",
     "img-src 'self' data:",
+    // An MCP tool's result may carry sound (base64): the try-out form plays it from a data: URL.
+    "media-src 'self' data:",
     `connect-src 'self'${stripe(STRIPE_API_ORIGIN)}`,
     ...(options.stripeJs
       ? [`frame-src 'self' ${STRIPE_JS_ORIGIN} ${STRIPE_JS_SUBDOMAINS} ${STRIPE_HOOKS_ORIGIN}`]

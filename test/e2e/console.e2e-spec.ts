@@ -24,7 +24,8 @@ function browserGet(baseUrl: string, path: string, accept = 'text/html,applicati
 
 /** The console's policy on a server that does not load Stripe.js: its own code only. */
 const OWN_CODE_ONLY =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' data:; " +
+  "connect-src 'self'; " +
   "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /** The Stripe settings a stack needs to boot with PAYMENT_PROVIDER=stripe (nothing calls Stripe here). */
@@ -106,7 +107,7 @@ describe('the console under PAYMENT_PROVIDER=stripe (e2e)', () => {
     try {
       expect(await consolePolicyOf(withKey.baseUrl)).toBe(
         "default-src 'self'; script-src 'self' https://js.stripe.com https://*.js.stripe.com; style-src 'self'; img-src 'self' data:; " +
-          "connect-src 'self' https://api.stripe.com; frame-src 'self' https://js.stripe.com https://*.js.stripe.com https://hooks.stripe.com; " +
+          "media-src 'self' data:; connect-src 'self' https://api.stripe.com; frame-src 'self' https://js.stripe.com https://*.js.stripe.com https://hooks.stripe.com; " +
           "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
       );
       // The API's own answers keep their policy: Stripe's origins are for the console's page only.

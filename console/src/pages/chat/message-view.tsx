@@ -1,5 +1,7 @@
 /** How a chat message reads: who said it, its parts in order (texts, each tool call with its result or error), the usage. */
 import { type Schemas } from '../../api/client';
+import { mcpResultOf } from '../../components/tool-result/content';
+import { ContentBlocks } from '../../components/tool-result/content-blocks';
 import { type Part, type ShownToolCall } from './parts';
 
 export type Usage = Schemas['ChatUsageDto'];
@@ -10,6 +12,8 @@ export function json(value: unknown): string {
 
 export function ToolCallView({ call }: { call: ShownToolCall }) {
   const state = call.ok === undefined ? 'running' : call.ok ? 'ok' : 'failed';
+  // An MCP server's result is content blocks (text, images, links …): shown as such, not as JSON.
+  const mcp = call.ok === true ? mcpResultOf(call.result) : undefined;
   return (
     <li className={`tool-call ${state}`} aria-label={`Tool call ${call.tool} on ${call.site}: ${state}`}>
       <p>
@@ -26,7 +30,11 @@ export function ToolCallView({ call }: { call: ShownToolCall }) {
       {call.ok === true ? (
         <details>
           <summary>Result</summary>
-          <pre>{json(call.result)}</pre>
+          {mcp === undefined ? (
+            <pre>{json(call.result)}</pre>
+          ) : (
+            <ContentBlocks result={mcp} tool={call.tool} site={call.site} />
+          )}
         </details>
       ) : null}
       {call.ok === false ? <p className="field-error">Error: {call.error}</p> : null}

@@ -3,7 +3,8 @@ import { api, unwrap } from '../../api/client';
 import { useAction } from '../../api/hooks';
 import { ErrorNote } from '../../components/ui';
 import { BearerToken } from './bearer-token';
-import { type Connection, type Site } from './connection';
+import { type Connection, isMcp, type Site } from './connection';
+import { McpConnect } from './mcp-connect';
 import { OAuthConnect } from './oauth-connect';
 
 /**
@@ -31,9 +32,11 @@ export function ConnectionPanel({
           Stored token: <code>{credential.tokenHint}</code>
         </p>
       ) : null}
-      {site.auth.type === 'oauth2' ? (
+      {site.auth.type !== 'oauth2' ? null : isMcp(site) ? (
+        <McpConnect site={site} connection={connection} />
+      ) : (
         <OAuthConnect key={`${credential.kind}-${credential.status}`} site={site} connection={connection} />
-      ) : null}
+      )}
       <BearerToken site={site} onChanged={onChanged} />
       {credential.kind === null ? null : <RemoveCredential site={site} onRemoved={onChanged} />}
     </section>

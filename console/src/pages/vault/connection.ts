@@ -5,10 +5,30 @@ export type Site = Schemas['SiteResponseDto'];
 export type SiteTool = Schemas['SiteToolDto'];
 export type SiteScope = SiteTool['scope'];
 
+export function isMcp(site: Site): boolean {
+  return site.protocol === 'mcp';
+}
+
+/** What the site is, in a few words: the list's and the site page's. */
+export function protocolLabel(site: Site): string {
+  return isMcp(site) ? 'MCP server' : 'agentsite site';
+}
+
+/** The annotations a tool carries, in words, in a fixed order (only the hints the server set to true). */
+export function annotationWords(tool: SiteTool): string[] {
+  const a = tool.annotations ?? {};
+  return [
+    a.readOnlyHint === true ? 'Read-only' : undefined,
+    a.destructiveHint === true && a.readOnlyHint !== true ? 'Destructive' : undefined,
+    a.idempotentHint === true ? 'Idempotent' : undefined,
+    a.openWorldHint === true ? 'Reaches outside' : undefined,
+  ].filter((w): w is string => w !== undefined);
+}
+
 /** Scopes in the order the service lists them (least to most powerful). */
 export const SCOPE_ORDER: SiteScope[] = ['read', 'write', 'delete', 'admin'];
 
-export type ConnectionState = 'oauth' | 'token' | 'none' | 'reconnect' | 'expired';
+export type ConnectionState = 'oauth' | 'token' | 'none' | 'open' | 'needs_connection' | 'reconnect' | 'expired';
 
 export interface Connection {
   state: ConnectionState;
@@ -34,6 +54,32 @@ export function connectionOf(site: Site, now = Date.now()): Connection {
   const credential = site.credential;
   const name = site.name;
   const scopes = credential.kind === 'oauth2' ? (credential.scopes ?? []) : [];
+  if (isMcp(site) && site.status === 'needs_connection' && credential.status !== 'reauth_required') {
+    return {
+      state: 'needs_connection',
+      label: 'Needs to be connected',
+      tone: 'warn',
+      usable: false,
+      scopes,
+      detail:
+        credential.kind === null
+          ? `${name} asks for a sign-in before it lists its tools: ${
+              site.auth.type === 'oauth2' ? 'connect it with OAuth, or paste' : 'paste'
+            } an API token made on ${name}. Its tools appear once it accepts the connection.`
+          : `${name} did not accept what is stored, so its tools are not listed: connect it again or store another token.`,
+    };
+  }
+  if (isMcp(site) && credential.kind === null) {
+    // A server that lists its tools without asking: calls carry no credential.
+    return {
+      state: 'open',
+      label: 'No sign-in needed',
+      tone: 'ok',
+      usable: true,
+      scopes,
+      detail: `${name} lists and runs its tools without a credential. Store a token if it asks for one later.`,
+    };
+  }
   if (credential.kind === null) {
     return {
       state: 'none',
@@ -98,5 +144,8 @@ export function scopesFor(tools: SiteTool[]): SiteScope[] {
 }
 
 export function authLabel(site: Site): string {
-  return site.auth.type === 'oauth2' ? 'OAuth 2.0' : 'Bearer token';
+  if (site.auth.type === 'oauth2') {
+    return 'OAuth 2.0';
+  }
+  return isMcp(site) && site.status === 'ready' && site.credential.kind === null ? 'None asked' : 'Bearer token';
 }

@@ -2,12 +2,16 @@ import { Link, useParams, useSearchParams } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { useAction, useLoad } from '../../api/hooks';
 import { Busy, ErrorNote, formatDate, PageTitle } from '../../components/ui';
-import { authLabel, connectionOf } from './connection';
+import { authLabel, connectionOf, isMcp, protocolLabel, type Site } from './connection';
 import { ConnectionPanel } from './connection-panel';
 import { ShareSite } from './share-site';
+import { ToolsTable } from './tools-table';
 import { ToolTry } from './tool-try';
 
-/** One site: its tools and the scopes each needs, its credential, and a try-out form per tool. */
+/**
+ * One site (an agentsite site or an MCP server): its tools and the scopes each needs, its credential,
+ * and a try-out form per tool.
+ */
 export function SitePage() {
   const { siteId = '' } = useParams();
   const [params, setParams] = useSearchParams();
@@ -28,9 +32,10 @@ export function SitePage() {
       </section>
     );
   }
-  const s = site.data;
+  const s: Site = site.data;
   const trying = s.tools.find((t) => t.name === params.get('tool'));
   const connection = connectionOf(s);
+  const mcp = isMcp(s);
   return (
     <section>
       <p>
@@ -43,68 +48,55 @@ export function SitePage() {
         <dd>
           <code>{s.url}</code>
         </dd>
+        <dt>Kind</dt>
+        <dd>{protocolLabel(s)}</dd>
         <dt>Sign-in</dt>
         <dd>{authLabel(s)}</dd>
-        <dt>Manifest</dt>
+        <dt>{mcp ? 'Tools' : 'Manifest'}</dt>
         <dd>
-          version {s.version}, read {formatDate(s.manifestFetchedAt)}{' '}
+          {mcp
+            ? `listed ${formatDate(s.manifestFetchedAt)}`
+            : `version ${s.version}, read ${formatDate(s.manifestFetchedAt)}`}{' '}
           <button type="button" className="secondary" onClick={() => void refresh.run()} disabled={refresh.busy}>
-            Refresh manifest
+            {mcp ? 'List tools again' : 'Refresh manifest'}
           </button>
-          {refresh.busy ? <Busy label="Reading the manifest again…" /> : null}
+          {refresh.busy ? (
+            <Busy label={mcp ? `Asking ${s.name} for its tools…` : 'Reading the manifest again…'} />
+          ) : null}
         </dd>
       </dl>
-      <ErrorNote error={refresh.error} title="Could not refresh the manifest" />
+      <ErrorNote
+        error={refresh.error}
+        title={mcp ? 'Could not list the tools again' : 'Could not refresh the manifest'}
+      />
       <ErrorNote error={site.error} title="Could not reload this site" />
 
       <ConnectionPanel site={s} connection={connection} onChanged={site.reload} />
       <ShareSite site={s} />
 
       <h2>Tools</h2>
-      {connection.usable ? null : (
+      {s.tools.length === 0 ? (
         <p className="hint">
-          The tools can be tried once {s.name} is connected (<a href="#connection">Connection</a>).
+          {connection.state === 'needs_connection'
+            ? `${s.name} lists its tools once it is connected (`
+            : `${s.name} offers no tools at the moment (`}
+          <a href="#connection">Connection</a>).
         </p>
+      ) : (
+        <>
+          {connection.usable ? null : (
+            <p className="hint">
+              The tools can be tried once {s.name} is connected (<a href="#connection">Connection</a>).
+            </p>
+          )}
+          <ToolsTable
+            site={s}
+            connection={connection}
+            trying={trying?.name}
+            onTry={(tool) => setParams({ tool }, { replace: true })}
+          />
+        </>
       )}
-      <div className="table-scroll" role="region" aria-label={`Tools of ${s.name}`} tabIndex={0}>
-        <table>
-          <caption className="visually-hidden">Tools of {s.name}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Tool</th>
-              <th scope="col">What it does</th>
-              <th scope="col">Scope needed</th>
-              <th scope="col">Try it</th>
-            </tr>
-          </thead>
-          <tbody>
-            {s.tools.map((tool) => (
-              <tr key={tool.name}>
-                <th scope="row">
-                  <code>{tool.name}</code>
-                </th>
-                <td>{tool.description}</td>
-                <td>
-                  <span className="badge">{tool.scope}</span>
-                  {connection.state === 'oauth' && !connection.scopes.includes(tool.scope) ? (
-                    <span className="badge warn">not granted</span>
-                  ) : null}
-                </td>
-                <td>
-                  <button
-                    type="button"
-                    className="secondary"
-                    aria-pressed={trying?.name === tool.name}
-                    onClick={() => setParams({ tool: tool.name }, { replace: true })}
-                  >
-                    Try {tool.name}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
       {trying === undefined ? null : (
         <ToolTry key={trying.name} site={s} tool={trying} connection={connection} onFailed={site.reload} />
       )}

@@ -6,13 +6,13 @@ import { DemoSiteSuggestion } from '../../components/demo-site';
 import { Busy, ErrorNote, Field, PageTitle } from '../../components/ui';
 import { useSession } from '../../session/session';
 import { type CountGate, countGate, LimitNote, useBilling } from '../billing/gates';
-import { authLabel, connectionOf, type Site } from './connection';
+import { authLabel, connectionOf, isMcp, type Site } from './connection';
 
 /** Why the site could not be added, in the user's words (the API's own message follows it). */
 const ADD_TITLES: Record<string, string> = {
   INVALID_URL: 'This address cannot be used',
-  MANIFEST_NOT_FOUND: 'No manifest was found at this address',
-  MANIFEST_INVALID: "The site's manifest is not valid",
+  MANIFEST_NOT_FOUND: 'Nothing at this address speaks agentsite or MCP',
+  MANIFEST_INVALID: "The site's manifest or tool list is not valid",
   VAULT_LIMIT_REACHED: 'Your vault is full',
 };
 
@@ -21,10 +21,49 @@ export function ConnectionBadge({ site }: { site: Site }) {
   return <span className={`badge ${connection.tone}`}>{connection.label}</span>;
 }
 
+type Protocol = 'detect' | 'mcp' | 'agentsite';
+
+const PROTOCOL_CHOICES: Array<[Protocol, string, string]> = [
+  ['detect', 'Find out', 'An agentsite manifest is looked for first, then an MCP server.'],
+  ['mcp', 'An MCP server', 'The address is the server’s endpoint (often ending in /mcp).'],
+  ['agentsite', 'An agentsite site', 'The site publishes /.well-known/agentsite.json.'],
+];
+
+/** What to add the address as: found out (the default), or said by the user (under a disclosure). */
+function ProtocolChoice({ value, onChange }: { value: Protocol; onChange: (p: Protocol) => void }) {
+  return (
+    <details className="protocol-choice" open={value !== 'detect' || undefined}>
+      <summary>Kind of site: {PROTOCOL_CHOICES.find(([p]) => p === value)![1].toLowerCase()}</summary>
+      <fieldset className="choices">
+        <legend>Add the address as</legend>
+        {PROTOCOL_CHOICES.map(([p, label, hint]) => (
+          <div className="check" key={p}>
+            <input
+              id={`protocol-${p}`}
+              type="radio"
+              name="protocol"
+              checked={value === p}
+              aria-describedby={`protocol-${p}-hint`}
+              onChange={() => onChange(p)}
+            />
+            <label htmlFor={`protocol-${p}`}>{label}</label>
+            <small id={`protocol-${p}-hint`} className="hint">
+              {hint}
+            </small>
+          </div>
+        ))}
+      </fieldset>
+    </details>
+  );
+}
+
 function AddSiteForm({ onAdded, full }: { onAdded: (site: Site) => void; full: CountGate | null }) {
   const [url, setUrl] = useState('');
+  const [protocol, setProtocol] = useState<Protocol>('detect');
   const add = useAction(async () => {
-    const site = await unwrap(api.POST('/api/vault/sites', { body: { url: url.trim() } }));
+    const body: { url: string; protocol?: 'mcp' | 'agentsite' } =
+      protocol === 'detect' ? { url: url.trim() } : { url: url.trim(), protocol };
+    const site = await unwrap(api.POST('/api/vault/sites', { body }));
     setUrl('');
     onAdded(site);
   });
@@ -48,7 +87,7 @@ function AddSiteForm({ onAdded, full }: { onAdded: (site: Site) => void; full: C
       )}
       <Field
         label="Site address"
-        hint="Its https:// address; the service reads its manifest at /.well-known/agentsite.json."
+        hint="Its https:// address: an agentsite site's, or an MCP server's endpoint. The service finds out which it is."
         error={urlMessage}
       >
         {(p) => (
@@ -63,10 +102,11 @@ function AddSiteForm({ onAdded, full }: { onAdded: (site: Site) => void; full: C
           />
         )}
       </Field>
+      <ProtocolChoice value={protocol} onChange={setProtocol} />
       {error === undefined ? null : (
         <ErrorNote error={error} title={ADD_TITLES[error.code] ?? 'Could not add the site'} fields={['url']} />
       )}
-      {add.busy ? <Busy label="Reading the site's manifest…" /> : null}
+      {add.busy ? <Busy label="Reading what the site offers…" /> : null}
       <button type="submit" disabled={add.busy || full !== null}>
         Add site
       </button>
@@ -88,6 +128,12 @@ function SiteRow({ site, onChanged }: { site: Site; onChanged: () => Promise<voi
     <tr>
       <th scope="row">
         <Link to={`/vault/${site.id}`}>{site.name}</Link>
+        {isMcp(site) ? (
+          <>
+            {' '}
+            <span className="badge">MCP server</span>
+          </>
+        ) : null}
       </th>
       <td>
         <code>{site.url}</code>
@@ -100,7 +146,8 @@ function SiteRow({ site, onChanged }: { site: Site; onChanged: () => Promise<voi
         <div className="actions">
           {/* The name starts with the visible words (WCAG 2.5.3): "Refresh manifest of <site>". */}
           <button type="button" className="secondary" onClick={() => void refresh.run()} disabled={refresh.busy}>
-            Refresh manifest<span className="visually-hidden"> of {site.name}</span>
+            {isMcp(site) ? 'List tools again' : 'Refresh manifest'}
+            <span className="visually-hidden"> of {site.name}</span>
           </button>
           {confirming ? (
             <>
@@ -117,13 +164,20 @@ function SiteRow({ site, onChanged }: { site: Site; onChanged: () => Promise<voi
             </button>
           )}
         </div>
-        {refresh.busy ? <Busy label={`Reading the manifest of ${site.name} again…`} /> : null}
+        {refresh.busy ? (
+          <Busy
+            label={isMcp(site) ? `Asking ${site.name} for its tools…` : `Reading the manifest of ${site.name} again…`}
+          />
+        ) : null}
         {confirming ? (
           <p className="notice" role="status">
             Removing {site.name} destroys its stored credentials.
           </p>
         ) : null}
-        <ErrorNote error={refresh.error} title="Could not refresh the manifest" />
+        <ErrorNote
+          error={refresh.error}
+          title={isMcp(site) ? 'Could not list the tools again' : 'Could not refresh the manifest'}
+        />
         <ErrorNote error={remove.error} title="Could not remove the site" />
       </td>
     </tr>
