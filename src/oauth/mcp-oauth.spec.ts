@@ -77,6 +77,18 @@ describe('McpOAuthClients: the client the service uses at an MCP authorization s
     expect(http.requests).toEqual([]);
   });
 
+  it('names the document by MCP_CLIENT_METADATA_URL when set: client_id and the document agree', async () => {
+    const url = 'https://static.example.net/agentsite/client.json';
+    const { mcpClients, http } = fixture({ mcpClientMetadataUrl: url });
+    const identity = await mcpClients.identityFor(authorization({ clientIdMetadataDocumentSupported: true }), 'Files');
+    expect(identity).toEqual({ clientId: url, tokenEndpointAuthMethod: 'none', source: 'metadata_document' });
+    expect(mcpClients.metadataDocument()).toMatchObject({
+      client_id: url,
+      redirect_uris: ['https://agentsite.test/api/oauth/callback'],
+    });
+    expect(http.requests).toEqual([]);
+  });
+
   it('registers dynamically when PUBLIC_BASE_URL is http even if the server supports metadata documents', async () => {
     const { mcpClients, http } = fixture({ publicBaseUrl: 'http://localhost:3000' });
     http.answers.push(REGISTERED);

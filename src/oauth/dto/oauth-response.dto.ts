@@ -53,7 +53,10 @@ export class OAuthCallbackJsonDto {
 
 /** The service's OAuth Client ID Metadata Document: its URL is the client_id it presents to MCP servers that support it. */
 export class ClientMetadataDocumentDto {
-  @ApiProperty({ description: "This document's own URL (PUBLIC_BASE_URL/api/oauth/client-metadata)" })
+  @ApiProperty({
+    description:
+      "This document's own URL: MCP_CLIENT_METADATA_URL, by default PUBLIC_BASE_URL/api/oauth/client-metadata",
+  })
   client_id: string;
 
   @ApiProperty({ example: 'agentsite' })
