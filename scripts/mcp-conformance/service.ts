@@ -162,7 +162,8 @@ export async function conformanceService(context: Record<string, unknown>): Prom
       const credential =
         requiredScope === null ? null : ({ scopes: granted, requiredScope } as unknown as CredentialEntity);
       // OAuthService.start, without its table: a single-use state and a PKCE verifier.
-      const start = await flow.prepare(site, credential);
+      // The server's tools are not known before the first connection: all of scopes_supported.
+      const start = await flow.prepare(site, credential, []);
       const state = oidc.randomState();
       const verifier = oidc.randomPKCECodeVerifier();
       const authorizationUrl = flow.authorizationUrl(start, state, await oidc.calculatePKCECodeChallenge(verifier));

@@ -11,7 +11,8 @@ export class OAuthStartResponseDto {
     type: [String],
     description:
       `The scopes asked for: for an agentsite site the least the chosen tools need (${SITE_SCOPES.join(', ')}); ` +
-      "for an MCP server its own scope names (the challenge's, else those it supports, plus a step-up's)",
+      "for an MCP server its own scope names (the challenge's, else the least of those it supports the chosen " +
+      "tools need where its scope names say which (else all), plus a step-up's)",
   })
   scopes: string[];
 }
