@@ -178,6 +178,28 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
     expect(await credentialRow(siteId)).toBeUndefined();
   });
 
+  it('requires iss of a server that advertises it (RFC 9207), spending the state; a start for a tool the server lacks is refused', async () => {
+    const { peer, http } = await world();
+    const user = await registerUser(http);
+    const siteId = await addMcpSite(http, user, peer);
+    const path = `/api/vault/sites/${siteId}/oauth/start`;
+    const unknown = await http.post(path, { tools: ['no_such_tool'] }, { token: user.token });
+    expectError(unknown, 'VALIDATION_ERROR', 400);
+    expect(unknown.body.details).toEqual([expect.objectContaining({ field: 'tools' })]);
+    const start = await http.post(path, {}, { token: user.token });
+    const callback = await approveAtOidcProvider(sites.ca, start.body.authorizationUrl, user.email);
+    // The peer (oidc-provider) advertises authorization_response_iss_parameter_supported and sends iss.
+    expect(callback.searchParams.get('iss')).toBe(peer.issuer);
+    const { iss: _iss, ...withoutIss } = completionBody(callback);
+    const refused = await http.post('/api/oauth/complete', withoutIss, { token: user.token });
+    expectError(refused, 'VALIDATION_ERROR', 400);
+    expect(refused.body.details).toEqual([expect.objectContaining({ field: 'iss' })]);
+    expect(peer.grantCount('authorization_code')).toBe(0);
+    const again = await http.post('/api/oauth/complete', completionBody(callback), { token: user.token });
+    expectError(again, 'VALIDATION_ERROR', 400);
+    expect(await credentialRow(siteId)).toBeUndefined();
+  });
+
   it('disconnecting revokes the tokens at the authorization server (refresh token, then access token)', async () => {
     const { peer, http } = await world();
     const user = await registerUser(http);
