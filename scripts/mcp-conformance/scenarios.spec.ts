@@ -12,6 +12,7 @@ const AUTHORIZATION: McpAuthorization = {
   revocationEndpoint: null,
   registrationEndpoint: 'http://localhost:2/register',
   clientIdMetadataDocumentSupported: false,
+  issParameterSupported: false,
   codeChallengeMethods: ['S256'],
   tokenEndpointAuthMethods: null,
   scopesSupported: null,

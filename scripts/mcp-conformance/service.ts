@@ -49,6 +49,9 @@ export interface ConformanceService {
 /** The command's public base URL: https, so the service may use its Client ID Metadata Document. */
 export const PUBLIC_BASE_URL = 'https://agentsite.conformance.invalid';
 
+/** The Client ID Metadata Document URL the suite expects (as MCP_CLIENT_METADATA_URL would set it). */
+export const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
+
 /** DCR registrations of the run, in memory (the command has no database): as the table, one per issuer. */
 class RegistrationsInMemory implements Pick<McpOAuthClientsRepository, 'find' | 'insertOrGet' | 'remove'> {
   private readonly rows: McpOAuthClientEntity[] = [];
@@ -88,7 +91,7 @@ class LoopbackOAuthConfigs extends OAuthConfigs {
 }
 
 /**
- * The command's settings: an https public base URL (for the metadata document's URL), an in-memory
+ * The command's settings: an https public base URL, the suite's metadata document URL, an in-memory
  * vault key (registrations' secrets sealed as the service seals them), and the pre-registered client
  * of MCP_CONFORMANCE_CONTEXT as MCP_OAUTH_CLIENTS would name it, once the issuer is known.
  */
@@ -97,6 +100,8 @@ function commandSettings(): Settings {
     publicBaseUrl: PUBLIC_BASE_URL,
     oauthClientId: 'agentsite',
     mcpOAuthClients: {},
+    // The suite's auth/basic-cimd accepts only its example document URL as client_id.
+    mcpClientMetadataUrl: CLIENT_METADATA_URL,
     vaultKeys: [{ id: 'conformance', key: randomBytes(32) }],
     siteCaCerts: undefined,
     siteAllowPrivateHosts: [],
@@ -157,7 +162,8 @@ export async function conformanceService(context: Record<string, unknown>): Prom
       const credential =
         requiredScope === null ? null : ({ scopes: granted, requiredScope } as unknown as CredentialEntity);
       // OAuthService.start, without its table: a single-use state and a PKCE verifier.
-      const start = await flow.prepare(site, credential);
+      // The server's tools are not known before the first connection: all of scopes_supported.
+      const start = await flow.prepare(site, credential, []);
       const state = oidc.randomState();
       const verifier = oidc.randomPKCECodeVerifier();
       const authorizationUrl = flow.authorizationUrl(start, state, await oidc.calculatePKCECodeChallenge(verifier));

@@ -78,3 +78,21 @@ describe('MCP_OAUTH_CLIENTS', () => {
     expect(loadSettings({ DATA_DIR: dir }).mcpOAuthClients).toEqual({});
   });
 });
+
+describe('MCP_CLIENT_METADATA_URL', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'settings-'));
+
+  it('defaults to the document the service serves under PUBLIC_BASE_URL', () => {
+    expect(loadSettings({ DATA_DIR: dir, PUBLIC_BASE_URL: 'https://agents.example.com/' }).mcpClientMetadataUrl).toBe(
+      'https://agents.example.com/api/oauth/client-metadata',
+    );
+  });
+
+  it('takes another https URL (a static host), and refuses anything else', () => {
+    const url = 'https://static.example.net/agentsite/client.json';
+    expect(loadSettings({ DATA_DIR: dir, MCP_CLIENT_METADATA_URL: url }).mcpClientMetadataUrl).toBe(url);
+    for (const bad of ['http://static.example.net/client.json', 'not a url']) {
+      expect(() => loadSettings({ DATA_DIR: dir, MCP_CLIENT_METADATA_URL: bad })).toThrow(SettingsError);
+    }
+  });
+});

@@ -76,6 +76,12 @@ export interface Settings extends TemporalAccess {
   /** Clients registered in advance at MCP servers' authorization servers, by issuer (MCP_OAUTH_CLIENTS). */
   mcpOAuthClients: Record<string, McpOAuthClientSetting>;
   /**
+   * The URL of the service's Client ID Metadata Document, its client_id at MCP authorization servers
+   * that support it (MCP_CLIENT_METADATA_URL; default PUBLIC_BASE_URL/api/oauth/client-metadata). Used
+   * only when https.
+   */
+  mcpClientMetadataUrl: string;
+  /**
    * Where the OAuth callback sends the browser with code, state, iss or error. undefined (unset): the
    * console's completion page when the console is built, else a page or JSON; null (`none`): never
    * redirect, always the page or JSON.
@@ -249,6 +255,8 @@ export function loadSettings(env: Env = process.env): Settings {
     vaultKeys: [],
     oauthClientId: reader.str('OAUTH_CLIENT_ID') ?? 'agentsite',
     mcpOAuthClients: parseMcpOAuthClients(reader.str('MCP_OAUTH_CLIENTS'), problems),
+    mcpClientMetadataUrl:
+      reader.url('MCP_CLIENT_METADATA_URL', ['https:']) ?? `${publicBaseUrl}/api/oauth/client-metadata`,
     oauthCompleteUrl:
       reader.str('OAUTH_COMPLETE_URL')?.toLowerCase() === 'none'
         ? null

@@ -12,9 +12,6 @@ import { McpOAuthClientsRepository } from './mcp-oauth-clients.repository.js';
 import { siteFetchOf, type SiteFetch } from './site-fetch.js';
 import { SiteHttpClient } from '../sites/site-http.js';
 
-/** The path of the service's Client ID Metadata Document (its URL is the client_id). */
-export const CLIENT_METADATA_PATH = '/api/oauth/client-metadata';
-
 /** How the service presents itself to an MCP server's authorization server. */
 export interface McpClientIdentity {
   clientId: string;
@@ -31,7 +28,8 @@ const aadOf = (id: string) => `mcp_oauth_clients:${id}`;
 /**
  * The client the service uses at an MCP server's authorization server, in this order: the one
  * MCP_OAUTH_CLIENTS gives for the issuer; else the service's Client ID Metadata Document, when the
- * server advertises support and PUBLIC_BASE_URL is https (the document must be reachable by it);
+ * server advertises support and its URL (MCP_CLIENT_METADATA_URL, by default under PUBLIC_BASE_URL) is
+ * https (the document must be reachable by it);
  * else a client registered dynamically (RFC 7591) once per issuer and redirect URI, stored and reused
  * by every user, its secret sealed.
  */
@@ -53,8 +51,14 @@ export class McpOAuthClients {
     return `${this.settings.publicBaseUrl}/api/oauth/callback`;
   }
 
+  /** The document's URL, its client_id: MCP_CLIENT_METADATA_URL, by default where the service serves it. */
   get metadataDocumentUrl(): string {
-    return `${this.settings.publicBaseUrl}${CLIENT_METADATA_PATH}`;
+    return this.settings.mcpClientMetadataUrl;
+  }
+
+  /** Whether the metadata document may be the client_id at this server: supported there, and an https URL. */
+  private usesMetadataDocument(auth: McpAuthorization): boolean {
+    return auth.clientIdMetadataDocumentSupported && this.metadataDocumentUrl.startsWith('https://');
   }
 
   /** The Client ID Metadata Document the service publishes at its own URL. */
@@ -77,7 +81,7 @@ export class McpOAuthClients {
     if (configured !== undefined) {
       return { ...configured, source: 'configured' };
     }
-    if (auth.clientIdMetadataDocumentSupported && this.settings.publicBaseUrl.startsWith('https://')) {
+    if (this.usesMetadataDocument(auth)) {
       return { clientId: this.metadataDocumentUrl, tokenEndpointAuthMethod: 'none', source: 'metadata_document' };
     }
     const stored = await this.rows.find(auth.issuer, this.redirectUri);
@@ -93,7 +97,7 @@ export class McpOAuthClients {
     if (configured !== undefined) {
       return { ...configured, source: 'configured' };
     }
-    if (auth.clientIdMetadataDocumentSupported && this.settings.publicBaseUrl.startsWith('https://')) {
+    if (this.usesMetadataDocument(auth)) {
       return { clientId: this.metadataDocumentUrl, tokenEndpointAuthMethod: 'none', source: 'metadata_document' };
     }
     const stored = await this.rows.find(auth.issuer, this.redirectUri);

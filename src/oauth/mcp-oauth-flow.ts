@@ -3,6 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import * as oidc from 'openid-client';
 import { AppError } from '../common/app-error.js';
 import type { McpAuthorization } from '../sites/mcp-state.js';
+import { mcpScopesFor } from '../sites/scopes.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import { type McpClientIdentity, McpOAuthClients } from './mcp-oauth-clients.js';
@@ -19,7 +20,8 @@ export interface McpStart {
  * Authorization as MCP defines it (2025-06-18 and later): the protected resource's authorization
  * server found from its 401 (RFC 9728, RFC 8414; discovered by the MCP client and kept in
  * `sites.mcp.authorization`), PKCE S256 required, RFC 8707 `resource` on every request, RFC 9207
- * `iss` checked, scopes from the challenge or `scopes_supported`, and the step-up scope a 403
+ * `iss` checked (and required when the server says it sends it), scopes from the challenge or the
+ * least of `scopes_supported` the chosen tools need, and the step-up scope a 403
  * `insufficient_scope` stored on the credential added to them.
  */
 @Injectable()
@@ -52,13 +54,23 @@ export class McpOAuthFlow {
         ],
       );
     }
-    return auth;
+    // A snapshot stored before `issParameterSupported` existed has none: false.
+    return { ...auth, issParameterSupported: auth.issParameterSupported === true };
   }
 
-  /** What a start asks for: the challenge's scope (else `scopes_supported`), what was granted, and a step-up's scope. */
-  async prepare(site: SiteEntity, credential: CredentialEntity | null): Promise<McpStart> {
+  /**
+   * What a start asks for: the challenge's scope, else the least of `scopes_supported` the chosen tools
+   * need (mcpScopesFor; all of them while the server's tools are not known, before a first connection),
+   * with what was granted and a step-up's scope added after a 403 `insufficient_scope`.
+   */
+  async prepare(
+    site: SiteEntity,
+    credential: CredentialEntity | null,
+    tools: Array<{ name: string; scope?: string }>,
+  ): Promise<McpStart> {
     const auth = this.authorizationOf(site);
-    const base = auth.challengeScope ?? (auth.scopesSupported ?? []).join(' ');
+    const offered = auth.scopesSupported ?? [];
+    const base = auth.challengeScope ?? (tools.length === 0 ? offered : mcpScopesFor(offered, tools).scopes).join(' ');
     const granted = credential?.requiredScope ? (credential.scopes ?? []).join(' ') : undefined;
     const union = computeScopeUnion(base, granted, credential?.requiredScope ?? undefined) ?? '';
     const scopes = union.split(' ').filter(Boolean);
@@ -87,6 +99,13 @@ export class McpOAuthFlow {
     iss: string | undefined,
   ): Promise<oidc.TokenEndpointResponse> {
     const auth = this.authorizationOf(site);
+    if (iss === undefined && auth.issParameterSupported) {
+      // RFC 9207 §2.4: a server that says it sends `iss` must have sent it; without it, a mix-up is possible.
+      this.logger.warn(
+        `OAuth response for MCP site ${site.id} carried no iss though ${auth.issuer} sends one: refused`,
+      );
+      throw AppError.validation([{ field: 'iss', message: `is missing: ${site.manifest.name} always sends it` }]);
+    }
     if (iss !== undefined && iss !== auth.issuer) {
       // RFC 9207: the response came from another authorization server than the one the flow went to.
       this.logger.warn(`OAuth response for MCP site ${site.id} carried another issuer than ${auth.issuer}: refused`);

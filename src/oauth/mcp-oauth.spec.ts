@@ -17,6 +17,7 @@ function authorization(fields: Partial<McpAuthorization> = {}): McpAuthorization
     revocationEndpoint: `${ISSUER}/revoke`,
     registrationEndpoint: `${ISSUER}/register`,
     clientIdMetadataDocumentSupported: false,
+    issParameterSupported: false,
     codeChallengeMethods: ['S256'],
     tokenEndpointAuthMethods: ['none', 'client_secret_post'],
     scopesSupported: ['files:read', 'files:write'],
@@ -73,6 +74,18 @@ describe('McpOAuthClients: the client the service uses at an MCP authorization s
       client_id: 'https://agentsite.test/api/oauth/client-metadata',
       redirect_uris: ['https://agentsite.test/api/oauth/callback'],
       token_endpoint_auth_method: 'none',
+    });
+    expect(http.requests).toEqual([]);
+  });
+
+  it('names the document by MCP_CLIENT_METADATA_URL when set: client_id and the document agree', async () => {
+    const url = 'https://static.example.net/agentsite/client.json';
+    const { mcpClients, http } = fixture({ mcpClientMetadataUrl: url });
+    const identity = await mcpClients.identityFor(authorization({ clientIdMetadataDocumentSupported: true }), 'Files');
+    expect(identity).toEqual({ clientId: url, tokenEndpointAuthMethod: 'none', source: 'metadata_document' });
+    expect(mcpClients.metadataDocument()).toMatchObject({
+      client_id: url,
+      redirect_uris: ['https://agentsite.test/api/oauth/callback'],
     });
     expect(http.requests).toEqual([]);
   });
@@ -142,6 +155,46 @@ describe('OAuthService.start for an MCP server', () => {
     expect(scopes).toEqual(['files:read', 'files:write']);
   });
 
+  it('without a challenge scope, asks for the least of scopes_supported the chosen tools need', async () => {
+    const { oauth } = fixture({ mcpOAuthClients: { [ISSUER]: { clientId: 'pre', tokenEndpointAuthMethod: 'none' } } });
+    const site = mcpSite(
+      authorization({ challengeScope: null, scopesSupported: ['files:read', 'files:write', 'offline_access'] }),
+    );
+    const { scopes, authorizationUrl } = await oauth.start('user-1', site, ['search_orders']);
+    expect(scopes).toEqual(['files:read', 'offline_access']);
+    expect(new URL(authorizationUrl).searchParams.get('scope')).toBe('files:read offline_access');
+    // All the tools (no `tools` given): search (read), create (write) and delete, which no scope is named after.
+    expect((await oauth.start('user-1', site, undefined)).scopes).toEqual([
+      'files:read',
+      'files:write',
+      'offline_access',
+    ]);
+    expect((await oauth.start('user-1', site, ['search_orders', 'create_order'])).scopes).toEqual([
+      'files:read',
+      'files:write',
+      'offline_access',
+    ]);
+  });
+
+  it("asks for all of scopes_supported while the server's tools are not known (before a first connection)", async () => {
+    const { oauth } = fixture({ mcpOAuthClients: { [ISSUER]: { clientId: 'pre', tokenEndpointAuthMethod: 'none' } } });
+    const site = mcpSite(authorization({ challengeScope: null }));
+    site.manifest = { ...site.manifest, tools: [] };
+    expect((await oauth.start('user-1', site, undefined)).scopes).toEqual(['files:read', 'files:write']);
+  });
+
+  it('refuses a tool the server does not have (VALIDATION_ERROR on tools), as for an agentsite site', async () => {
+    const { oauth, rows } = fixture({
+      mcpOAuthClients: { [ISSUER]: { clientId: 'pre', tokenEndpointAuthMethod: 'none' } },
+    });
+    const refused = await refusal(oauth.start('user-1', mcpSite(), ['search_orders', 'format_disk']));
+    expect([refused.code, refused.details]).toEqual([
+      'VALIDATION_ERROR',
+      [{ field: 'tools', message: 'the site has no tool "format_disk"' }],
+    ]);
+    expect(rows.states.size).toBe(0);
+  });
+
   it('after a 403 insufficient_scope, asks for the union of what was granted and the required scope', async () => {
     const { oauth, store } = fixture({
       mcpOAuthClients: { [ISSUER]: { clientId: 'pre', tokenEndpointAuthMethod: 'none' } },
@@ -165,6 +218,50 @@ describe('OAuthService.start for an MCP server', () => {
     );
     expect([refused.code, refused.details?.[0]?.field]).toEqual(['MANIFEST_INVALID', 'auth']);
     expect(http.requests).toEqual([]);
+  });
+});
+
+describe('OAuthService.complete for an MCP server: RFC 9207 iss', () => {
+  const PRE = { mcpOAuthClients: { [ISSUER]: { clientId: 'pre', tokenEndpointAuthMethod: 'none' as const } } };
+  const TOKENS = { status: 200, body: { access_token: 'at-1', token_type: 'Bearer', expires_in: 3600 } };
+
+  async function startedFor(auth: McpAuthorization) {
+    const f = fixture(PRE);
+    const site = mcpSite(auth);
+    f.rows.sites.set(site.id, site);
+    const url = new URL((await f.oauth.start('user-1', site, undefined)).authorizationUrl);
+    return { ...f, state: url.searchParams.get('state')! };
+  }
+
+  it('refuses a redirect without iss when the server advertises it (VALIDATION_ERROR on iss), the state spent', async () => {
+    const { oauth, http, state } = await startedFor(authorization({ issParameterSupported: true }));
+    const refused = await refusal(oauth.complete('user-1', { code: 'c', state }));
+    expect([refused.code, refused.details?.[0]?.field]).toEqual(['VALIDATION_ERROR', 'iss']);
+    expect(http.requests).toEqual([]);
+    const again = await refusal(oauth.complete('user-1', { code: 'c', state, iss: ISSUER }));
+    expect(again.details?.[0]?.field).toBe('state');
+  });
+
+  it('takes a redirect with the right iss when advertised, and one without iss when not advertised', async () => {
+    const advertised = await startedFor(authorization({ issParameterSupported: true }));
+    advertised.http.answers.push(TOKENS);
+    await expect(
+      advertised.oauth.complete('user-1', { code: 'c', state: advertised.state, iss: ISSUER }),
+    ).resolves.toMatchObject({ connected: true });
+    const silent = await startedFor(authorization({ issParameterSupported: false }));
+    silent.http.answers.push(TOKENS);
+    await expect(silent.oauth.complete('user-1', { code: 'c', state: silent.state })).resolves.toMatchObject({
+      connected: true,
+    });
+  });
+
+  it('reads a snapshot stored without the field as not advertised', async () => {
+    const { issParameterSupported: _dropped, ...stored } = authorization({ issParameterSupported: true });
+    const old = await startedFor(stored as McpAuthorization);
+    old.http.answers.push(TOKENS);
+    await expect(old.oauth.complete('user-1', { code: 'c', state: old.state })).resolves.toMatchObject({
+      connected: true,
+    });
   });
 });
 

@@ -6,6 +6,7 @@ import { expectedIssuer, type Manifest } from '../sites/manifest.js';
 import type { McpAuthorization } from '../sites/mcp-state.js';
 import { SiteHttpClient } from '../sites/site-http.js';
 import type { SiteEntity } from '../vault/site.entity.js';
+import { clientSecretBasic } from './client-secret-basic.js';
 import { type McpClientIdentity, McpOAuthClients } from './mcp-oauth-clients.js';
 import { siteFetchOf, type SiteFetch } from './site-fetch.js';
 
@@ -114,11 +115,12 @@ export class OAuthConfigs {
   }
 }
 
+/** How a confidential MCP client authenticates; Basic with the WHATWG form encoding (client-secret-basic.ts). */
 function clientAuthOf(identity: McpClientIdentity): oidc.ClientAuth {
   if (identity.clientSecret === undefined || identity.tokenEndpointAuthMethod === 'none') {
     return oidc.None();
   }
   return identity.tokenEndpointAuthMethod === 'client_secret_basic'
-    ? oidc.ClientSecretBasic(identity.clientSecret)
+    ? clientSecretBasic(identity.clientSecret)
     : oidc.ClientSecretPost(identity.clientSecret);
 }

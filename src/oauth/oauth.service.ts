@@ -54,23 +54,20 @@ export class OAuthService {
     site: SiteEntity,
     toolNames: string[] | undefined,
   ): Promise<{ authorizationUrl: string; scopes: string[] }> {
+    const { manifest } = site;
     if (site.protocol === 'mcp') {
-      // An MCP server's scopes are its own, not derived from tools: `tools` does not narrow them.
-      const start = await this.mcp.prepare(site, await this.credentials.findForSite(site.id));
+      // The server's own scopes: the least of them the chosen tools need, where its scope names allow it.
+      const tools = chosenTools(manifest.tools, toolNames);
+      const start = await this.mcp.prepare(site, await this.credentials.findForSite(site.id), tools);
       const { state, challenge } = await this.pendingState(userId, site.id, start.scopes);
       return { authorizationUrl: this.mcp.authorizationUrl(start, state, challenge), scopes: start.scopes };
     }
-    const { manifest } = site;
     if (manifest.auth.type !== 'oauth2') {
       throw AppError.validation([{ field: 'site', message: 'this site uses bearer tokens, not OAuth 2.0' }]);
     }
     // A manifest stored before the registrable-domain rule existed is held to it here.
     assertStoredManifestUsable(manifest, site.url);
-    const unknown = (toolNames ?? []).filter((name) => !manifest.tools.some((t) => t.name === name));
-    if (unknown.length > 0) {
-      throw AppError.validation(unknown.map((name) => ({ field: 'tools', message: `the site has no tool "${name}"` })));
-    }
-    const tools = toolNames === undefined ? manifest.tools : manifest.tools.filter((t) => toolNames.includes(t.name));
+    const tools = chosenTools(manifest.tools, toolNames);
     const scopes = scopesFor(tools);
     const offered = new Set(manifest.auth.scopes);
     const missing = scopes.filter((s) => !offered.has(s));
@@ -194,6 +191,15 @@ export class OAuthService {
     const membership = await this.oauthRows.findMembership(site.workspaceId, userId);
     return membership !== null && roleAtLeast(membership.role, 'admin');
   }
+}
+
+/** The tools a start is for: the named ones (VALIDATION_ERROR on `tools` for a name the site lacks), else all. */
+function chosenTools<T extends { name: string }>(tools: T[], names: string[] | undefined): T[] {
+  const unknown = (names ?? []).filter((name) => !tools.some((t) => t.name === name));
+  if (unknown.length > 0) {
+    throw AppError.validation(unknown.map((name) => ({ field: 'tools', message: `the site has no tool "${name}"` })));
+  }
+  return names === undefined ? tools : tools.filter((t) => names.includes(t.name));
 }
 
 const exchangeLogger = new Logger('OAuth');

@@ -92,6 +92,9 @@ export async function discoverAuthorization(
     registrationEndpoint: server.registration_endpoint ? String(server.registration_endpoint) : null,
     clientIdMetadataDocumentSupported:
       (server as { client_id_metadata_document_supported?: boolean }).client_id_metadata_document_supported === true,
+    issParameterSupported:
+      (server as { authorization_response_iss_parameter_supported?: boolean })
+        .authorization_response_iss_parameter_supported === true,
     codeChallengeMethods: server.code_challenge_methods_supported ?? [],
     tokenEndpointAuthMethods: server.token_endpoint_auth_methods_supported ?? null,
     scopesSupported: scopes,

@@ -29,6 +29,11 @@ export interface McpAuthorization {
   registrationEndpoint: string | null;
   /** The server advertised `client_id_metadata_document_supported`. */
   clientIdMetadataDocumentSupported: boolean;
+  /**
+   * The server advertised `authorization_response_iss_parameter_supported` (RFC 9207): a redirect
+   * without `iss` is then refused. Snapshots stored before this field read as false.
+   */
+  issParameterSupported: boolean;
   /** `code_challenge_methods_supported` (the flow refuses a server without S256). */
   codeChallengeMethods: string[];
   /** `token_endpoint_auth_methods_supported`, when given. */

@@ -104,6 +104,7 @@ describe('the manifest-shaped snapshot of an MCP server', () => {
     revocationEndpoint: null,
     registrationEndpoint: null,
     clientIdMetadataDocumentSupported: false,
+    issParameterSupported: false,
     codeChallengeMethods: ['S256'],
     tokenEndpointAuthMethods: null,
     scopesSupported: null,

@@ -1,8 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import { AppError } from '../common/app-error.js';
-import { ajvProblems, type ManifestTool } from '../sites/manifest.js';
+import type { ManifestTool } from '../sites/manifest.js';
 import { type McpCallAnswer, McpClient } from '../sites/mcp-client.js';
 import type { McpToolResult } from '../sites/mcp-state.js';
 import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';
@@ -13,36 +11,8 @@ import { McpSites } from '../vault/mcp-sites.service.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import type { CredentialRefusals } from './credential-refusals.js';
+import { validateMcpInput } from './mcp-input.js';
 import { OUTGOING_WINDOW_SECONDS, OutgoingLimits } from './outgoing-limits.js';
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-const ajv = addFormats(new Ajv({ allErrors: true, strict: false, validateSchema: false }));
-const validators = new Map<string, ReturnType<typeof ajv.compile>>();
-const MAX_VALIDATORS = 2000;
-
-/** VALIDATION_ERROR naming each field of `input` that does not fit the MCP tool's whole JSON Schema. */
-export function validateMcpInput(tool: ManifestTool, input: unknown): void {
-  const key = JSON.stringify(tool.input_schema);
-  let validate = validators.get(key);
-  if (validate === undefined) {
-    if (validators.size >= MAX_VALIDATORS) {
-      validators.clear();
-    }
-    const { $schema: _ignored, ...schema } = tool.input_schema;
-    try {
-      validate = ajv.compile(schema);
-    } catch {
-      validate = ajv.compile({ type: 'object' }); // a schema ajv cannot compile: the server checks it
-    }
-    validators.set(key, validate);
-  }
-  if (!validate(input ?? {})) {
-    throw AppError.validation(
-      ajvProblems(validate.errors, 'input'),
-      `Input does not match the input schema of ${tool.name}`,
-    );
-  }
-}
 
 /** The text content of a result, for an error message (cut to 500 characters). */
 function textOf(result: McpToolResult): string {

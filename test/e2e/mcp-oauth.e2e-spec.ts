@@ -5,6 +5,7 @@ import {
   PEER_STATIC_CLIENT_ID,
   PEER_STATIC_CLIENT_SECRET,
 } from '../fixtures/mcp/oauth-peer.js';
+import { REFRESH_SKEW_MS } from '../../src/oauth/token-refresh.service.js';
 import { OAuthPeer, type OAuthPeerOptions } from '../fixtures/mcp/oauth-peer.js';
 import { sql } from '../utils/db.js';
 import { expectError, Http } from '../utils/http.js';
@@ -60,10 +61,12 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
 
   /** The tokens the vault holds for the site (read through the service's own cipher is not possible here: via the peer). */
   async function credentialRow(siteId: string) {
-    const rows = await sql<{ generation: number; scopes: string[] | null; required_scope: string | null }>(
-      'SELECT generation, scopes, required_scope FROM site_credentials WHERE site_id = $1',
-      [siteId],
-    );
+    const rows = await sql<{
+      generation: number;
+      scopes: string[] | null;
+      required_scope: string | null;
+      expires_at: Date | null;
+    }>('SELECT generation, scopes, required_scope, expires_at FROM site_credentials WHERE site_id = $1', [siteId]);
     return rows[0];
   }
 
@@ -175,6 +178,28 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
     expect(await credentialRow(siteId)).toBeUndefined();
   });
 
+  it('requires iss of a server that advertises it (RFC 9207), spending the state; a start for a tool the server lacks is refused', async () => {
+    const { peer, http } = await world();
+    const user = await registerUser(http);
+    const siteId = await addMcpSite(http, user, peer);
+    const path = `/api/vault/sites/${siteId}/oauth/start`;
+    const unknown = await http.post(path, { tools: ['no_such_tool'] }, { token: user.token });
+    expectError(unknown, 'VALIDATION_ERROR', 400);
+    expect(unknown.body.details).toEqual([expect.objectContaining({ field: 'tools' })]);
+    const start = await http.post(path, {}, { token: user.token });
+    const callback = await approveAtOidcProvider(sites.ca, start.body.authorizationUrl, user.email);
+    // The peer (oidc-provider) advertises authorization_response_iss_parameter_supported and sends iss.
+    expect(callback.searchParams.get('iss')).toBe(peer.issuer);
+    const { iss: _iss, ...withoutIss } = completionBody(callback);
+    const refused = await http.post('/api/oauth/complete', withoutIss, { token: user.token });
+    expectError(refused, 'VALIDATION_ERROR', 400);
+    expect(refused.body.details).toEqual([expect.objectContaining({ field: 'iss' })]);
+    expect(peer.grantCount('authorization_code')).toBe(0);
+    const again = await http.post('/api/oauth/complete', completionBody(callback), { token: user.token });
+    expectError(again, 'VALIDATION_ERROR', 400);
+    expect(await credentialRow(siteId)).toBeUndefined();
+  });
+
   it('disconnecting revokes the tokens at the authorization server (refresh token, then access token)', async () => {
     const { peer, http } = await world();
     const user = await registerUser(http);
@@ -274,17 +299,28 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
     const http = cluster.api(0).http;
     const user = await registerUser(http);
     const siteId = await addMcpSite(http, user, peer);
-    // Access tokens live one second: the one the connection got (and the one its tool listing may have
-    // refreshed to) are expired at the server by the time the calls come.
-    peer.accessTokenTtlSeconds = 1;
+    // Access tokens live 61 seconds: long enough for the connection's tool listing to use its token (a
+    // token of one second could expire before the listing reached the server, leaving the site without
+    // tools), short enough that the service holds it for expired one second after it was stored
+    // (REFRESH_SKEW_MS, 60 s before the expiry). Then the server ends it as its expiry would.
+    peer.accessTokenTtlSeconds = REFRESH_SKEW_MS / 1000 + 1;
     const { start, done } = await connect(http, peer, user, siteId);
     expect(done.status).toBe(200);
     const clientId = new URL(start.body.authorizationUrl).searchParams.get('client_id')!;
-    const before = await peer.issuedTokens();
-    await eventually('the last access token expired', async () =>
-      (await peer.accessTokenActive(before.access.at(-1)!)) ? undefined : true,
-    );
+    // The connection listed the server's tools with its token: the calls below find whoami.
+    expect((await http.get(`/api/vault/sites/${siteId}`, { token: user.token })).body).toMatchObject({
+      status: 'ready',
+    });
     peer.accessTokenTtlSeconds = 3600;
+    const before = await peer.issuedTokens();
+    for (const token of before.access) {
+      await peer.expireAccessToken(token);
+    }
+    expect(await peer.accessTokenActive(before.access.at(-1)!)).toBe(false);
+    await eventually('the service holds the stored access token for expired', async () => {
+      const expiresAt = (await credentialRow(siteId))!.expires_at;
+      return expiresAt !== null && new Date(expiresAt).getTime() - REFRESH_SKEW_MS <= Date.now() ? true : undefined;
+    });
     const refreshesBefore = peer.grantCount('refresh_token');
     const generationBefore = (await credentialRow(siteId))!.generation;
 

@@ -11,7 +11,8 @@ export class OAuthStartResponseDto {
     type: [String],
     description:
       `The scopes asked for: for an agentsite site the least the chosen tools need (${SITE_SCOPES.join(', ')}); ` +
-      "for an MCP server its own scope names (the challenge's, else those it supports, plus a step-up's)",
+      "for an MCP server its own scope names (the challenge's, else the least of those it supports the chosen " +
+      "tools need where its scope names say which (else all), plus a step-up's)",
   })
   scopes: string[];
 }
@@ -53,7 +54,10 @@ export class OAuthCallbackJsonDto {
 
 /** The service's OAuth Client ID Metadata Document: its URL is the client_id it presents to MCP servers that support it. */
 export class ClientMetadataDocumentDto {
-  @ApiProperty({ description: "This document's own URL (PUBLIC_BASE_URL/api/oauth/client-metadata)" })
+  @ApiProperty({
+    description:
+      "This document's own URL: MCP_CLIENT_METADATA_URL, by default PUBLIC_BASE_URL/api/oauth/client-metadata",
+  })
   client_id: string;
 
   @ApiProperty({ example: 'agentsite' })

@@ -64,6 +64,7 @@ export function oauthFixture(overrides: Partial<Settings> = {}) {
     publicBaseUrl: 'https://agentsite.test',
     oauthClientId: 'agentsite-client',
     mcpOAuthClients: {},
+    mcpClientMetadataUrl: `${overrides.publicBaseUrl ?? 'https://agentsite.test'}/api/oauth/client-metadata`,
     vaultKeys: [{ id: 'k1', key: randomBytes(32) }],
     ...overrides,
   });
