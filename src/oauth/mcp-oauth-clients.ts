@@ -77,18 +77,7 @@ export class McpOAuthClients {
 
   /** The identity to use at this authorization server, registering one when there is none yet. */
   async identityFor(auth: McpAuthorization, siteName: string): Promise<McpClientIdentity> {
-    const configured = this.settings.mcpOAuthClients[auth.issuer.replace(/\/+$/, '')];
-    if (configured !== undefined) {
-      return { ...configured, source: 'configured' };
-    }
-    if (this.usesMetadataDocument(auth)) {
-      return { clientId: this.metadataDocumentUrl, tokenEndpointAuthMethod: 'none', source: 'metadata_document' };
-    }
-    const stored = await this.rows.find(auth.issuer, this.redirectUri);
-    if (stored !== null) {
-      return this.identityOf(stored);
-    }
-    return this.register(auth, siteName);
+    return (await this.existingIdentity(auth)) ?? this.register(auth, siteName);
   }
 
   /** The identity a stored credential was issued to (for refresh and revocation): never registers. */

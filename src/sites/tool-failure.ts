@@ -1,4 +1,5 @@
 import { AppError } from '../common/app-error.js';
+import type { SiteNetworkError } from './site-network-errors.js';
 
 /** How a tool call failed; decides whether retrying can help (activities) and what the API answers. */
 export type ToolFailureKind =
@@ -55,4 +56,18 @@ export function needsReconnecting(siteName: string): ToolCallFailure {
     'reauth_required',
     `${siteName} needs to be connected again: the site refused to renew the connection`,
   );
+}
+
+/** The kind of a tool call that failed on the network (the same for site and MCP calls). */
+export function networkFailureKind(err: SiteNetworkError): ToolFailureKind {
+  switch (err.kind) {
+    case 'timeout':
+      return 'timeout';
+    case 'too_large':
+      return 'invalid_response';
+    case 'redirect':
+      return 'redirected';
+    default:
+      return 'network';
+  }
 }

@@ -4,7 +4,7 @@ import type { ManifestTool } from '../sites/manifest.js';
 import { type McpCallAnswer, McpClient } from '../sites/mcp-client.js';
 import type { McpToolResult } from '../sites/mcp-state.js';
 import { publicNetworkMessage, SiteNetworkError } from '../sites/site-http.js';
-import { ToolCallFailure } from '../sites/tool-failure.js';
+import { networkFailureKind, ToolCallFailure } from '../sites/tool-failure.js';
 import { TokenRefreshService } from '../oauth/token-refresh.service.js';
 import { CredentialsService } from '../vault/credentials.service.js';
 import { McpSites } from '../vault/mcp-sites.service.js';
@@ -101,14 +101,7 @@ export class McpToolCaller {
     } catch (err) {
       if (err instanceof SiteNetworkError) {
         this.logger.warn(`MCP call to ${new URL(call.site.manifest.server.url).host} failed: ${err.message}`);
-        const kind =
-          err.kind === 'timeout'
-            ? 'timeout'
-            : err.kind === 'redirect'
-              ? 'redirected'
-              : err.kind === 'too_large'
-                ? 'invalid_response'
-                : 'network';
+        const kind = networkFailureKind(err);
         throw new ToolCallFailure(kind, `Tool call to ${name} failed: ${publicNetworkMessage(err)}`);
       }
       if (err instanceof AppError) {

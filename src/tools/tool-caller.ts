@@ -8,7 +8,7 @@ import { TokenRefreshService } from '../oauth/token-refresh.service.js';
 import { CredentialsService } from '../vault/credentials.service.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import type { CredentialEntity } from '../vault/credential.entity.js';
-import { notConnected, ToolCallFailure } from '../sites/tool-failure.js';
+import { networkFailureKind, notConnected, ToolCallFailure } from '../sites/tool-failure.js';
 import { CredentialRefusals } from './credential-refusals.js';
 import { McpToolCaller } from './mcp-tool-caller.js';
 import { OUTGOING_WINDOW_SECONDS, OutgoingLimits, outgoingKey } from './outgoing-limits.js';
@@ -174,14 +174,7 @@ export class ToolCaller {
       });
     } catch (err) {
       if (err instanceof SiteNetworkError) {
-        const kind =
-          err.kind === 'timeout'
-            ? 'timeout'
-            : err.kind === 'too_large'
-              ? 'invalid_response'
-              : err.kind === 'redirect'
-                ? 'redirected'
-                : 'network';
+        const kind = networkFailureKind(err);
         // The socket's own error (addresses, ports, TLS internals) is for the log; users get its gist.
         this.logger.warn(`tool call to ${outgoingKey(endpoint)} failed: ${err.message}`);
         throw new ToolCallFailure(
