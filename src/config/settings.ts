@@ -25,6 +25,7 @@ export {
   embeddedDbPasswordFile,
   LEGACY_EMBEDDED_DB_PASSWORD,
 } from './local-services.js';
+import { type McpServerSettings, readMcpServerSettings } from './mcp-server-settings.js';
 export { SECRET_SETTINGS } from './secret-settings.js';
 export {
   PAID_TIERS,
@@ -81,6 +82,8 @@ export interface Settings extends TemporalAccess {
    * only when https.
    */
   mcpClientMetadataUrl: string;
+  /** agentsite's own MCP endpoint ({PUBLIC_BASE_URL}/mcp) and its authorization server for MCP clients. */
+  mcpServer: McpServerSettings;
   /**
    * Where the OAuth callback sends the browser with code, state, iss or error. undefined (unset): the
    * console's completion page when the console is built, else a page or JSON; null (`none`): never
@@ -257,6 +260,7 @@ export function loadSettings(env: Env = process.env): Settings {
     mcpOAuthClients: parseMcpOAuthClients(reader.str('MCP_OAUTH_CLIENTS'), problems),
     mcpClientMetadataUrl:
       reader.url('MCP_CLIENT_METADATA_URL', ['https:']) ?? `${publicBaseUrl}/api/oauth/client-metadata`,
+    mcpServer: readMcpServerSettings(reader),
     oauthCompleteUrl:
       reader.str('OAUTH_COMPLETE_URL')?.toLowerCase() === 'none'
         ? null

@@ -93,8 +93,9 @@ describe('logs: one JSON shape, access lines, a request followed into its run (e
       'the worker lines of the run',
       async () => {
         const lines = linesOf(stack.worker!.logFile).filter((l) => l.runId === runId);
-        const ended = lines.some((l) => l.message === 'run ended');
-        return ended && lines.some((l) => l.message === 'callTool') ? lines : undefined;
+        // The archive step runs after the workflow's 'run ended' line: wait for every line asserted below.
+        const seen = (message: string): boolean => lines.some((l) => l.message === message);
+        return seen('run ended') && seen('callTool') && seen('archiveRun') ? lines : undefined;
       },
       15_000,
     );
