@@ -102,6 +102,8 @@ export interface TemporalDevServerOptions {
   namespace: string;
   logFile: string;
   log?: Log;
+  /** Dynamic config on top of DEV_SERVER_DYNAMIC_CONFIG (the test run's server: TEST_DEV_SERVER_DYNAMIC_CONFIG). */
+  extraDynamicConfig?: Readonly<Record<string, unknown>>;
 }
 
 export interface RunningTemporal {
@@ -135,7 +137,7 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
 export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<RunningTemporal> {
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--log-level', 'warn'];
   args.push('--namespace', options.namespace);
-  for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG)) {
+  for (const [key, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...options.extraDynamicConfig })) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) {

@@ -12,7 +12,7 @@ import {
 } from './payment-settings.js';
 import { parseOrigins, parseOtlpHeaders, parseTrustProxy, type TrustProxy, type VaultKey } from './setting-parsers.js';
 import { readTemporalAccess, type TemporalAccess } from './temporal-access.js';
-import { parseWorkerShutdownGrace } from './worker-shutdown.js';
+import { readWorkerSettings, type WorkerSettings } from './worker-shutdown.js';
 
 export { parseTrustProxy, parseVaultKeys, type TrustProxy, type VaultKey } from './setting-parsers.js';
 export type { TemporalAccess, TemporalTls } from './temporal-access.js';
@@ -36,7 +36,7 @@ export {
 } from './payment-settings.js';
 
 /** Every setting of the service, validated once at start-up. Secrets are marked so they are never logged. */
-export interface Settings extends TemporalAccess {
+export interface Settings extends TemporalAccess, WorkerSettings {
   port: number;
   /** The address the API (and the worker's HTTP server) listen on: loopback unless HOST says otherwise. */
   host: string;
@@ -149,8 +149,6 @@ export interface Settings extends TemporalAccess {
   metricsDomainLabels: number;
   /** The worker's own HTTP server (health and metrics); undefined: none. */
   workerHttpPort: number | undefined;
-  /** Seconds the worker lets in-flight activities finish after SIGTERM (above the longest activity timeout). */
-  workerShutdownGraceSeconds: number;
 }
 
 export type LogLevel = 'error' | 'warn' | 'log' | 'debug';
@@ -308,7 +306,7 @@ export function loadSettings(env: Env = process.env): Settings {
     metricsDomainLabels: reader.int('METRICS_DOMAIN_LABELS', DEFAULT_METRICS_DOMAIN_LABELS, 1, 10_000),
     workerHttpPort:
       reader.str('WORKER_HTTP_PORT') === undefined ? undefined : reader.int('WORKER_HTTP_PORT', 0, 1, 65535),
-    workerShutdownGraceSeconds: parseWorkerShutdownGrace(reader.str('WORKER_SHUTDOWN_GRACE_SECONDS'), problems),
+    ...readWorkerSettings(reader, problems),
   };
 
   settings.stripe = readPaymentSettings(settings, reader, problems);

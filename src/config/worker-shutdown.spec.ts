@@ -4,7 +4,12 @@ import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import YAML from 'yaml';
 import { loadSettings, SettingsError } from './settings.js';
-import { DEFAULT_WORKER_SHUTDOWN_GRACE_SECONDS, LONGEST_ACTIVITY_TIMEOUT_SECONDS } from './worker-shutdown.js';
+import { DEFAULT_POLL_MAX_AGE_MS } from '../temporal/poller-health.js';
+import {
+  DEFAULT_WORKER_POLL_MAX_AGE_SECONDS,
+  DEFAULT_WORKER_SHUTDOWN_GRACE_SECONDS,
+  LONGEST_ACTIVITY_TIMEOUT_SECONDS,
+} from './worker-shutdown.js';
 
 const root = process.cwd();
 const UNIT_SECONDS: Record<string, number> = {
@@ -68,5 +73,22 @@ describe('the worker drains on SIGTERM for longer than any activity may run', ()
       readFileSync(path.join(root, '.env.example'), 'utf8'),
     );
     expect(example?.[1]).toBe(String(DEFAULT_WORKER_SHUTDOWN_GRACE_SECONDS));
+  });
+});
+
+describe("WORKER_POLL_MAX_AGE_SECONDS: how old a worker's last poll may be for readiness", () => {
+  const withAge = (age: string) =>
+    loadSettings({ DATA_DIR: mkdtempSync(path.join(tmpdir(), 'poll-age-')), WORKER_POLL_MAX_AGE_SECONDS: age });
+
+  it("defaults to the health check's two minutes (.env.example's value), takes 5 to 3600 s, refuses the rest", () => {
+    expect(settingsWith().workerPollMaxAgeSeconds).toBe(DEFAULT_WORKER_POLL_MAX_AGE_SECONDS);
+    expect(DEFAULT_WORKER_POLL_MAX_AGE_SECONDS * 1000).toBe(DEFAULT_POLL_MAX_AGE_MS);
+    expect(
+      /^WORKER_POLL_MAX_AGE_SECONDS=(\d*)$/m.exec(readFileSync(path.join(root, '.env.example'), 'utf8'))?.[1],
+    ).toBe(String(DEFAULT_WORKER_POLL_MAX_AGE_SECONDS));
+    expect(withAge('15').workerPollMaxAgeSeconds).toBe(15);
+    for (const wrong of ['4', '0', '3601', 'soon']) {
+      expect(() => withAge(wrong)).toThrow(/WORKER_POLL_MAX_AGE_SECONDS/);
+    }
   });
 });

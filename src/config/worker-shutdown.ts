@@ -1,3 +1,5 @@
+import type { EnvReader } from './env-reader.js';
+
 /**
  * How long the worker drains after SIGTERM (WORKER_SHUTDOWN_GRACE_SECONDS): it stops taking tasks at
  * once, and lets the activities in flight finish for up to this long before it cancels them. Longer
@@ -28,4 +30,27 @@ export function parseWorkerShutdownGrace(raw: string | undefined, problems: stri
     return DEFAULT_WORKER_SHUTDOWN_GRACE_SECONDS;
   }
   return value;
+}
+
+/** The worker's settings beside its HTTP server: its drain on SIGTERM, and how its polls are judged. */
+export interface WorkerSettings {
+  /** Seconds the worker lets in-flight activities finish after SIGTERM (above the longest activity timeout). */
+  workerShutdownGraceSeconds: number;
+  /**
+   * How recent a worker's last poll must be for readiness to count it (WORKER_POLL_MAX_AGE_SECONDS):
+   * above the Temporal server's long-poll expiry (`matching.longPollExpirationInterval`, 60 s by
+   * default), since an idle worker polls again only once its long poll expires.
+   */
+  workerPollMaxAgeSeconds: number;
+}
+
+/** The default: two idle long polls of a default Temporal server. */
+export const DEFAULT_WORKER_POLL_MAX_AGE_SECONDS = 120;
+
+/** Reads WORKER_SHUTDOWN_GRACE_SECONDS and WORKER_POLL_MAX_AGE_SECONDS. */
+export function readWorkerSettings(reader: EnvReader, problems: string[]): WorkerSettings {
+  return {
+    workerShutdownGraceSeconds: parseWorkerShutdownGrace(reader.str('WORKER_SHUTDOWN_GRACE_SECONDS'), problems),
+    workerPollMaxAgeSeconds: reader.int('WORKER_POLL_MAX_AGE_SECONDS', DEFAULT_WORKER_POLL_MAX_AGE_SECONDS, 5, 3600),
+  };
 }

@@ -1,7 +1,7 @@
 import type { Manifest, ManifestTool } from '../sites/manifest.js';
 import { deriveScope } from '../sites/scopes.js';
 import type { SiteResponse } from '../sites/site-http.js';
-import { parseRetryAfter } from '../tools/tool-caller.js';
+import { parseRetryAfter } from '../tools/retry-after.js';
 import { fail, pass, type RuleResult, skipped } from './conformance-report.js';
 import { sampleInput } from './sample-input.js';
 import {

@@ -4,7 +4,7 @@ import { type Connection } from '@temporalio/client';
 import { type DataSource } from 'typeorm';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { DEFAULT_POLL_MAX_AGE_MS, hasRecentPoller, timestampMs } from '../temporal/poller-health.js';
+import { hasRecentPoller, timestampMs } from '../temporal/poller-health.js';
 import { TEMPORAL_CONNECTION } from '../temporal/temporal.module.js';
 import { pingDatabase } from './database-ping.repository.js';
 
@@ -41,8 +41,9 @@ async function bounded<T>(work: Promise<T>): Promise<T> {
 
 /**
  * Readiness as the service's parts see it: PostgreSQL answers, Temporal answers, and Temporal saw a
- * worker poll both sides of the task queue within the last two minutes (an idle worker's long poll
- * lasts up to a minute, so a worker that died is noticed within that window, not at once).
+ * worker poll both sides of the task queue within WORKER_POLL_MAX_AGE_SECONDS (two minutes by
+ * default: an idle worker's long poll lasts up to a minute, so a worker that died is noticed within
+ * that window, not at once).
  */
 @Injectable()
 export class ReadinessService {
@@ -93,7 +94,7 @@ export class ReadinessService {
           lastAccessMs: timestampMs(poller.lastAccessTime as never),
         })),
         now,
-        DEFAULT_POLL_MAX_AGE_MS,
+        this.settings.workerPollMaxAgeSeconds * 1000,
         identity,
       ),
     );

@@ -12,6 +12,7 @@ import { networkFailureKind, notConnected, ToolCallFailure } from '../sites/tool
 import { CredentialRefusals } from './credential-refusals.js';
 import { McpToolCaller } from './mcp-tool-caller.js';
 import { OUTGOING_WINDOW_SECONDS, OutgoingLimits, outgoingKey } from './outgoing-limits.js';
+import { parseRetryAfter } from './retry-after.js';
 
 export const TOOL_CALL_TIMEOUT_MS = 30_000;
 
@@ -241,16 +242,4 @@ function classify(
       }
       throw new ToolCallFailure('bad_request', `${name} rejected ${tool} (${response.status})${said}`);
   }
-}
-
-/** Retry-After in seconds, from either delta-seconds or an HTTP date. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined || value.trim() === '') {
-    return undefined;
-  }
-  if (/^\d+$/.test(value.trim())) {
-    return Number(value.trim());
-  }
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }

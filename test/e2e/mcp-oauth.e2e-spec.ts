@@ -33,19 +33,43 @@ describe('MCP authorization: OAuth 2.1 with PKCE, resource indicators, refresh, 
     await sites?.stopAll();
   });
 
+  /**
+   * The tests with default settings and a default peer share one API process, started at first use
+   * with a pool of peers it trusts (SITE_ALLOW_PRIVATE_HOSTS names their ports): each test still has a
+   * peer (an authorization server and its registrations) of its own, without an API start of its own.
+   */
+  const PEERS_PER_STACK = 8;
+  let pool: { stack: Stack; free: OAuthPeer[] } | undefined;
+
   async function world(options: { peer?: OAuthPeerOptions; env?: (peer: OAuthPeer) => Record<string, string> } = {}) {
-    const peer = await OAuthPeer.start(sites.ca, options.peer);
-    peers.push(peer);
-    const stack = await Stack.start({
-      worker: false,
-      env: {
-        SITE_CA_CERTS: sites.caFile,
-        SITE_ALLOW_PRIVATE_HOSTS: `localhost:${peer.port}`,
-        OUTGOING_CALLS_PER_MINUTE: '1000',
-        ...options.env?.(peer),
-      },
-    });
-    stacks.push(stack);
+    const stackFor = async (trusted: OAuthPeer[], env: Record<string, string> = {}) => {
+      const started = await Stack.start({
+        worker: false,
+        env: {
+          SITE_CA_CERTS: sites.caFile,
+          SITE_ALLOW_PRIVATE_HOSTS: trusted.map((p) => `localhost:${p.port}`).join(','),
+          OUTGOING_CALLS_PER_MINUTE: '1000',
+          ...env,
+        },
+      });
+      stacks.push(started);
+      return started;
+    };
+    let peer: OAuthPeer;
+    let stack: Stack;
+    if (options.peer === undefined && options.env === undefined) {
+      if (pool === undefined || pool.free.length === 0) {
+        const free = await Promise.all(Array.from({ length: PEERS_PER_STACK }, () => OAuthPeer.start(sites.ca)));
+        peers.push(...free);
+        pool = { stack: await stackFor(free), free };
+      }
+      peer = pool.free.shift()!;
+      stack = pool.stack;
+    } else {
+      peer = await OAuthPeer.start(sites.ca, options.peer);
+      peers.push(peer);
+      stack = await stackFor([peer], options.env?.(peer));
+    }
     peer.allowRedirect(`${stack.baseUrl}/api/oauth/callback`);
     const http = new Http(stack.baseUrl);
     return { peer, stack, http };

@@ -29,7 +29,6 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
     await sites?.stopAll();
   });
 
-  /** A site of its own per test (outgoing limits and grant state stay apart), and a stack that trusts it. */
   /** A new, empty database on the shared PostgreSQL server (the service migrates it at start). */
   async function isolatedDatabase(): Promise<string> {
     const url = new URL(testEnv('databaseUrl'));
@@ -47,10 +46,29 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
     return url.toString();
   }
 
+  /**
+   * The API processes of the tests, one per distinct set of settings, started at first use together
+   * with the sites it trusts (SITE_ALLOW_PRIVATE_HOSTS names their ports): each test still gets a
+   * site of its own (outgoing limits and grant state stay apart) and users of its own, without
+   * waiting for an API process of its own.
+   */
+  const pools = new Map<string, { stack: Stack; free: ReferenceSite[] }>();
+  const SITES_PER_STACK = 12;
+
   async function fresh(options: { accessTokenTtlSeconds?: number; env?: Record<string, string> } = {}) {
-    const site = await sites.start({ accessTokenTtlSeconds: options.accessTokenTtlSeconds });
-    stack = await Stack.start({ worker: false, env: { ...siteEnv(sites, [site]), ...options.env } });
-    started.push(stack);
+    const key = JSON.stringify(options.env ?? {});
+    let pool = pools.get(key);
+    if (pool === undefined || pool.free.length === 0) {
+      const free = await Promise.all(Array.from({ length: SITES_PER_STACK }, () => sites.start()));
+      const pooled = await Stack.start({ worker: false, env: { ...siteEnv(sites, free), ...options.env } });
+      started.push(pooled);
+      pool = { stack: pooled, free };
+      pools.set(key, pool);
+    }
+    const site = pool.free.shift()!;
+    // As the site's own option would at its start (it reads the lifetime when it issues a token).
+    site.accessTokenTtlSeconds = options.accessTokenTtlSeconds ?? site.accessTokenTtlSeconds;
+    stack = pool.stack;
     http = new Http(stack.baseUrl);
     site.allowRedirect('agentsite', `${stack.baseUrl}/api/oauth/callback`);
     const user = await registerUser(http);

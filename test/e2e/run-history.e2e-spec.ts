@@ -103,8 +103,9 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
   }
 
   /**
-   * Temporal deletes an execution asynchronously, once its queues have acknowledged the close (about
-   * 20-35 s on the dev server): waits until describe() no longer finds it.
+   * Temporal deletes an execution asynchronously, once its queues have acknowledged the close (a
+   * second or two on the test run's server, TEST_DEV_SERVER_DYNAMIC_CONFIG; 20-35 s with Temporal's
+   * default ack interval): waits until describe() no longer finds it.
    */
   async function executionGone(execution: { workflowId: string; runId: string }): Promise<void> {
     await eventually(

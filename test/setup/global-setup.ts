@@ -8,6 +8,18 @@ import { ensureChromium } from '../../scripts/runtime/chromium.js';
 import { ensureStripeMock, startStripeMock, type RunningStripeMock } from '../../scripts/runtime/stripe-mock.js';
 import { TEST_ENV } from './shared-runtime.js';
 
+/**
+ * The test run's Temporal server saves how far its history task queues got (their ack levels) every
+ * second instead of every 30 s. Deleting a closed execution waits until the tasks of its close are
+ * acknowledged, so run-history's deletions (a retention deleting Temporal's copy) took 20-35 s each;
+ * nothing else of what the suites see depends on it.
+ */
+export const TEST_DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
+  'history.transferProcessorUpdateAckInterval': '1s',
+  'history.timerProcessorUpdateAckInterval': '1s',
+  'history.visibilityProcessorUpdateAckInterval': '1s',
+};
+
 /** Starts one real PostgreSQL, one real Temporal dev server and one stripe-mock for the whole test run. */
 export default async function globalSetup(): Promise<void> {
   const started = Date.now();
@@ -58,6 +70,7 @@ export default async function globalSetup(): Promise<void> {
       port: await freePort(),
       namespace: 'default',
       logFile: path.join(workDir, 'temporal.log'),
+      extraDynamicConfig: TEST_DEV_SERVER_DYNAMIC_CONFIG,
     });
   } catch (err) {
     // Jest runs no teardown after a failed setup: what started would outlive the run.
