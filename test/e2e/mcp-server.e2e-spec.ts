@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { issueServerCert } from '../../examples/site/tls.js';
 import { type FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import { CountingPeer } from '../fixtures/mcp/counting-peer.js';
 import { callerHeaders, legacyClient, modernClient, rawPost } from '../fixtures/mcp-server/clients.js';
 import type { Http } from '../utils/http.js';
+import { waitForRun } from '../utils/runs.js';
+import { Stack } from '../utils/stack.js';
 import { registerUser, type TestUser } from '../utils/users.js';
 import { joinWorkspace } from '../utils/workspaces.js';
 import { startWorld, type World } from '../utils/world.js';
@@ -295,6 +298,114 @@ describe('the MCP endpoint /mcp (e2e)', () => {
       );
       expect(refused.status).toBe(401);
       expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    });
+  });
+
+  describe('two API processes', () => {
+    let second: Stack;
+    let strict: Stack;
+
+    beforeAll(async () => {
+      // The same service beside the first: same database, Temporal task queue and worker. This one
+      // waits for no run (MCP_RUN_WAIT_SECONDS=0) and has a small per-user limit of its own.
+      const { PORT: _p, PUBLIC_BASE_URL: _u, DATA_DIR: _d, TEMPORAL_TASK_QUEUE: queue, ...env } = world.stack.env;
+      second = await Stack.start({
+        worker: false,
+        taskQueue: queue,
+        env: { ...(env as Record<string, string>), MCP_RUN_WAIT_SECONDS: '0', RATE_LIMIT_PER_USER: '6' },
+      });
+      strict = await Stack.start({
+        worker: false,
+        taskQueue: queue,
+        env: { ...(env as Record<string, string>), MCP_ALLOW_API_TOKENS: 'false' },
+      });
+    });
+
+    afterAll(async () => {
+      await second?.stop();
+      await strict?.stop();
+    });
+
+    it('serves one client whose requests go alternately to both processes (stateless)', async () => {
+      const { user } = await userWithSites();
+      const bases = [world.stack.baseUrl, second.baseUrl];
+      const served: string[] = [];
+      let next = 0;
+      const alternating: typeof fetch = (input, init) => {
+        const base = bases[next++ % 2]!;
+        served.push(base);
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        return fetch(`${base}${url.pathname}${url.search}`, init);
+      };
+      const client = new Client({ name: 'alternating', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(mcpUrl), {
+          fetch: alternating,
+          requestInit: { headers: callerHeaders(user.token) },
+        }),
+      );
+      try {
+        for (let i = 0; i < 2; i += 1) {
+          expect((await client.listTools()).tools.map((t) => t.name)).toContain(NOTE_TOOL);
+          const created = await client.callTool({ name: NOTE_TOOL, arguments: { title: `Alternately ${i}` } });
+          expect(created.structuredContent).toMatchObject({ title: `Alternately ${i}` });
+        }
+      } finally {
+        await client.close();
+      }
+      expect(new Set(served)).toEqual(new Set(bases));
+    });
+
+    it('answers an agent call with {runId, status} when the run outlasts MCP_RUN_WAIT_SECONDS; get_run reads it later', async () => {
+      const { user } = await userWithSites();
+      const agent = await http.post(
+        '/api/agents',
+        { name: 'Quick', systemPrompt: 'You answer.', siteIds: [], trigger: { type: 'manual' } },
+        { token: user.token },
+      );
+      expect(agent.status).toBe(201);
+      model.script({ text: 'Answered later.' });
+      const client = await modernClient(`${second.baseUrl}/mcp`, callerHeaders(user.token));
+      try {
+        const started = await client.callTool({ name: 'agent__quick', arguments: { input: 'hi' } });
+        expect(started.isError).not.toBe(true);
+        const { runId, status } = started.structuredContent as { runId: string; status: string };
+        expect(['queued', 'active']).toContain(status);
+        expect((started.content as Array<{ text: string }>)[0]!.text).toContain('get_run');
+        await waitForRun(http, user.token, runId);
+        const read = await client.callTool({ name: 'get_run', arguments: { runId } });
+        expect(read.structuredContent).toMatchObject({ id: runId, status: 'completed' });
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('counts /mcp requests against the per-user limit of the API (RATE_LIMITED)', async () => {
+      const user = await registerUser(http);
+      const list = () =>
+        rawPost(`${second.baseUrl}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, callerHeaders(user.token));
+      const answers = [];
+      for (let i = 0; i < 7; i += 1) {
+        answers.push(await list());
+      }
+      expect(answers.slice(0, 6).map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+      expect(answers[6]).toMatchObject({ status: 429, json: { code: 'RATE_LIMITED', statusCode: 429 } });
+      expect(Number(answers[6]!.headers.get('retry-after'))).toBeGreaterThan(0);
+    });
+
+    it('refuses API tokens with 401 when MCP_ALLOW_API_TOKENS is off', async () => {
+      const user = await registerUser(http);
+      const refused = await rawPost(
+        `${strict.baseUrl}/mcp`,
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        callerHeaders(user.token),
+      );
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toBe(
+        `Bearer resource_metadata="${strict.baseUrl}/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="This token is not valid here"`,
+      );
+      const allowed = await rawPost(mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, callerHeaders(user.token));
+      expect(allowed.status).toBe(200);
     });
   });
 
