@@ -17,8 +17,10 @@ import { type Settings } from './config/settings.js';
 import { readPackageVersion } from './common/version.js';
 import { InvalidUtf8BodyError } from './common/invalid-utf8-body.error.js';
 import { serveConsole } from './console/serve-console.js';
+import { MCP_PATH, McpEndpoint } from './mcp-server/mcp-endpoint.js';
 import { httpMetricsMiddleware } from './metrics/http-metrics.middleware.js';
 import { MetricsService } from './metrics/metrics.service.js';
+import { mountMcpAuthorizationServer } from './mcp-auth/mount.js';
 import { AuthenticationBeforeBody } from './auth/guards.js';
 import { codecBodyParser } from './temporal-codec/codec-body.middleware.js';
 import { CODEC_PATH } from './temporal-codec/temporal-codec.controller.js';
@@ -55,6 +57,10 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   if (settings.corsOrigins.length > 0) {
     app.enableCors(apiCorsOptions({ origins: settings.corsOrigins, ownRules: [CODEC_PATH.toLowerCase()] }));
   }
+  // The OAuth authorization server for MCP clients (oidc-provider at /mcp-oauth, its metadata under
+  // /.well-known): before the body parsers, since it reads its own bodies, and outside /api (its
+  // errors are OAuth error JSON, not the API's error body).
+  mountMcpAuthorizationServer(app, settings.publicBaseUrl);
   // Bodies must be valid UTF-8: a decoder would otherwise replace bad bytes silently.
   const verify = (_req: unknown, _res: unknown, buf: Buffer): void => {
     if (!isUtf8(buf)) {
@@ -66,6 +72,9 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   // the body is read. Express skips a body parser once one has read the body.
   // Stripe signs the exact bytes it sends: its webhook route reads them raw (any type), so the
   // signature is checked on what arrived.
+  // agentsite's MCP endpoint reads its own bodies (JSON-RPC errors for bad JSON, 413 past its limit)
+  // and has its own bearer check and limits: before the API's body parsers.
+  app.use(MCP_PATH, app.get(McpEndpoint).middleware());
   app.use(STRIPE_WEBHOOK_PATH, express.raw({ type: () => true, limit: MAX_BODY_BYTES }));
   app.use(CODEC_PATH, codecBodyParser({ settings, auth: app.get(AuthenticationBeforeBody), verify }));
   app.use(
