@@ -61,6 +61,7 @@ function consolePages(d: Data): ConsolePage[] {
     { name: 'account', path: '/account', heading: 'Your account' },
     { name: 'admin', path: '/admin', heading: 'Admin: users' },
     { name: 'oauth-complete', path: '/oauth/complete', heading: 'Connect a site' },
+    { name: 'consent-ended', path: '/connect/unknown', heading: 'This connection request has ended' },
     { name: 'not-found', path: '/no-such-page', heading: 'Page not found' },
   ];
 }
