@@ -271,6 +271,28 @@ describe('the MCP endpoint /mcp (e2e)', () => {
       }
     });
 
+    it('refuses an agent call without credits as REST does (NO_CREDITS), starting no run', async () => {
+      const { user: broke } = await userWithSites();
+      const agent = await http.post(
+        '/api/agents',
+        { name: 'Broke', systemPrompt: 'You answer.', siteIds: [], trigger: { type: 'manual' } },
+        { token: broke.token },
+      );
+      expect(agent.status).toBe(201);
+      await http.patch(`/api/admin/users/${broke.id}`, { credits: 0 }, { token: admin.token });
+      const client = await modernClient(mcpUrl, callerHeaders(broke.token));
+      try {
+        await expect(client.callTool({ name: 'agent__broke', arguments: {} })).rejects.toMatchObject({
+          code: -32000,
+          data: { code: 'NO_CREDITS', statusCode: 402 },
+        });
+        const runs = await http.get(`/api/agents/${agent.body.id}/runs`, { token: broke.token });
+        expect(runs.body.items).toEqual([]);
+      } finally {
+        await client.close();
+      }
+    });
+
     it('scope-checks runs: another user’s run is not found by get_run nor as a resource', async () => {
       model.script({ text: 'Done.' });
       const client = await modernClient(mcpUrl, callerHeaders(user.token));
