@@ -271,6 +271,47 @@ describe('the MCP endpoint /mcp (e2e)', () => {
       }
     });
 
+    it('gives a webhook agent its schema’s fields as input and queues a webhook run with them', async () => {
+      const agent = await http.post(
+        '/api/agents',
+        {
+          name: 'Triage',
+          systemPrompt: 'Triage tickets.',
+          siteIds: [],
+          trigger: {
+            type: 'webhook',
+            schema: [
+              { name: 'ticket', type: 'string', required: true },
+              { name: 'priority', type: 'integer' },
+            ],
+          },
+        },
+        { token: user.token },
+      );
+      expect(agent.status).toBe(201);
+      const client = await modernClient(mcpUrl, callerHeaders(user.token));
+      try {
+        const tool = (await client.listTools()).tools.find((t) => t.name === 'agent__triage');
+        expect(tool?.inputSchema).toMatchObject({
+          type: 'object',
+          properties: { ticket: { type: 'string' }, priority: { type: 'integer' } },
+          required: ['ticket'],
+        });
+        await expect(client.callTool({ name: 'agent__triage', arguments: { priority: 1 } })).rejects.toMatchObject({
+          code: -32602,
+          data: { code: 'WEBHOOK_PAYLOAD_INVALID', statusCode: 422 },
+        });
+        model.script({ text: 'Triaged.' });
+        const done = await client.callTool({ name: 'agent__triage', arguments: { ticket: 'T-1', priority: 2 } });
+        expect(done.structuredContent).toMatchObject({ status: 'completed', output: 'Triaged.' });
+        const runId = (done.structuredContent as { runId: string }).runId;
+        const run = await http.get(`/api/runs/${runId}`, { token: user.token });
+        expect(run.body).toMatchObject({ triggeredBy: 'webhook', payload: { ticket: 'T-1', priority: 2 } });
+      } finally {
+        await client.close();
+      }
+    });
+
     it('refuses an agent call without credits as REST does (NO_CREDITS), starting no run', async () => {
       const { user: broke } = await userWithSites();
       const agent = await http.post(
