@@ -612,6 +612,34 @@ describe('agentsite as an OAuth 2.1 authorization server for MCP clients (e2e)',
     expect(refreshed.headers.get('access-control-allow-origin')).toBe('https://inspector.example');
   });
 
+  it('counts its endpoints against the address limit: registrations past it are refused (429)', async () => {
+    const limited = await Stack.start({ worker: false, env: { RATE_LIMIT_PER_IP: '5' } });
+    try {
+      const client = new McpOAuthClient(limited.baseUrl);
+      const statuses: number[] = [];
+      let refusal: Response | undefined;
+      for (let i = 0; i < 8; i += 1) {
+        const res = await fetch(`${client.issuer}/reg`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' }),
+        });
+        statuses.push(res.status);
+        if (res.status === 429) {
+          refusal = res;
+        } else {
+          await res.arrayBuffer();
+        }
+      }
+      expect(statuses.filter((status) => status === 201).length).toBeLessThanOrEqual(5);
+      expect(statuses.at(-1)).toBe(429);
+      expect(Number(refusal?.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await refusal?.json()).toMatchObject({ code: 'RATE_LIMITED', statusCode: 429 });
+    } finally {
+      await limited.stop();
+    }
+  });
+
   it('writes no oidc-provider notice or warning (development defaults) to the API log', () => {
     const log = readFileSync(stack.api.logFile, 'utf8');
     expect(log).not.toMatch(/oidc-provider (NOTICE|WARNING)/);
