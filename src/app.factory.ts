@@ -17,6 +17,7 @@ import { type Settings } from './config/settings.js';
 import { readPackageVersion } from './common/version.js';
 import { InvalidUtf8BodyError } from './common/invalid-utf8-body.error.js';
 import { serveConsole } from './console/serve-console.js';
+import { MCP_PATH, McpEndpoint } from './mcp-server/mcp-endpoint.js';
 import { httpMetricsMiddleware } from './metrics/http-metrics.middleware.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { AuthenticationBeforeBody } from './auth/guards.js';
@@ -66,6 +67,9 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   // the body is read. Express skips a body parser once one has read the body.
   // Stripe signs the exact bytes it sends: its webhook route reads them raw (any type), so the
   // signature is checked on what arrived.
+  // agentsite's MCP endpoint reads its own bodies (JSON-RPC errors for bad JSON, 413 past its limit)
+  // and has its own bearer check and limits: before the API's body parsers.
+  app.use(MCP_PATH, app.get(McpEndpoint).middleware());
   app.use(STRIPE_WEBHOOK_PATH, express.raw({ type: () => true, limit: MAX_BODY_BYTES }));
   app.use(CODEC_PATH, codecBodyParser({ settings, auth: app.get(AuthenticationBeforeBody), verify }));
   app.use(

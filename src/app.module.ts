@@ -15,6 +15,7 @@ import { SettingsModule } from './config/settings.module.js';
 import { type Settings } from './config/settings.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { McpServerModule } from './mcp-server/mcp-server.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { OAuthModule } from './oauth/oauth.module.js';
 import { RunsModule } from './runs/runs.module.js';
@@ -57,6 +58,8 @@ import { WorkspacesModule } from './workspaces/workspaces.module.js';
     ConformanceModule,
     TracingModule,
     MetricsModule,
+    // agentsite's own MCP endpoint (/mcp, outside the /api prefix: mounted by createApp).
+    McpServerModule,
   ],
   providers: [
     // Guards run in this order: address limit with authentication and user limit (concurrently, see

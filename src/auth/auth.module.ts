@@ -41,6 +41,7 @@ import { ApiRateLimits } from '../common/rate-limit.js';
     AuthenticationBeforeBody,
     ConsoleSessions,
   ],
-  exports: [ApiRateLimits, JwtStrategy, AuthenticationBeforeBody, ConsoleSessions],
+  // JwtModule: the MCP endpoint checks API tokens' signatures with the same JwtService.
+  exports: [ApiRateLimits, JwtStrategy, AuthenticationBeforeBody, ConsoleSessions, JwtModule],
 })
 export class AuthModule {}

@@ -142,6 +142,11 @@ export class VaultService {
     }
   }
 
+  /** Every site of the scope's vault (the MCP endpoint lists their tools), in creation order, at most `max`. */
+  async sitesOf(scope: Scope, max = 500): Promise<SiteEntity[]> {
+    return (await this.sites.page(scope, { limit: max })).rows.slice(0, max);
+  }
+
   async list(scope: Scope, query: PageQuery): Promise<Page<SiteResponse>> {
     const { rows, credentials } = await this.sites.page(scope, query);
     const bySite = new Map(credentials.map((c) => [c.siteId, c]));

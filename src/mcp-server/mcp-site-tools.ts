@@ -1,0 +1,139 @@
+import { Injectable } from '@nestjs/common';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
+import { AppError } from '../common/app-error.js';
+import { buildRunTools } from '../runs/run-tools.js';
+import type { ManifestTool } from '../sites/manifest.js';
+import { deriveScope, type SiteScope } from '../sites/scopes.js';
+import { ToolCaller } from '../tools/tool-caller.js';
+import { VaultService } from '../vault/vault.service.js';
+import type { SiteEntity } from '../vault/site.entity.js';
+import { requireRole, type Scope } from '../workspaces/scope.js';
+import { isSiteFailure } from './mcp-errors.js';
+
+/** A tool as /mcp lists it (MCP's Tool, the fields the endpoint fills). */
+export interface McpListedTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: { type: 'object'; [keyword: string]: unknown };
+  outputSchema?: { type: 'object'; [keyword: string]: unknown };
+  annotations?: Record<string, unknown>;
+  execution?: { taskSupport?: 'forbidden' | 'optional' | 'required' };
+}
+
+/** A tools/call result (MCP's CallToolResult). */
+export interface McpCallResult {
+  [key: string]: unknown;
+  content: Array<Record<string, unknown>>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+interface SiteTool {
+  listed: McpListedTool;
+  siteId: string;
+  tool: string;
+  scope: SiteScope;
+}
+
+/** Progress of a call, for the request's progress notifications. */
+export type ProgressSink = (progress: { progress: number; total?: number; message?: string }) => void;
+
+/** What an agentsite tool's scope says to an MCP client. */
+function annotationsOf(site: SiteEntity, tool: ManifestTool, scope: SiteScope): Record<string, unknown> {
+  if (site.protocol === 'mcp') {
+    // The server's own annotations, as it sent them.
+    return { ...tool.annotations };
+  }
+  return {
+    readOnlyHint: scope === 'read',
+    destructiveHint: scope === 'delete' || scope === 'admin',
+    openWorldHint: true,
+  };
+}
+
+/**
+ * The tools of every site of the scope's vault, as `<site>__<tool>` (the names runs give the model,
+ * src/runs/run-tools.ts: valid MCP tool names, unique across sites, stable while the vault keeps its
+ * sites), and their calls through the one ToolCaller, as the REST direct call makes them.
+ */
+@Injectable()
+export class McpSiteTools {
+  constructor(
+    private readonly vault: VaultService,
+    private readonly caller: ToolCaller,
+  ) {}
+
+  /** The scope's site tools; `reserved` names (the agents' and get_run) are never given to a site tool. */
+  async list(scope: Scope, reserved: ReadonlySet<string>): Promise<SiteTool[]> {
+    const sites = await this.vault.sitesOf(scope);
+    const byId = new Map(sites.map((site) => [site.id, site]));
+    const tools: SiteTool[] = [];
+    for (const runTool of buildRunTools(sites)) {
+      const site = byId.get(runTool.siteId)!;
+      const tool = site.manifest.tools.find((t) => t.name === runTool.tool)!;
+      const scopeNeeded = deriveScope(tool);
+      let name = runTool.name;
+      for (let n = 2; reserved.has(name); n += 1) {
+        name = `${runTool.name.slice(0, 60)}_${n}`;
+      }
+      const mcp = site.protocol === 'mcp';
+      const { $schema: _dialect, ...wholeSchema } = tool.input_schema;
+      tools.push({
+        siteId: site.id,
+        tool: tool.name,
+        scope: scopeNeeded,
+        listed: {
+          name,
+          title: `${tool.title ?? tool.annotations?.title ?? tool.name} (${site.manifest.name})`,
+          description: runTool.description,
+          inputSchema: { ...(mcp ? wholeSchema : runTool.input_schema), type: 'object' },
+          annotations: annotationsOf(site, tool, scopeNeeded),
+        },
+      });
+    }
+    return tools;
+  }
+
+  /**
+   * Calls the tool: a viewer of the workspace may call read tools only (PERMISSION_DENIED otherwise);
+   * the site's failures come back as `isError` results, the service's refusals as errors (thrown).
+   */
+  async call(scope: Scope, tool: SiteTool, args: unknown, onProgress?: ProgressSink): Promise<McpCallResult> {
+    if (tool.scope !== 'read') {
+      requireRole(scope, 'member', `Calling a ${tool.scope} tool`);
+    }
+    const { site, credential } = await this.vault.findForCall(scope, tool.siteId);
+    try {
+      const { result } = await this.caller.call({
+        site,
+        credential,
+        tool: tool.tool,
+        input: args ?? {},
+        ...(onProgress !== undefined ? { onProgress } : {}),
+      });
+      return site.protocol === 'mcp' ? (result as McpCallResult) : jsonResult(result);
+    } catch (err) {
+      if (isSiteFailure(err)) {
+        return { isError: true, content: [{ type: 'text', text: err.message }] };
+      }
+      if (err instanceof AppError && err.code === 'NOT_FOUND') {
+        // The site no longer has the tool (its manifest changed since the list).
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, err.message, {
+          code: err.code,
+          statusCode: err.statusCode,
+        });
+      }
+      throw err;
+    }
+  }
+}
+
+/** An agentsite site's JSON answer: as text for any client, and as structuredContent when it is an object. */
+export function jsonResult(result: unknown): McpCallResult {
+  const structured =
+    result !== null && typeof result === 'object' && !Array.isArray(result)
+      ? { structuredContent: result as Record<string, unknown> }
+      : {};
+  return { content: [{ type: 'text', text: JSON.stringify(result) }], ...structured };
+}
