@@ -20,6 +20,7 @@ import { serveConsole } from './console/serve-console.js';
 import { MCP_PATH, McpEndpoint } from './mcp-server/mcp-endpoint.js';
 import { httpMetricsMiddleware } from './metrics/http-metrics.middleware.js';
 import { MetricsService } from './metrics/metrics.service.js';
+import { mountMcpAuthorizationServer } from './mcp-auth/mount.js';
 import { AuthenticationBeforeBody } from './auth/guards.js';
 import { codecBodyParser } from './temporal-codec/codec-body.middleware.js';
 import { CODEC_PATH } from './temporal-codec/temporal-codec.controller.js';
@@ -56,6 +57,10 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
   if (settings.corsOrigins.length > 0) {
     app.enableCors(apiCorsOptions({ origins: settings.corsOrigins, ownRules: [CODEC_PATH.toLowerCase()] }));
   }
+  // The OAuth authorization server for MCP clients (oidc-provider at /mcp-oauth, its metadata under
+  // /.well-known): before the body parsers, since it reads its own bodies, and outside /api (its
+  // errors are OAuth error JSON, not the API's error body).
+  mountMcpAuthorizationServer(app, settings.publicBaseUrl);
   // Bodies must be valid UTF-8: a decoder would otherwise replace bad bytes silently.
   const verify = (_req: unknown, _res: unknown, buf: Buffer): void => {
     if (!isUtf8(buf)) {

@@ -15,6 +15,7 @@ import { SettingsModule } from './config/settings.module.js';
 import { type Settings } from './config/settings.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { McpAuthModule } from './mcp-auth/mcp-auth.module.js';
 import { McpServerModule } from './mcp-server/mcp-server.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { OAuthModule } from './oauth/oauth.module.js';
@@ -60,6 +61,8 @@ import { WorkspacesModule } from './workspaces/workspaces.module.js';
     MetricsModule,
     // agentsite's own MCP endpoint (/mcp, outside the /api prefix: mounted by createApp).
     McpServerModule,
+    // The authorization server for MCP clients (global: it provides MCP_TOKEN_VERIFIER to /mcp).
+    McpAuthModule,
   ],
   providers: [
     // Guards run in this order: address limit with authentication and user limit (concurrently, see

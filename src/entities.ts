@@ -3,6 +3,7 @@ import { RevokedTokenEntity } from './auth/revoked-token.entity.js';
 import { BillingCustomerEntity, BillingEventEntity, CreditPurchaseEntity } from './billing/billing.entities.js';
 import { ChatMessageEntity, ChatSessionEntity } from './chat/chat.entities.js';
 import type { EntityClass } from './database/data-source.js';
+import { ConnectedAppEntity, McpAuthorizationStateEntity } from './mcp-auth/mcp-auth.entities.js';
 import { McpOAuthClientEntity } from './oauth/mcp-oauth-client.entity.js';
 import { OAuthStateEntity } from './oauth/oauth-state.entity.js';
 import { RunArchiveEntity } from './runs/run-archive.entity.js';
@@ -38,4 +39,6 @@ export const ENTITIES: EntityClass[] = [
   CreditPurchaseEntity,
   BillingEventEntity,
   WebhookDeliveryEntity,
+  McpAuthorizationStateEntity,
+  ConnectedAppEntity,
 ];

@@ -29,6 +29,8 @@ export const TABLE_OWNERS: Readonly<Record<string, string>> = {
   credit_purchases: 'billing',
   billing_events: 'billing',
   webhook_deliveries: 'webhooks',
+  mcp_authorization_state: 'mcp-auth',
+  connected_apps: 'mcp-auth',
 };
 
 /**

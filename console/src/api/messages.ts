@@ -150,6 +150,8 @@ export const FIELD_LABELS: Record<RequestField, Label> = {
   'payloads[].metadata': (n) => `Payload ${nth(n)}'s metadata`,
   'payloads[].data': (n) => `Payload ${nth(n)}'s data`,
   burst: 'Burst size',
+  approve: 'Your answer',
+  workspaceId: 'Workspace',
 };
 
 /** Fields the API names that are no request field: the whole request, a page, a hop of a redirect. */

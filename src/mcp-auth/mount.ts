@@ -1,0 +1,55 @@
+import type { INestApplication } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { mcpProtectedResourceMetadataUrl } from '../mcp-server/caller.js';
+import { MCP_OAUTH_PATH, McpAuthorizationServer } from './authorization-server.js';
+
+/** Only the path itself (a query allowed), not what lies below it. */
+const exactly = (req: Request): boolean => req.url === '/' || req.url === '' || req.url.startsWith('/?');
+
+/** Browser-based MCP clients read the metadata from any origin: public documents, no credentials. */
+function openCors(res: Response): void {
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
+  res.setHeader('Access-Control-Allow-Headers', 'MCP-Protocol-Version');
+  res.setHeader('Access-Control-Max-Age', '600');
+}
+
+/**
+ * Mounts the authorization server for MCP clients (called by app.factory.ts before the API's body
+ * parsers: oidc-provider reads its own bodies):
+ * - oidc-provider at /mcp-oauth (its issuer `{PUBLIC_BASE_URL}/mcp-oauth`);
+ * - its metadata also at /.well-known/oauth-authorization-server/mcp-oauth (RFC 8414 path
+ *   insertion, which MCP clients try first) and /.well-known/openid-configuration/mcp-oauth;
+ * - the protected-resource metadata of /mcp (RFC 9728) at mcpProtectedResourceMetadataUrl.
+ * The provider answers CORS itself (any origin on its metadata, token, registration and revocation
+ * endpoints: they take no cookie); the documents here answer `Access-Control-Allow-Origin: *`.
+ */
+export function mountMcpAuthorizationServer(app: INestApplication, publicBaseUrl: string): void {
+  const server = app.get(McpAuthorizationServer);
+  const handler = server.handler();
+  for (const document of ['oauth-authorization-server', 'openid-configuration']) {
+    app.use(`/.well-known/${document}${MCP_OAUTH_PATH}`, (req: Request, res: Response, next: NextFunction) => {
+      if (!exactly(req)) {
+        next();
+        return;
+      }
+      req.url = `/.well-known/${document}`;
+      handler(req, res);
+    });
+  }
+  const resourceMetadataPath = new URL(mcpProtectedResourceMetadataUrl(publicBaseUrl)).pathname;
+  app.use(resourceMetadataPath, (req: Request, res: Response, next: NextFunction) => {
+    if (!exactly(req) || !['GET', 'HEAD', 'OPTIONS'].includes(req.method)) {
+      next();
+      return;
+    }
+    openCors(res);
+    if (req.method === 'OPTIONS') {
+      res.status(204).end();
+      return;
+    }
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.status(200).json(server.protectedResourceMetadata());
+  });
+  app.use(MCP_OAUTH_PATH, handler);
+}

@@ -1,0 +1,285 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CookieJar, McpOAuthClient, pkce } from '../fixtures/mcp-auth/mcp-oauth-client.js';
+import { expectError, Http } from '../utils/http.js';
+import { sql } from '../utils/db.js';
+import { Stack } from '../utils/stack.js';
+import { registerUser, type TestUser } from '../utils/users.js';
+
+const REDIRECT_URI = 'http://127.0.0.1:33418/callback';
+
+describe('agentsite as an OAuth 2.1 authorization server for MCP clients (e2e)', () => {
+  let stack: Stack;
+  let http: Http;
+  let oauth: McpOAuthClient;
+  let resource: string;
+
+  beforeAll(async () => {
+    stack = await Stack.start({ worker: false, env: { MCP_ACCESS_TOKEN_SECONDS: '600', MCP_REFRESH_TOKEN_DAYS: '7' } });
+    http = new Http(stack.baseUrl);
+    oauth = new McpOAuthClient(stack.baseUrl);
+    resource = `${stack.baseUrl}/mcp`;
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  async function registerClient(extra: Record<string, unknown> = {}): Promise<string> {
+    const registered = await oauth.register({
+      client_name: 'Test MCP client',
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      ...extra,
+    });
+    expect(registered.status).toBe(201);
+    return registered.body.client_id as string;
+  }
+
+  /** authorize → 303 to /connect/{uid}; answers the uid and the jar holding the provider's cookies. */
+  async function startAuthorization(clientId: string, challenge: string, extra: Record<string, string> = {}) {
+    const jar = new CookieJar();
+    const res = await oauth.get(
+      oauth.authorizationUrl({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope: 'mcp',
+        resource,
+        state: 'state-1',
+        ...extra,
+      }),
+      jar,
+    );
+    expect(res.status).toBe(303);
+    const location = new URL(res.headers.get('location') ?? '', stack.baseUrl);
+    expect(location.origin + location.pathname).toMatch(new RegExp(`^${stack.baseUrl}/connect/[A-Za-z0-9_-]+$`));
+    return { jar, uid: location.pathname.split('/').pop() as string };
+  }
+
+  /** The whole flow as the user approves it: answers the tokens. */
+  async function connectApp(user: TestUser, options: { workspaceId?: string | null; clientId?: string } = {}) {
+    const clientId = options.clientId ?? (await registerClient());
+    const { verifier, challenge } = pkce();
+    const { jar, uid } = await startAuthorization(clientId, challenge);
+    const decided = await http.post(
+      `/api/mcp-consent/${uid}`,
+      { approve: true, workspaceId: options.workspaceId ?? null },
+      { token: user.token },
+    );
+    expect(decided.status).toBe(200);
+    const back = await oauth.follow(decided.body.redirectTo, jar, REDIRECT_URI);
+    expect(back.searchParams.get('state')).toBe('state-1');
+    expect(back.searchParams.get('iss')).toBe(oauth.issuer);
+    const code = back.searchParams.get('code') ?? '';
+    const tokens = await oauth.token({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: verifier,
+      client_id: clientId,
+      resource,
+    });
+    expect(tokens.status).toBe(200);
+    return { clientId, uid, tokens: tokens.body, code, verifier };
+  }
+
+  it('connects a dynamically registered client: consent, code with PKCE, token bound to /mcp, rotation, reuse revokes the grant', async () => {
+    const user = await registerUser(http);
+    const clientId = await registerClient();
+    const { verifier, challenge } = pkce();
+    const { jar, uid } = await startAuthorization(clientId, challenge);
+
+    const asked = await http.get(`/api/mcp-consent/${uid}`, { token: user.token });
+    expect(asked.status).toBe(200);
+    expect(asked.body).toEqual({
+      uid,
+      client: { id: clientId, name: 'Test MCP client', uri: null, logoUri: null, redirectHost: '127.0.0.1:33418' },
+      scopes: ['mcp'],
+      workspaces: [{ id: null, name: 'Personal', role: 'owner' }],
+    });
+
+    const decided = await http.post(
+      `/api/mcp-consent/${uid}`,
+      { approve: true, workspaceId: null },
+      { token: user.token },
+    );
+    expect(decided.status).toBe(200);
+    expect(decided.body.redirectTo).toMatch(new RegExp(`^${oauth.issuer}/auth/${uid}$`));
+    // Answered once: a second answer finds nothing to answer.
+    expectError(
+      await http.post(`/api/mcp-consent/${uid}`, { approve: false, workspaceId: null }, { token: user.token }),
+      'SESSION_NOT_FOUND',
+      404,
+    );
+
+    const back = await oauth.follow(decided.body.redirectTo, jar, REDIRECT_URI);
+    const code = back.searchParams.get('code') ?? '';
+    expect(code).not.toBe('');
+    const tokens = await oauth.token({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: verifier,
+      client_id: clientId,
+      resource,
+    });
+    expect(tokens.status).toBe(200);
+    expect(tokens.body).toMatchObject({ token_type: 'Bearer', expires_in: 600, scope: 'mcp' });
+    const first = tokens.body.refresh_token ?? '';
+    expect(first).not.toBe('');
+    const refreshed = await oauth.token({ grant_type: 'refresh_token', refresh_token: first, client_id: clientId });
+    expect(refreshed.body.error).toBeUndefined();
+    expect(refreshed.status).toBe(200);
+    const second = refreshed.body.refresh_token ?? '';
+    expect(second).not.toBe('');
+    expect(second).not.toBe(first);
+    expect(refreshed.body.access_token).not.toBe(tokens.body.access_token);
+
+    // The consumed refresh token again: refused, and the grant revoked, so the new one fails too.
+    const replayed = await oauth.token({ grant_type: 'refresh_token', refresh_token: first, client_id: clientId });
+    expect(replayed.status).toBe(400);
+    expect(replayed.body.error).toBe('invalid_grant');
+    const afterReplay = await oauth.token({ grant_type: 'refresh_token', refresh_token: second, client_id: clientId });
+    expect(afterReplay.status).toBe(400);
+    expect(afterReplay.body.error).toBe('invalid_grant');
+  });
+  it('takes a code once: its replay is refused and revokes what it gave', async () => {
+    const user = await registerUser(http);
+    const { clientId, code, verifier, tokens } = await connectApp(user);
+    const again = await oauth.token({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: verifier,
+      client_id: clientId,
+      resource,
+    });
+    expect(again.status).toBe(400);
+    expect(again.body.error).toBe('invalid_grant');
+    const refresh = await oauth.token({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+    });
+    expect(refresh.body.error).toBe('invalid_grant');
+  });
+  it('stores no code or token in clear: their rows are keyed by a SHA-256 and carry no copy', async () => {
+    const user = await registerUser(http);
+    const { tokens, code } = await connectApp(user);
+    for (const value of [tokens.access_token ?? '', tokens.refresh_token ?? '', code]) {
+      expect(value.length).toBeGreaterThan(20);
+      const rows = await sql<{ n: number }>(
+        `SELECT count(*)::int AS n FROM mcp_authorization_state WHERE id = $1 OR payload::text LIKE '%' || $1 || '%'`,
+        [value],
+      );
+      expect(rows[0].n).toBe(0);
+      const hashed = await sql<{ n: number }>(
+        `SELECT count(*)::int AS n FROM mcp_authorization_state WHERE id = encode(sha256(convert_to($1, 'UTF8')), 'hex')`,
+        [value],
+      );
+      expect(hashed[0].n).toBe(1);
+    }
+  });
+
+  it('refuses an authorization request without PKCE, with plain PKCE, or for another resource', async () => {
+    const clientId = await registerClient();
+    const { challenge } = pkce();
+    const jar = new CookieJar();
+    const base = {
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      scope: 'mcp',
+      state: 's',
+    };
+    const refused = async (params: Record<string, string | undefined>) => {
+      const res = await oauth.get(oauth.authorizationUrl({ ...base, ...params }), jar);
+      expect(res.status).toBe(303);
+      const back = new URL(res.headers.get('location') ?? '');
+      expect(back.origin + back.pathname).toBe(REDIRECT_URI);
+      return back.searchParams;
+    };
+    const missing = await refused({});
+    expect(missing.get('error')).toBe('invalid_request');
+    expect(missing.get('error_description')).toMatch(/PKCE/);
+    const plain = await refused({ code_challenge: challenge, code_challenge_method: 'plain' });
+    expect(plain.get('error')).toBe('invalid_request');
+    const elsewhere = await refused({
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: 'https://elsewhere.example/mcp',
+    });
+    expect(elsewhere.get('error')).toBe('invalid_target');
+    // Only the code flow: an implicit request is refused.
+    const implicit = await refused({
+      response_type: 'token',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
+    expect(implicit.get('error')).toBe('unsupported_response_type');
+  });
+
+  it('answers bad input to its endpoints with OAuth error JSON, never a 500', async () => {
+    const unknownClient = await fetch(
+      oauth.authorizationUrl({ response_type: 'code', client_id: 'nobody', redirect_uri: REDIRECT_URI }),
+      { redirect: 'manual' },
+    );
+    expect(unknownClient.status).toBe(400);
+    expect(unknownClient.headers.get('content-type')).toMatch(/application\/json/);
+    expect(await unknownClient.json()).toMatchObject({ error: 'invalid_client' });
+    const badToken = await oauth.token({ grant_type: 'authorization_code', code: 'x', client_id: 'nobody' });
+    expect(badToken.status).toBe(401);
+    expect(badToken.body.error).toBe('invalid_client');
+    const junk = await fetch(`${oauth.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{not json',
+    });
+    expect(junk.status).toBeLessThan(500);
+    expect(((await junk.json()) as { error: string }).error).toMatch(/^invalid_/);
+    const badRegistration = await oauth.register({ redirect_uris: ['not a url'] });
+    expect(badRegistration.status).toBe(400);
+    expect(badRegistration.body.error).toBe('invalid_redirect_uri');
+  });
+
+  it('tells the client access_denied when the user refuses', async () => {
+    const user = await registerUser(http);
+    const clientId = await registerClient();
+    const { challenge } = pkce();
+    const { jar, uid } = await startAuthorization(clientId, challenge);
+    const decided = await http.post(
+      `/api/mcp-consent/${uid}`,
+      { approve: false, workspaceId: null },
+      { token: user.token },
+    );
+    expect(decided.status).toBe(200);
+    const back = await oauth.follow(decided.body.redirectTo, jar, REDIRECT_URI);
+    expect(back.searchParams.get('error')).toBe('access_denied');
+    expect(back.searchParams.get('code')).toBeNull();
+    expect(back.searchParams.get('state')).toBe('state-1');
+    expect((await http.get('/api/connected-apps', { token: user.token })).body.apps).toEqual([]);
+  });
+
+  it('checks the consent request: unknown uid, bad body, a workspace the user is not in', async () => {
+    const user = await registerUser(http);
+    expectError(await http.get('/api/mcp-consent/nosuchuid', { token: user.token }), 'SESSION_NOT_FOUND', 404);
+    expectError(await http.get('/api/mcp-consent/nosuchuid'), 'UNAUTHORIZED', 401);
+    const clientId = await registerClient();
+    const { uid } = await startAuthorization(clientId, pkce().challenge);
+    for (const body of [{ approve: 'yes', workspaceId: null }, { approve: true }, { approve: true, workspaceId: 3 }]) {
+      expectError(await http.post(`/api/mcp-consent/${uid}`, body, { token: user.token }), 'VALIDATION_ERROR', 400);
+    }
+    expectError(
+      await http.post(
+        `/api/mcp-consent/${uid}`,
+        { approve: true, workspaceId: '00000000-0000-4000-8000-000000000000' },
+        { token: user.token },
+      ),
+      'WORKSPACE_NOT_FOUND',
+      404,
+    );
+  });
+});
