@@ -33,7 +33,10 @@ export function mountMcpAuthorizationServer(app: INestApplication, publicBaseUrl
         next();
         return;
       }
-      req.url = `/.well-known/${document}`;
+      // As if asked at /mcp-oauth/.well-known/…: oidc-provider builds its endpoints' URLs from the mount.
+      const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '';
+      req.url = `/.well-known/${document}${query}`;
+      req.originalUrl = `${MCP_OAUTH_PATH}${req.url}`;
       handler(req, res);
     });
   }
