@@ -1,7 +1,8 @@
 /**
  * The official MCP conformance suite's server scenarios (`@modelcontextprotocol/conformance server`)
  * against the real stack's /mcp, driven through scripts/mcp-server-conformance.ts (a loopback proxy
- * adds the bearer token the suite cannot send). Every scenario the suite lists is either run here or
+ * adds the bearer token the suite cannot send: an OAuth access token obtained as a third-party client
+ * would, through consent, and an API token with MCP_ALLOW_API_TOKENS=true). Every scenario the suite lists is either run here or
  * left out with its reason (scripts/mcp-server-conformance/scenarios.ts: fixture tools, resources and
  * prompts of fixed names, features the endpoint does not offer). A scenario passes when the suite's
  * own checks.json has no failed check and no warning, and the suite's exit status is 0.
@@ -12,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { LEFT_OUT, OFFERED } from '../../scripts/mcp-server-conformance/scenarios.js';
+import { consentedToken } from '../fixtures/mcp-client/consent.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { registerUser, type TestUser } from '../utils/users.js';
 import { startWorld, type World } from '../utils/world.js';
@@ -103,6 +105,8 @@ describe('the MCP conformance suite, server scenarios, against /mcp (e2e)', () =
   let world: World;
   let user: TestUser;
   let endpoint: string;
+  /** The bearer token of each kind /mcp accepts. */
+  const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
     world = await startWorld({ worker: false, env: { MCP_ALLOW_API_TOKENS: 'true' } });
@@ -117,6 +121,8 @@ describe('the MCP conformance suite, server scenarios, against /mcp (e2e)', () =
       { token: user.token },
     );
     expect(token.status).toBeLessThan(300);
+    tokens['an OAuth access token'] = (await consentedToken(world.stack.baseUrl, user.token)).accessToken;
+    tokens['an API token (MCP_ALLOW_API_TOKENS=true)'] = user.token;
   });
 
   afterAll(async () => {
@@ -142,11 +148,12 @@ describe('the MCP conformance suite, server scenarios, against /mcp (e2e)', () =
     expect(run.code).toBe(1);
   }, 60_000);
 
-  it.each(OFFERED)(
-    '%s passes with an API token (MCP_ALLOW_API_TOKENS=true)',
-    async (scenario) => {
-      const run = await throughCommand(endpoint, user.token, scenario);
-      expectPassed(scenario, run);
+  const KINDS = ['an OAuth access token', 'an API token (MCP_ALLOW_API_TOKENS=true)'];
+  it.each(KINDS.flatMap((kind) => OFFERED.map((scenario) => [scenario, kind])))(
+    '%s passes with %s',
+    async (scenario, kind) => {
+      const run = await throughCommand(endpoint, tokens[kind]!, scenario!);
+      expectPassed(scenario!, run);
       if (scenario === 'tools-list') {
         // The workspace's site tools, not an empty list.
         const listedTools = run.checks.find((c) => c.id === 'tools-list')?.details?.tools as string[];
