@@ -11,6 +11,7 @@ export const SERVICE_REFUSAL = -32000;
 /** Codes that say the request named something wrong: JSON-RPC's Invalid params, as MCP asks for unknown tools. */
 const INVALID_PARAMS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'VALIDATION_ERROR',
+  'WEBHOOK_PAYLOAD_INVALID',
   'NOT_FOUND',
   'RUN_NOT_FOUND',
   'AGENT_NOT_FOUND',

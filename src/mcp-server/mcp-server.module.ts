@@ -1,9 +1,13 @@
 import { Module } from '@nestjs/common';
+import { AgentsModule } from '../agents/agents.module.js';
 import { AuthModule } from '../auth/auth.module.js';
+import { CreditsModule } from '../credits/credits.module.js';
+import { RunsModule } from '../runs/runs.module.js';
 import { ToolsModule } from '../tools/tools.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { VaultModule } from '../vault/vault.module.js';
 import { WorkspacesModule } from '../workspaces/workspaces.module.js';
+import { McpAgentTools } from './mcp-agent-tools.js';
 import { McpBearer } from './mcp-bearer.js';
 import { McpEndpoint } from './mcp-endpoint.js';
 import { McpSiteTools } from './mcp-site-tools.js';
@@ -23,8 +27,11 @@ import { McpSurface } from './mcp-surface.js';
     WorkspacesModule,
     VaultModule,
     ToolsModule,
+    AgentsModule,
+    RunsModule,
+    CreditsModule,
   ],
-  providers: [McpBearer, McpSiteTools, McpSurface, McpEndpoint],
+  providers: [McpBearer, McpSiteTools, McpAgentTools, McpSurface, McpEndpoint],
   exports: [McpEndpoint],
 })
 export class McpServerModule {}

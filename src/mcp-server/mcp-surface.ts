@@ -1,13 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/server';
+import { AppError } from '../common/app-error.js';
 import { readPackageVersion } from '../common/version.js';
 import type { Scope } from '../workspaces/scope.js';
+import { GET_RUN_TOOL, McpAgentTools, runResult } from './mcp-agent-tools.js';
 import type { McpPrincipal } from './mcp-bearer.js';
 import { answering } from './mcp-errors.js';
-import { McpSiteTools, type ProgressSink } from './mcp-site-tools.js';
+import { McpSiteTools, type McpCallResult, type McpListedTool, type ProgressSink } from './mcp-site-tools.js';
 
 /** How long MCP clients may keep a list (2026-07-28 cache hints): the vault and agents change rarely. */
 const LIST_TTL_MS = 60_000;
+
+/** The run resource: a run with its timeline, as GET /api/runs/:id answers it. */
+export const RUN_URI_TEMPLATE = 'agentsite://runs/{id}';
+const RUN_URI = /^agentsite:\/\/runs\/([^/?#]+)$/;
 
 type Notify = (notification: { method: string; params?: Record<string, unknown> }) => Promise<void>;
 
@@ -22,52 +28,130 @@ export function progressSink(meta: Record<string, unknown> | undefined, notify: 
   };
 }
 
+const GET_RUN: McpListedTool = {
+  name: GET_RUN_TOOL,
+  title: 'Read an agent run',
+  description: 'A run of one of your agents, with its timeline, by the id an agent tool answered.',
+  inputSchema: {
+    type: 'object',
+    properties: { runId: { type: 'string', description: 'The run id' } },
+    required: ['runId'],
+  },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+};
+
+function runJson(run: unknown): McpCallResult {
+  return { content: [{ type: 'text', text: JSON.stringify(run) }], structuredContent: run as Record<string, unknown> };
+}
+
 /**
  * What /mcp exposes to one caller: built for each request from the caller's scope (the SDK's factory),
- * so nothing outlives the request. Tools: the vault's site tools.
+ * so nothing outlives the request. Tools: the agents (`agent__<name>`), get_run and the vault's site
+ * tools (`<site>__<tool>`); resources: the runs (`agentsite://runs/{id}`).
  */
 @Injectable()
 export class McpSurface {
   private readonly version = readPackageVersion();
 
-  constructor(private readonly sites: McpSiteTools) {}
+  constructor(
+    private readonly sites: McpSiteTools,
+    private readonly agents: McpAgentTools,
+  ) {}
 
   server(principal: McpPrincipal, _era: 'legacy' | 'modern'): Server {
     const { scope } = principal;
     const server = new Server(
       { name: 'agentsite', title: 'agentsite', version: this.version },
       {
-        capabilities: { tools: { listChanged: false } },
+        capabilities: { tools: { listChanged: false }, resources: { listChanged: false, subscribe: false } },
         instructions:
-          'The tools of the sites in your agentsite vault, named <site>__<tool>, and your agents, named agent__<name>.',
+          'The tools of the sites in your agentsite vault (<site>__<tool>), your agents (agent__<name>: ' +
+          'a call runs the agent) and get_run; runs are resources too (agentsite://runs/{id}).',
         cacheHints: {
           'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: 'private' },
+          'resources/list': { ttlMs: 0, cacheScope: 'private' },
+          'resources/templates/list': { ttlMs: 24 * 3600_000, cacheScope: 'public' },
+          'resources/read': { ttlMs: 0, cacheScope: 'private' },
         },
       },
     );
-    server.setRequestHandler('tools/list', () =>
-      answering(async () => ({ tools: (await this.siteTools(scope)).map((t) => t.listed) })),
-    );
+    server.setRequestHandler('tools/list', () => answering(async () => ({ tools: (await this.tools(scope)).listed })));
     server.setRequestHandler('tools/call', (request, ctx) =>
       answering(async () => {
-        const { name, arguments: args } = request.params;
-        const tool = (await this.siteTools(scope)).find((t) => t.listed.name === name);
-        if (tool === undefined) {
-          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No tool named "${name}"`, {
-            code: 'NOT_FOUND',
-            statusCode: 404,
-          });
-        }
+        const { name } = request.params;
+        const args = (request.params.arguments ?? {}) as Record<string, unknown>;
         const onProgress = progressSink(request.params._meta as Record<string, unknown> | undefined, (n) =>
           ctx.mcpReq.notify(n as never),
         );
-        return (await this.sites.call(scope, tool, args, onProgress)) as never;
+        return (await this.call(scope, name, args, ctx.mcpReq.signal, onProgress)) as never;
+      }),
+    );
+    server.setRequestHandler('resources/list', () => answering(async () => ({ resources: [] })));
+    server.setRequestHandler('resources/templates/list', () =>
+      answering(async () => ({
+        resourceTemplates: [
+          {
+            uriTemplate: RUN_URI_TEMPLATE,
+            name: 'run',
+            title: 'An agent run',
+            description: 'A run of one of your agents with its timeline (JSON, as GET /api/runs/{id})',
+            mimeType: 'application/json',
+          },
+        ],
+      })),
+    );
+    server.setRequestHandler('resources/read', (request) =>
+      answering(async () => {
+        const { uri } = request.params;
+        const id = RUN_URI.exec(uri)?.[1];
+        if (id === undefined) {
+          throw new AppError('NOT_FOUND', `No resource at ${uri}`);
+        }
+        const run = await this.agents.describe(scope, decodeURIComponent(id));
+        return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(run) }] };
       }),
     );
     return server;
   }
 
-  private siteTools(scope: Scope) {
-    return this.sites.list(scope, new Set());
+  /** The caller's tools: agents and get_run first (their names are reserved), then the site tools. */
+  private async tools(scope: Scope) {
+    const agents = await this.agents.list(scope);
+    const reserved = new Set([GET_RUN_TOOL, ...agents.map((a) => a.listed.name)]);
+    const sites = await this.sites.list(scope, reserved);
+    return {
+      agents,
+      sites,
+      listed: [...agents.map((a) => a.listed), GET_RUN, ...sites.map((s) => s.listed)],
+    };
+  }
+
+  private async call(
+    scope: Scope,
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    onProgress: ProgressSink | undefined,
+  ): Promise<McpCallResult> {
+    if (name === GET_RUN_TOOL) {
+      if (typeof args.runId !== 'string') {
+        throw AppError.validation([{ field: 'runId', message: 'must be a string' }]);
+      }
+      return runJson(await this.agents.describe(scope, args.runId));
+    }
+    const { agents, sites } = await this.tools(scope);
+    const agent = agents.find((a) => a.listed.name === name);
+    if (agent !== undefined) {
+      const started = await this.agents.start(scope, agent, args);
+      return runResult(await this.agents.wait(scope, started.id, signal, onProgress));
+    }
+    const site = sites.find((s) => s.listed.name === name);
+    if (site === undefined) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No tool named "${name}"`, {
+        code: 'NOT_FOUND',
+        statusCode: 404,
+      });
+    }
+    return this.sites.call(scope, site, args, onProgress);
   }
 }

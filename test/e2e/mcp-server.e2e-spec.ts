@@ -1,10 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { issueServerCert } from '../../examples/site/tls.js';
+import { type FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import { CountingPeer } from '../fixtures/mcp/counting-peer.js';
 import { callerHeaders, legacyClient, modernClient, rawPost } from '../fixtures/mcp-server/clients.js';
 import type { Http } from '../utils/http.js';
+import { waitForRun } from '../utils/runs.js';
+import { Stack } from '../utils/stack.js';
 import { registerUser, type TestUser } from '../utils/users.js';
+import { joinWorkspace } from '../utils/workspaces.js';
 import { startWorld, type World } from '../utils/world.js';
 
 const NOTE_TOOL = 'reference_notebook__create_note';
@@ -18,6 +23,7 @@ describe('the MCP endpoint /mcp (e2e)', () => {
   let http: Http;
   let admin: TestUser;
   let peer: CountingPeer;
+  let model: FakeModel;
   let mcpUrl: string;
 
   beforeAll(async () => {
@@ -28,7 +34,7 @@ describe('the MCP endpoint /mcp (e2e)', () => {
         SITE_ALLOW_PRIVATE_HOSTS: 'localhost',
       },
     });
-    ({ site, http, admin } = world);
+    ({ site, http, admin, model } = world);
     peer = await CountingPeer.start(await issueServerCert(world.sites.ca));
     mcpUrl = `${world.stack.baseUrl}/mcp`;
   });
@@ -42,7 +48,7 @@ describe('the MCP endpoint /mcp (e2e)', () => {
   async function userWithSites(workspaceId?: string, token?: string): Promise<{ user: TestUser }> {
     const user = token === undefined ? await registerUser(http) : ({ token } as TestUser);
     if (token === undefined) {
-      await http.patch(`/api/admin/users/${user.id}`, { tier: 'harness' }, { token: admin.token });
+      await http.patch(`/api/admin/users/${user.id}`, { tier: 'team', credits: 100_000 }, { token: admin.token });
     }
     const headers = workspaceId !== undefined ? { 'x-workspace-id': workspaceId } : undefined;
     const added = await http.post('/api/vault/sites', { url: site.url }, { token: user.token, headers });
@@ -139,6 +145,267 @@ describe('the MCP endpoint /mcp (e2e)', () => {
       } finally {
         await client.close();
       }
+    });
+  });
+
+  describe('agents and runs', () => {
+    let user: TestUser;
+    let agentId: string;
+
+    beforeAll(async () => {
+      ({ user } = await userWithSites());
+      const sites = (await http.get('/api/vault/sites', { token: user.token })).body.items as Array<{ id: string }>;
+      const agent = await http.post(
+        '/api/agents',
+        {
+          name: 'Note taker',
+          systemPrompt: 'You take notes.',
+          siteIds: sites.map((s) => s.id),
+          trigger: { type: 'manual' },
+        },
+        { token: user.token },
+      );
+      expect(agent.status).toBe(201);
+      agentId = agent.body.id as string;
+    });
+
+    it('runs an agent to its end in wait mode with progress, then reads it with get_run and as a resource', async () => {
+      model.script(
+        (req) => ({ toolUses: [{ name: toolNamed(req, 'create_note'), input: { title: 'Written by a run' } }] }),
+        { text: 'The note is written.' },
+      );
+      const client = await modernClient(mcpUrl, callerHeaders(user.token));
+      try {
+        const { tools } = await client.listTools();
+        const tool = tools.find((t) => t.name === 'agent__note_taker');
+        expect(tool).toMatchObject({ inputSchema: { type: 'object', properties: { input: { type: 'string' } } } });
+        expect(tools.map((t) => t.name)).toContain('get_run');
+        const progress: Array<{ progress: number; message?: string }> = [];
+        const result = await client.callTool(
+          { name: 'agent__note_taker', arguments: { input: 'Write the note' } },
+          { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true },
+        );
+        expect(result.isError).not.toBe(true);
+        expect(result.content).toEqual([{ type: 'text', text: 'The note is written.' }]);
+        expect(result.structuredContent).toMatchObject({ status: 'completed', output: 'The note is written.' });
+        expect(progress.length).toBeGreaterThan(0);
+        expect(progress.map((p) => p.message)).toContain('Calling create_note of Reference Notebook');
+        const runId = (result.structuredContent as { runId: string }).runId;
+        const rest = await http.get(`/api/runs/${runId}`, { token: user.token });
+        expect(rest.body).toMatchObject({ agentId, status: 'completed', input: 'Write the note' });
+
+        const read = await client.callTool({ name: 'get_run', arguments: { runId } });
+        expect(read.structuredContent).toMatchObject({ id: runId, agentId, status: 'completed' });
+        expect((read.structuredContent as { timeline: Array<{ type: string }> }).timeline.map((e) => e.type)).toEqual(
+          (rest.body.timeline as Array<{ type: string }>).map((e) => e.type),
+        );
+
+        const { resourceTemplates } = await client.listResourceTemplates();
+        expect(resourceTemplates).toEqual([expect.objectContaining({ uriTemplate: 'agentsite://runs/{id}' })]);
+        const resource = await client.readResource({ uri: `agentsite://runs/${runId}` });
+        expect(JSON.parse((resource.contents[0] as { text: string }).text)).toMatchObject({
+          id: runId,
+          status: 'completed',
+          timeline: expect.arrayContaining([expect.objectContaining({ type: 'completed' })]),
+        });
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('scope-checks runs: another user’s run is not found by get_run nor as a resource', async () => {
+      model.script({ text: 'Done.' });
+      const client = await modernClient(mcpUrl, callerHeaders(user.token));
+      const other = await registerUser(http);
+      const stranger = await modernClient(mcpUrl, callerHeaders(other.token));
+      try {
+        const done = await client.callTool({ name: 'agent__note_taker', arguments: {} });
+        const runId = (done.structuredContent as { runId: string }).runId;
+        await expect(stranger.callTool({ name: 'get_run', arguments: { runId } })).rejects.toMatchObject({
+          code: -32602,
+          data: { code: 'RUN_NOT_FOUND', statusCode: 404 },
+        });
+        await expect(stranger.readResource({ uri: `agentsite://runs/${runId}` })).rejects.toMatchObject({
+          data: { code: 'RUN_NOT_FOUND' },
+        });
+      } finally {
+        await client.close();
+        await stranger.close();
+      }
+    });
+  });
+
+  describe('workspaces: roles and isolation', () => {
+    let owner: TestUser;
+    let viewer: TestUser;
+    let workspaceId: string;
+
+    beforeAll(async () => {
+      owner = await registerUser(http);
+      await http.patch(`/api/admin/users/${owner.id}`, { tier: 'team', credits: 100_000 }, { token: admin.token });
+      workspaceId = (await http.post('/api/workspaces', { name: 'MCP' }, { token: owner.token })).body.id as string;
+      await userWithSites(workspaceId, owner.token);
+      const headers = { 'x-workspace-id': workspaceId };
+      const sites = (await http.get('/api/vault/sites', { token: owner.token, headers })).body.items as Array<{
+        id: string;
+      }>;
+      const agent = await http.post(
+        '/api/agents',
+        { name: 'Shared', systemPrompt: 'You help.', siteIds: sites.map((s) => s.id), trigger: { type: 'manual' } },
+        { token: owner.token, headers },
+      );
+      expect(agent.status).toBe(201);
+      viewer = await registerUser(http);
+      await joinWorkspace(http, workspaceId, owner.token, viewer, 'viewer');
+    });
+
+    it('a viewer lists the workspace’s tools and agents, calls read tools, and is refused the rest', async () => {
+      const client = await modernClient(mcpUrl, callerHeaders(viewer.token, workspaceId));
+      try {
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        expect(names).toEqual(expect.arrayContaining(['agent__shared', NOTE_TOOL, SEARCH_TOOL, EVENT_TOOL]));
+        const found = await client.callTool({ name: SEARCH_TOOL, arguments: { query: 'anything' } });
+        expect(found.isError).not.toBe(true);
+        for (const name of [NOTE_TOOL, 'reference_notebook__delete_note', 'reference_notebook__manage_users']) {
+          await expect(client.callTool({ name, arguments: { title: 'x', id: 'x' } })).rejects.toMatchObject({
+            data: { code: 'PERMISSION_DENIED', statusCode: 403 },
+          });
+        }
+        const runs = model.requests.length;
+        await expect(client.callTool({ name: 'agent__shared', arguments: { input: 'go' } })).rejects.toMatchObject({
+          data: { code: 'PERMISSION_DENIED', statusCode: 403 },
+        });
+        expect(model.requests.length).toBe(runs);
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('a token acts in its own scope only: no workspace tools in the personal scope, none for a non-member', async () => {
+      const personal = await modernClient(mcpUrl, callerHeaders(owner.token));
+      try {
+        const names = (await personal.listTools()).tools.map((t) => t.name);
+        expect(names).not.toContain('agent__shared');
+        expect(names).not.toContain(NOTE_TOOL);
+      } finally {
+        await personal.close();
+      }
+      const outsider = await registerUser(http);
+      const refused = await rawPost(
+        mcpUrl,
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        callerHeaders(outsider.token, workspaceId),
+      );
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    });
+  });
+
+  describe('two API processes', () => {
+    let second: Stack;
+    let strict: Stack;
+
+    beforeAll(async () => {
+      // The same service beside the first: same database, Temporal task queue and worker. This one
+      // waits for no run (MCP_RUN_WAIT_SECONDS=0) and has a small per-user limit of its own.
+      const { PORT: _p, PUBLIC_BASE_URL: _u, DATA_DIR: _d, TEMPORAL_TASK_QUEUE: queue, ...env } = world.stack.env;
+      second = await Stack.start({
+        worker: false,
+        taskQueue: queue,
+        env: { ...(env as Record<string, string>), MCP_RUN_WAIT_SECONDS: '0', RATE_LIMIT_PER_USER: '6' },
+      });
+      strict = await Stack.start({
+        worker: false,
+        taskQueue: queue,
+        env: { ...(env as Record<string, string>), MCP_ALLOW_API_TOKENS: 'false' },
+      });
+    });
+
+    afterAll(async () => {
+      await second?.stop();
+      await strict?.stop();
+    });
+
+    it('serves one client whose requests go alternately to both processes (stateless)', async () => {
+      const { user } = await userWithSites();
+      const bases = [world.stack.baseUrl, second.baseUrl];
+      const served: string[] = [];
+      let next = 0;
+      const alternating: typeof fetch = (input, init) => {
+        const base = bases[next++ % 2]!;
+        served.push(base);
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        return fetch(`${base}${url.pathname}${url.search}`, init);
+      };
+      const client = new Client({ name: 'alternating', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(mcpUrl), {
+          fetch: alternating,
+          requestInit: { headers: callerHeaders(user.token) },
+        }),
+      );
+      try {
+        for (let i = 0; i < 2; i += 1) {
+          expect((await client.listTools()).tools.map((t) => t.name)).toContain(NOTE_TOOL);
+          const created = await client.callTool({ name: NOTE_TOOL, arguments: { title: `Alternately ${i}` } });
+          expect(created.structuredContent).toMatchObject({ title: `Alternately ${i}` });
+        }
+      } finally {
+        await client.close();
+      }
+      expect(new Set(served)).toEqual(new Set(bases));
+    });
+
+    it('answers an agent call with {runId, status} when the run outlasts MCP_RUN_WAIT_SECONDS; get_run reads it later', async () => {
+      const { user } = await userWithSites();
+      const agent = await http.post(
+        '/api/agents',
+        { name: 'Quick', systemPrompt: 'You answer.', siteIds: [], trigger: { type: 'manual' } },
+        { token: user.token },
+      );
+      expect(agent.status).toBe(201);
+      model.script({ text: 'Answered later.' });
+      const client = await modernClient(`${second.baseUrl}/mcp`, callerHeaders(user.token));
+      try {
+        const started = await client.callTool({ name: 'agent__quick', arguments: { input: 'hi' } });
+        expect(started.isError).not.toBe(true);
+        const { runId, status } = started.structuredContent as { runId: string; status: string };
+        expect(['queued', 'active']).toContain(status);
+        expect((started.content as Array<{ text: string }>)[0]!.text).toContain('get_run');
+        await waitForRun(http, user.token, runId);
+        const read = await client.callTool({ name: 'get_run', arguments: { runId } });
+        expect(read.structuredContent).toMatchObject({ id: runId, status: 'completed' });
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('counts /mcp requests against the per-user limit of the API (RATE_LIMITED)', async () => {
+      const user = await registerUser(http);
+      const list = () =>
+        rawPost(`${second.baseUrl}/mcp`, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, callerHeaders(user.token));
+      const answers = [];
+      for (let i = 0; i < 7; i += 1) {
+        answers.push(await list());
+      }
+      expect(answers.slice(0, 6).map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 200]);
+      expect(answers[6]).toMatchObject({ status: 429, json: { code: 'RATE_LIMITED', statusCode: 429 } });
+      expect(Number(answers[6]!.headers.get('retry-after'))).toBeGreaterThan(0);
+    });
+
+    it('refuses API tokens with 401 when MCP_ALLOW_API_TOKENS is off', async () => {
+      const user = await registerUser(http);
+      const refused = await rawPost(
+        `${strict.baseUrl}/mcp`,
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        callerHeaders(user.token),
+      );
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toBe(
+        `Bearer resource_metadata="${strict.baseUrl}/.well-known/oauth-protected-resource/mcp", error="invalid_token", error_description="This token is not valid here"`,
+      );
+      const allowed = await rawPost(mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, callerHeaders(user.token));
+      expect(allowed.status).toBe(200);
     });
   });
 
