@@ -49,8 +49,8 @@ export class McpAuthorizationServer {
         fetch: guardedFetch(http, { maxBytes: CLIENT_DOCUMENT_MAX_BYTES, timeoutMs: CLIENT_DOCUMENT_TIMEOUT_MS }),
       }),
     );
-    // X-Forwarded-Proto decides whether its cookies are Secure, as TRUST_PROXY does for the API.
-    this.provider.proxy = settings.trustProxy !== false;
+    // The origin of every request it sees is the issuer's (see handler): set there, then trusted here.
+    this.provider.proxy = true;
     // Failures are logged by kind, never with the request's values; the client gets OAuth error JSON.
     this.provider.on('server_error', (_ctx: unknown, err: Error) => {
       this.logger.error(`authorization server failure: ${err.name}: ${err.message}`);
@@ -60,11 +60,20 @@ export class McpAuthorizationServer {
     });
   }
 
-  /** The provider's request handler (Express mounts it; paths relative to the mount). */
+  /**
+   * The provider's request handler (Express mounts it; paths relative to the mount). Every URL it
+   * builds (its metadata's endpoints, the consent's resume) comes from the request's origin: it is
+   * pinned to the issuer's, whatever Host or X-Forwarded-* the request carried, so the documents
+   * always name PUBLIC_BASE_URL, and its cookies are Secure exactly when the issuer is https.
+   */
   handler(): NodeHandler {
     const callback = this.provider.callback();
+    const issuer = new URL(this.issuer);
     // Koa answers every failure itself (OAuth error JSON); the promise only says the answer is sent.
     return (req, res) => {
+      req.headers.host = issuer.host;
+      req.headers['x-forwarded-proto'] = issuer.protocol.slice(0, -1);
+      delete req.headers['x-forwarded-host'];
       void callback(req, res);
     };
   }

@@ -1,6 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ClientDocumentServer } from '../fixtures/mcp-auth/client-document-server.js';
 import { CookieJar, McpOAuthClient, pkce } from '../fixtures/mcp-auth/mcp-oauth-client.js';
-import { expectError, Http } from '../utils/http.js';
+import { registerAdmin } from '../utils/admin.js';
+import { testSites, type TestSites } from '../utils/site.js';
+import { joinWorkspace } from '../utils/workspaces.js';
+import { expectError, Http, rawRequest } from '../utils/http.js';
 import { sql } from '../utils/db.js';
 import { Stack } from '../utils/stack.js';
 import { registerUser, type TestUser } from '../utils/users.js';
@@ -12,9 +17,31 @@ describe('agentsite as an OAuth 2.1 authorization server for MCP clients (e2e)',
   let http: Http;
   let oauth: McpOAuthClient;
   let resource: string;
+  let sites: TestSites;
+  /** A Client ID Metadata Document on a loopback address the service is allowed to reach (SITE_ALLOW_PRIVATE_HOSTS). */
+  let allowedDocument: ClientDocumentServer;
+  /** One on a loopback address it is not allowed to reach. */
+  let privateDocument: ClientDocumentServer;
 
   beforeAll(async () => {
-    stack = await Stack.start({ worker: false, env: { MCP_ACCESS_TOKEN_SECONDS: '600', MCP_REFRESH_TOKEN_DAYS: '7' } });
+    sites = await testSites();
+    allowedDocument = await ClientDocumentServer.start(sites.ca, {
+      client_name: 'Document client',
+      redirect_uris: [REDIRECT_URI],
+    });
+    privateDocument = await ClientDocumentServer.start(sites.ca, {
+      client_name: 'Private client',
+      redirect_uris: [REDIRECT_URI],
+    });
+    stack = await Stack.start({
+      worker: false,
+      env: {
+        MCP_ACCESS_TOKEN_SECONDS: '600',
+        MCP_REFRESH_TOKEN_DAYS: '7',
+        SITE_CA_CERTS: sites.caFile,
+        SITE_ALLOW_PRIVATE_HOSTS: `localhost:${allowedDocument.port}`,
+      },
+    });
     http = new Http(stack.baseUrl);
     oauth = new McpOAuthClient(stack.baseUrl);
     resource = `${stack.baseUrl}/mcp`;
@@ -22,6 +49,8 @@ describe('agentsite as an OAuth 2.1 authorization server for MCP clients (e2e)',
 
   afterAll(async () => {
     await stack?.stop();
+    await allowedDocument?.stop();
+    await privateDocument?.stop();
   });
 
   async function registerClient(extra: Record<string, unknown> = {}): Promise<string> {
@@ -200,7 +229,11 @@ describe('agentsite as an OAuth 2.1 authorization server for MCP clients (e2e)',
       expect(res.status).toBe(303);
       const back = new URL(res.headers.get('location') ?? '');
       expect(back.origin + back.pathname).toBe(REDIRECT_URI);
-      return back.searchParams;
+      const answer = new URLSearchParams(back.searchParams);
+      for (const [name, value] of new URLSearchParams(back.hash.slice(1))) {
+        answer.set(`fragment:${name}`, value);
+      }
+      return answer;
     };
     const missing = await refused({});
     expect(missing.get('error')).toBe('invalid_request');
@@ -219,7 +252,8 @@ describe('agentsite as an OAuth 2.1 authorization server for MCP clients (e2e)',
       code_challenge: challenge,
       code_challenge_method: 'S256',
     });
-    expect(implicit.get('error')).toBe('unsupported_response_type');
+    // (an error of a response type with a token is told in the fragment, where that type would put it)
+    expect(implicit.get('error') ?? implicit.get('fragment:error')).toBe('unsupported_response_type');
   });
 
   it('answers bad input to its endpoints with OAuth error JSON, never a 500', async () => {
@@ -281,5 +315,179 @@ describe('agentsite as an OAuth 2.1 authorization server for MCP clients (e2e)',
       'WORKSPACE_NOT_FOUND',
       404,
     );
+  });
+  it('lists the connected app with its workspace; revoking it ends its tokens at once; only its user may', async () => {
+    const admin = await registerAdmin(http, stack);
+    const owner = await registerUser(http);
+    const viewer = await registerUser(http);
+    expect((await http.patch(`/api/admin/users/${owner.id}`, { tier: 'team' }, { token: admin.token })).status).toBe(
+      200,
+    );
+    const workspace = await http.post('/api/workspaces', { name: 'Research' }, { token: owner.token });
+    expect(workspace.status).toBe(201);
+    await joinWorkspace(http, workspace.body.id, owner.token, viewer, 'viewer');
+
+    // A viewer is offered the workspace and may connect an app to it (what the app may do there is a viewer's).
+    const { uid } = await startAuthorization(await registerClient(), pkce().challenge);
+    const offered = await http.get(`/api/mcp-consent/${uid}`, { token: viewer.token });
+    expect(offered.body.workspaces).toEqual([
+      { id: null, name: 'Personal', role: 'owner' },
+      { id: workspace.body.id, name: 'Research', role: 'viewer' },
+    ]);
+
+    const { clientId, tokens } = await connectApp(owner, { workspaceId: workspace.body.id });
+    await connectApp(viewer, { workspaceId: workspace.body.id });
+    const listed = await http.get('/api/connected-apps', { token: owner.token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.apps).toHaveLength(1);
+    const [app] = listed.body.apps;
+    expect(app).toEqual({
+      id: expect.any(String),
+      clientId,
+      clientName: 'Test MCP client',
+      redirectHost: '127.0.0.1:33418',
+      workspace: { id: workspace.body.id, name: 'Research' },
+      createdAt: expect.any(String),
+      lastUsedAt: null,
+    });
+
+    expectError(await http.delete(`/api/connected-apps/${app.id}`, { token: viewer.token }), 'NOT_FOUND', 404);
+    expectError(await http.delete('/api/connected-apps/not-a-uuid', { token: owner.token }), 'NOT_FOUND', 404);
+    const refreshed = await oauth.token({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+    });
+    expect(refreshed.status).toBe(200);
+
+    const [{ grant_id: grantId }] = await sql<{ grant_id: string }>(
+      'SELECT grant_id FROM connected_apps WHERE id = $1',
+      [app.id],
+    );
+    expect((await http.delete(`/api/connected-apps/${app.id}`, { token: owner.token })).status).toBe(204);
+    expect((await http.get('/api/connected-apps', { token: owner.token })).body.apps).toEqual([]);
+    const afterRevoke = await oauth.token({
+      grant_type: 'refresh_token',
+      refresh_token: refreshed.body.refresh_token,
+      client_id: clientId,
+    });
+    expect(afterRevoke.status).toBe(400);
+    expect(afterRevoke.body.error).toBe('invalid_grant');
+    const rows = await sql<{ n: number }>(
+      `SELECT count(*)::int AS n FROM mcp_authorization_state WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`,
+      [grantId],
+    );
+    expect(rows[0].n).toBe(0);
+    // The viewer's own app is untouched.
+    expect((await http.get('/api/connected-apps', { token: viewer.token })).body.apps).toHaveLength(1);
+  });
+
+  it('revokes a token at the revocation endpoint', async () => {
+    const user = await registerUser(http);
+    const { clientId, tokens } = await connectApp(user);
+    expect(await oauth.revoke({ token: tokens.refresh_token ?? '', client_id: clientId })).toBe(200);
+    const refresh = await oauth.token({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+    });
+    expect(refresh.body.error).toBe('invalid_grant');
+  });
+
+  it('refuses its access tokens at /api: they are for /mcp only', async () => {
+    const user = await registerUser(http);
+    const { tokens } = await connectApp(user);
+    const me = await http.get('/api/me', { token: tokens.access_token });
+    expect(me.status).toBe(401);
+    expect(['UNAUTHORIZED', 'INVALID_TOKEN']).toContain(me.body.code);
+    expect((await http.get('/api/me', { token: user.token })).status).toBe(200);
+  });
+
+  it("takes a client described by a Client ID Metadata Document, fetched under the sites' network rules", async () => {
+    const user = await registerUser(http);
+    const clientId = allowedDocument.url;
+    const { tokens, uid } = await connectApp(user, { clientId });
+    expect(tokens.access_token).toEqual(expect.any(String));
+    expect(allowedDocument.fetches).toBeGreaterThan(0);
+    const apps = (await http.get('/api/connected-apps', { token: user.token })).body.apps;
+    expect(apps).toEqual([expect.objectContaining({ clientId, clientName: 'Document client', workspace: null })]);
+    expect(uid).toEqual(expect.any(String));
+
+    // On a private address that SITE_ALLOW_PRIVATE_HOSTS does not name: never fetched, refused.
+    const refused = await fetch(
+      oauth.authorizationUrl({
+        response_type: 'code',
+        client_id: privateDocument.url,
+        redirect_uri: REDIRECT_URI,
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+      }),
+      { redirect: 'manual' },
+    );
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: 'invalid_client' });
+    expect(privateDocument.fetches).toBe(0);
+  });
+
+  it('publishes the protected-resource and authorization-server metadata, readable from any origin', async () => {
+    const origin = { headers: { origin: 'https://inspector.example' } };
+    const prm = await fetch(`${stack.baseUrl}/.well-known/oauth-protected-resource/mcp`, origin);
+    expect(prm.status).toBe(200);
+    expect(prm.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await prm.json()).toEqual({
+      resource,
+      authorization_servers: [oauth.issuer],
+      bearer_methods_supported: ['header'],
+      scopes_supported: ['mcp'],
+    });
+    for (const path of [
+      '/.well-known/oauth-authorization-server/mcp-oauth',
+      '/mcp-oauth/.well-known/oauth-authorization-server',
+    ]) {
+      const res = await fetch(`${stack.baseUrl}${path}`, origin);
+      expect(res.status).toBe(200);
+      // oidc-provider names the asking origin (any origin: the document takes no credentials).
+      expect(['*', 'https://inspector.example']).toContain(res.headers.get('access-control-allow-origin'));
+      const metadata = (await res.json()) as Record<string, unknown>;
+      expect(metadata).toMatchObject({
+        issuer: oauth.issuer,
+        authorization_endpoint: `${oauth.issuer}/auth`,
+        token_endpoint: `${oauth.issuer}/token`,
+        registration_endpoint: `${oauth.issuer}/reg`,
+        revocation_endpoint: `${oauth.issuer}/token/revocation`,
+        code_challenge_methods_supported: ['S256'],
+        client_id_metadata_document_supported: true,
+        response_types_supported: ['code'],
+      });
+      expect(metadata.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
+      expect(metadata.grant_types_supported).not.toContain('client_credentials');
+      expect(metadata.grant_types_supported).not.toContain('implicit');
+      expect(metadata.token_endpoint_auth_methods_supported).toContain('none');
+      expect(metadata).not.toHaveProperty('introspection_endpoint');
+      expect(metadata).not.toHaveProperty('device_authorization_endpoint');
+    }
+    // Whatever origin a request claims, the documents name PUBLIC_BASE_URL's endpoints.
+    const forged = await rawRequest(stack.baseUrl, 'GET', '/.well-known/oauth-authorization-server/mcp-oauth', {
+      host: 'attacker.example',
+      'x-forwarded-host': 'attacker.example',
+      'x-forwarded-proto': 'https',
+    });
+    expect(forged.status).toBe(200);
+    expect(forged.body.token_endpoint).toBe(`${oauth.issuer}/token`);
+    const preflight = await fetch(`${oauth.issuer}/token`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://inspector.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
+    });
+    expect(preflight.status).toBeLessThan(300);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://inspector.example');
+  });
+
+  it('writes no oidc-provider notice or warning (development defaults) to the API log', () => {
+    const log = readFileSync(stack.api.logFile, 'utf8');
+    expect(log).not.toMatch(/oidc-provider (NOTICE|WARNING)/);
   });
 });
