@@ -9,12 +9,12 @@
  */
 
 /** The scenarios run against /mcp: each passes with no failed check and no warning. */
-export const OFFERED: readonly string[] = ['server-initialize', 'ping', 'tools-list'];
+export const OFFERED: readonly string[] = ['server-initialize', 'ping', 'tools-list', 'resources-list'];
 
 const FIXTURE_TOOL =
   'calls a fixture tool of the suite (test_*), which no workspace has: site tools are named <site>__<tool>';
 const FIXTURE_RESOURCE =
-  'reads a fixture resource of the suite (test://…); runs are the only resources (agentsite://runs/{id})';
+  'reads a fixture resource of the suite (test://…); the only resources are runs, read by URI through a template (agentsite://runs/{id})';
 const FIXTURE_PROMPT = 'gets a fixture prompt of the suite (test_*); the endpoint offers no prompts';
 
 /** Every other scenario the suite lists, with the reason it is left out. */
@@ -37,8 +37,6 @@ export const LEFT_OUT: Readonly<Record<string, string>> = {
   'server-sse-polling': `${FIXTURE_TOOL} (test_reconnection; pending in the suite), over a session the stateless endpoint never opens`,
   'server-sse-multiple-streams':
     'needs an Mcp-Session-Id: the endpoint is stateless (any API process answers any request), so the scenario stops with a warning and tests nothing',
-  'resources-list':
-    'the endpoint lists no direct resources: runs are read by URI (agentsite://runs/{id}), through a template',
   'resources-read-text': FIXTURE_RESOURCE,
   'resources-read-binary': FIXTURE_RESOURCE,
   'resources-templates-read': FIXTURE_RESOURCE,
