@@ -31,8 +31,17 @@ export async function mcpEndpointCall(ctx: McpEndpointBenchContext): Promise<voi
     }
   };
   const client = new Client({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+  // Counts the HTTP requests the SDK client makes (a call is one POST when nothing else is asked).
+  let requests = 0;
+  const counted: typeof fetch = (input, init) => {
+    requests += 1;
+    return fetch(input, init);
+  };
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${ctx.baseUrl}/mcp`), { requestInit: { headers: auth } }),
+    new StreamableHTTPClientTransport(new URL(`${ctx.baseUrl}/mcp`), {
+      requestInit: { headers: auth },
+      fetch: counted,
+    }),
   );
   const { tools } = await client.listTools();
   const tool = tools.find((t) => t.name.endsWith('__search_notes'))?.name;
@@ -57,7 +66,9 @@ export async function mcpEndpointCall(ctx: McpEndpointBenchContext): Promise<voi
       await load(N11, 1, call);
       return (cpuMs(ctx.apiPid, ticks) - before) / N11;
     };
+    const before = requests;
     const mcpCpu = await cpuPerCall(viaMcp);
+    const requestsPerCall = (requests - before) / N11;
     const restCpu = await cpuPerCall(viaRest);
     const p = (r: { latencies: number[] }, q: number): number => percentile(r.latencies, q);
     const ratio50 = p(mcp!, 50) / p(rest!, 50);
@@ -72,6 +83,7 @@ export async function mcpEndpointCall(ctx: McpEndpointBenchContext): Promise<voi
       ratio_p99: ratio99.toFixed(2),
       met: ratio50 <= 1.2 && ratio99 <= 1.2 ? 'yes' : 'no',
       era: client.getProtocolEra() ?? 'unknown',
+      http_requests_per_mcp_call: requestsPerCall.toFixed(2),
       api_cpu_per_call_mcp: fmt(mcpCpu),
       api_cpu_per_call_rest: fmt(restCpu),
     });
