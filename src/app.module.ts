@@ -59,10 +59,10 @@ import { WorkspacesModule } from './workspaces/workspaces.module.js';
     ConformanceModule,
     TracingModule,
     MetricsModule,
-    // agentsite's own MCP endpoint (/mcp, outside the /api prefix: mounted by createApp).
-    McpServerModule,
     // The authorization server for MCP clients (global: it provides MCP_TOKEN_VERIFIER to /mcp).
     McpAuthModule,
+    // agentsite's own MCP endpoint (/mcp, outside the /api prefix: mounted by createApp).
+    McpServerModule,
   ],
   providers: [
     // Guards run in this order: address limit with authentication and user limit (concurrently, see

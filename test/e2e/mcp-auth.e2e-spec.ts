@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { callerHeaders, rawPost } from '../fixtures/mcp-server/clients.js';
 import { ClientDocumentServer } from '../fixtures/mcp-auth/client-document-server.js';
 import { CookieJar, McpOAuthClient, pkce } from '../fixtures/mcp-auth/mcp-oauth-client.js';
 import { registerAdmin } from '../utils/admin.js';
@@ -484,6 +485,61 @@ describe('agentsite as an OAuth 2.1 authorization server for MCP clients (e2e)',
     });
     expect(preflight.status).toBeLessThan(300);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('https://inspector.example');
+  });
+
+  it('serves /mcp to its access tokens while the app is connected: last use recorded, expired or revoked refused', async () => {
+    const user = await registerUser(http);
+    const { tokens, clientId } = await connectApp(user);
+    const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+    const mcp = `${stack.baseUrl}/mcp`;
+    // This stack takes no API token at /mcp (MCP_ALLOW_API_TOKENS off): only the OAuth one works.
+    expect((await rawPost(mcp, list, callerHeaders(user.token))).status).toBe(401);
+    const served = await rawPost(mcp, list, callerHeaders(tokens.access_token ?? ''));
+    expect(served.status).toBe(200);
+    expect(served.json).toMatchObject({ jsonrpc: '2.0', id: 1, result: { tools: expect.any(Array) } });
+    const [app] = (await http.get('/api/connected-apps', { token: user.token })).body.apps;
+    expect(app.lastUsedAt).toEqual(expect.any(String));
+
+    // Expired (its row's expiry moved to the past): refused with the challenge.
+    const second = await oauth.token({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+    });
+    expect(second.status).toBe(200);
+    await sql(
+      `UPDATE mcp_authorization_state SET expires_at = now() - interval '1 second'
+       WHERE model = 'AccessToken' AND id = encode(sha256(convert_to($1, 'UTF8')), 'hex')`,
+      [tokens.access_token],
+    );
+    const expired = await rawPost(mcp, list, callerHeaders(tokens.access_token ?? ''));
+    expect(expired.status).toBe(401);
+    expect(expired.headers.get('www-authenticate')).toContain('error="invalid_token"');
+
+    // The refreshed token works until the app is disconnected, then at once no more.
+    expect((await rawPost(mcp, list, callerHeaders(second.body.access_token ?? ''))).status).toBe(200);
+    expect((await http.delete(`/api/connected-apps/${app.id}`, { token: user.token })).status).toBe(204);
+    expect((await rawPost(mcp, list, callerHeaders(second.body.access_token ?? ''))).status).toBe(401);
+  });
+
+  it('stops serving /mcp to the tokens of a grant revoked by a replayed refresh token', async () => {
+    const user = await registerUser(http);
+    const { tokens, clientId } = await connectApp(user);
+    const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+    const mcp = `${stack.baseUrl}/mcp`;
+    const rotated = await oauth.token({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+    });
+    expect((await rawPost(mcp, list, callerHeaders(rotated.body.access_token ?? ''))).status).toBe(200);
+    const replayed = await oauth.token({
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: clientId,
+    });
+    expect(replayed.body.error).toBe('invalid_grant');
+    expect((await rawPost(mcp, list, callerHeaders(rotated.body.access_token ?? ''))).status).toBe(401);
   });
 
   it('writes no oidc-provider notice or warning (development defaults) to the API log', () => {
