@@ -7,6 +7,7 @@ import { SignInPage, SignUpPage, TermsPage } from './pages/auth';
 import { AccountPage } from './pages/account';
 import { VaultPage, SitePage } from './pages/vault';
 import { OAuthCompletePage } from './pages/oauth-complete';
+import { ConsentPage } from './pages/connect';
 import { ChatPage } from './pages/chat';
 import { AgentsPage, AgentPage, AgentFormPage } from './pages/agents';
 import { RunPage } from './pages/runs';
@@ -55,6 +56,15 @@ export function App() {
             element={
               <Private>
                 <OAuthCompletePage />
+              </Private>
+            }
+          />
+          {/* An MCP client's authorization request, sent here by the service's authorization server. */}
+          <Route
+            path="/connect/:uid"
+            element={
+              <Private>
+                <ConsentPage />
               </Private>
             }
           />

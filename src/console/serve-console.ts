@@ -9,6 +9,13 @@ export const CONSOLE_DIR = fileURLToPath(new URL('../../console', import.meta.ur
 /** The console's page for the end of an OAuth connection (OAUTH_COMPLETE_URL's default). */
 export const CONSOLE_OAUTH_COMPLETE_PATH = '/oauth/complete';
 
+/**
+ * Below this path the console shows an MCP client's consent page (`/connect/{uid}`, where the
+ * service's authorization server sends the browser): the only pages that show an image from
+ * elsewhere, the app's logo (https only).
+ */
+export const CONSOLE_CONSENT_PREFIX = '/connect/';
+
 /** Where Stripe.js comes from, and what it needs: its script and frames, its API, its 3-D Secure frames. */
 const STRIPE_JS_ORIGIN = 'https://js.stripe.com';
 /** Stripe.js's own subdomains (its Elements), as Stripe's CSP guide lists them. */
@@ -30,13 +37,14 @@ export interface ConsoleOptions {
  * result carries them as base64); with Stripe.js exactly the origins Stripe documents for it
  * (script and frames from js.stripe.com, frames from hooks.stripe.com, calls to api.stripe.com).
  */
-export function consolePolicy(options: ConsoleOptions): string {
+export function consolePolicy(options: ConsoleOptions, page: { remoteImages?: boolean } = {}): string {
   const stripe = (...origins: string[]): string => (options.stripeJs ? ` ${origins.join(' ')}` : '');
   return [
     "default-src 'self'",
     `script-src 'self'${stripe(STRIPE_JS_ORIGIN, STRIPE_JS_SUBDOMAINS)}`,
     "style-src 'self'",
-    "img-src 'self' data:",
+    // The consent page shows the MCP client's logo from the client's own https address.
+    `img-src 'self' data:${page.remoteImages === true ? ' https:' : ''}`,
     // An MCP tool's result may carry sound (base64): the try-out form plays it from a data: URL.
     "media-src 'self' data:",
     `connect-src 'self'${stripe(STRIPE_API_ORIGIN)}`,
@@ -51,10 +59,17 @@ export function consolePolicy(options: ConsoleOptions): string {
   ].join('; ');
 }
 
-/** The console's page headers. The OAuth completion page carries a code in its address: no Referer ever leaves. */
-function consoleHeaders(options: ConsoleOptions): Record<string, string> {
+/**
+ * The console's page headers. The OAuth completion page carries a code in its address, the consent
+ * page its request's id: no Referer ever leaves. The consent page leaves the console with a
+ * top-level navigation (window.location.assign) to the service's authorization endpoint, which
+ * redirects to the MCP client's redirect URI: no form is submitted, so `form-action 'self'` does
+ * not govern it, and no directive of CSP restricts a top-level navigation (`navigate-to` never
+ * shipped).
+ */
+function consoleHeaders(options: ConsoleOptions, page: { remoteImages?: boolean } = {}): Record<string, string> {
   return {
-    'content-security-policy': consolePolicy(options),
+    'content-security-policy': consolePolicy(options, page),
     'referrer-policy': 'no-referrer',
     'x-content-type-options': 'nosniff',
     'x-frame-options': 'DENY',
@@ -84,8 +99,10 @@ export function serveConsole(options: ConsoleOptions, dir = CONSOLE_DIR): Reques
     setHeaders: (res) => res.setHeader('x-content-type-options', 'nosniff'),
   });
   const headers = consoleHeaders(options);
-  const withHeaders = (res: Response): void => {
-    for (const [name, value] of Object.entries(headers)) {
+  const consentHeaders = consoleHeaders(options, { remoteImages: true });
+  const withHeaders = (req: Request, res: Response): void => {
+    const consent = req.path.toLowerCase().startsWith(CONSOLE_CONSENT_PREFIX);
+    for (const [name, value] of Object.entries(consent ? consentHeaders : headers)) {
       res.setHeader(name, value);
     }
   };
@@ -115,7 +132,7 @@ export function serveConsole(options: ConsoleOptions, dir = CONSOLE_DIR): Reques
       next();
       return;
     }
-    withHeaders(res);
+    withHeaders(req, res);
     res.setHeader('cache-control', 'no-cache');
     res.status(200).type('html').send(page);
   };

@@ -57,6 +57,9 @@ export function Header() {
     };
   }, [open]);
 
+  // Signing in or up on the way to a page (?next=, an app's consent page) keeps going there.
+  const onTheWay = new URLSearchParams(location.search).has('next') ? location.search : '';
+
   // A link followed closes the menu, even one to the page already shown.
   const close = () => setOpen(false);
 
@@ -136,10 +139,10 @@ export function Header() {
         <nav aria-label="Account" className="signed-out-links">
           <ul>
             <li>
-              <NavLink to="/signin">Sign in</NavLink>
+              <NavLink to={`/signin${onTheWay}`}>Sign in</NavLink>
             </li>
             <li>
-              <NavLink to="/signup">Create an account</NavLink>
+              <NavLink to={`/signup${onTheWay}`}>Create an account</NavLink>
             </li>
           </ul>
         </nav>

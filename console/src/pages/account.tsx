@@ -2,6 +2,7 @@ import { useNavigate } from 'react-router';
 import { useAction } from '../api/hooks';
 import { ErrorNote, formatCredits, formatDate, PageTitle } from '../components/ui';
 import { useSession } from '../session/session';
+import { ConnectedApps } from './account/connected-apps';
 
 export function AccountPage() {
   const { me, signOut } = useSession();
@@ -40,6 +41,7 @@ export function AccountPage() {
         </button>
       </div>
       <p className="hint">“Sign out everywhere” ends every session of this account, on every device.</p>
+      <ConnectedApps />
     </section>
   );
 }
