@@ -130,11 +130,17 @@ export class McpAgentTools {
   }
 
   /**
-   * Waits for the run's end, up to MCP_RUN_WAIT_SECONDS (or the request's end), sending one progress
+   * Waits for the run's end, up to MCP_RUN_WAIT_SECONDS (`seconds`) or the request's end, sending one progress
    * notification per new timeline entry; answers the run as it is then (with its timeline when it ended).
    */
-  async wait(scope: Scope, runId: string, signal: AbortSignal, onProgress?: ProgressSink): Promise<RunResponse> {
-    const deadline = Date.now() + this.settings.mcpServer.runWaitSeconds * 1000;
+  async wait(
+    scope: Scope,
+    runId: string,
+    signal: AbortSignal,
+    onProgress?: ProgressSink,
+    seconds = this.settings.mcpServer.runWaitSeconds,
+  ): Promise<RunResponse> {
+    const deadline = Date.now() + seconds * 1000;
     let seen = 0;
     for (;;) {
       const run = await this.runs.findInScope(scope, runId);

@@ -3,7 +3,7 @@ import { createMcpHandler, type AuthInfo, type McpHttpHandler } from '@modelcont
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../common/app-error.js';
-import { writeAppError } from '../common/error-filter.js';
+import { writeAppError, writeUnexpectedError } from '../common/error-filter.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { mcpProtectedResourceMetadataUrl } from './caller.js';
@@ -64,7 +64,7 @@ export class McpEndpoint implements OnApplicationShutdown {
         next();
         return;
       }
-      this.serve(req, res).catch(next);
+      this.serve(req, res).catch((err: unknown) => this.failed(req, res, err));
     };
   }
 
@@ -105,6 +105,16 @@ export class McpEndpoint implements OnApplicationShutdown {
       return;
     }
     throw err;
+  }
+
+  /** An unexpected failure (the database down during the bearer check): the API's logged 500. */
+  private failed(req: Request, res: Response, err: unknown): void {
+    if (res.headersSent) {
+      this.logger.warn(`request failed after its answer started: ${err instanceof Error ? err.name : typeof err}`);
+      res.end();
+      return;
+    }
+    writeUnexpectedError(req, res, err, this.logger);
   }
 
   async onApplicationShutdown(): Promise<void> {

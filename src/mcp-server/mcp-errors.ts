@@ -15,6 +15,7 @@ const INVALID_PARAMS: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'NOT_FOUND',
   'RUN_NOT_FOUND',
   'AGENT_NOT_FOUND',
+  'RUN_NOT_CANCELLABLE',
 ]);
 
 /** What a JSON-RPC error of /mcp carries in `data`: the service's code and HTTP status (as /api answers them). */

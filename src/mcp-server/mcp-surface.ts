@@ -6,6 +6,7 @@ import type { Scope } from '../workspaces/scope.js';
 import { GET_RUN_TOOL, McpAgentTools, runResult } from './mcp-agent-tools.js';
 import type { McpPrincipal } from './mcp-bearer.js';
 import { answering } from './mcp-errors.js';
+import { createdTask, registerTaskHandlers, TASKS_CAPABILITY } from './mcp-tasks.js';
 import { McpSiteTools, type McpCallResult, type McpListedTool, type ProgressSink } from './mcp-site-tools.js';
 
 /** How long MCP clients may keep a list (2026-07-28 cache hints): the vault and agents change rarely. */
@@ -58,12 +59,18 @@ export class McpSurface {
     private readonly agents: McpAgentTools,
   ) {}
 
-  server(principal: McpPrincipal, _era: 'legacy' | 'modern'): Server {
+  server(principal: McpPrincipal, era: 'legacy' | 'modern'): Server {
     const { scope } = principal;
+    // Task-augmented calls are 2025-11-25 vocabulary: the 2026-07-28 revision removed them from the core.
+    const tasks = era === 'legacy';
     const server = new Server(
       { name: 'agentsite', title: 'agentsite', version: this.version },
       {
-        capabilities: { tools: { listChanged: false }, resources: { listChanged: false, subscribe: false } },
+        capabilities: {
+          tools: { listChanged: false },
+          resources: { listChanged: false, subscribe: false },
+          ...(tasks ? { tasks: TASKS_CAPABILITY } : {}),
+        },
         instructions:
           'The tools of the sites in your agentsite vault (<site>__<tool>), your agents (agent__<name>: ' +
           'a call runs the agent) and get_run; runs are resources too (agentsite://runs/{id}).',
@@ -75,7 +82,9 @@ export class McpSurface {
         },
       },
     );
-    server.setRequestHandler('tools/list', () => answering(async () => ({ tools: (await this.tools(scope)).listed })));
+    server.setRequestHandler('tools/list', () =>
+      answering(async () => ({ tools: (await this.tools(scope, tasks)).listed })),
+    );
     server.setRequestHandler('tools/call', (request, ctx) =>
       answering(async () => {
         const { name } = request.params;
@@ -83,7 +92,8 @@ export class McpSurface {
         const onProgress = progressSink(request.params._meta as Record<string, unknown> | undefined, (n) =>
           ctx.mcpReq.notify(n as never),
         );
-        return (await this.call(scope, name, args, ctx.mcpReq.signal, onProgress)) as never;
+        const task = tasks && request.params.task !== undefined;
+        return (await this.call(scope, name, args, { signal: ctx.mcpReq.signal, onProgress, task })) as never;
       }),
     );
     server.setRequestHandler('resources/list', () => answering(async () => ({ resources: [] })));
@@ -111,12 +121,17 @@ export class McpSurface {
         return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(run) }] };
       }),
     );
+    if (tasks) {
+      registerTaskHandlers(server, scope, this.agents);
+    }
     return server;
   }
 
   /** The caller's tools: agents and get_run first (their names are reserved), then the site tools. */
-  private async tools(scope: Scope) {
-    const agents = await this.agents.list(scope);
+  private async tools(scope: Scope, tasks = false) {
+    const agents = (await this.agents.list(scope)).map((a) =>
+      tasks ? { ...a, listed: { ...a.listed, execution: { taskSupport: 'optional' as const } } } : a,
+    );
     const reserved = new Set([GET_RUN_TOOL, ...agents.map((a) => a.listed.name)]);
     const sites = await this.sites.list(scope, reserved);
     return {
@@ -130,9 +145,9 @@ export class McpSurface {
     scope: Scope,
     name: string,
     args: Record<string, unknown>,
-    signal: AbortSignal,
-    onProgress: ProgressSink | undefined,
+    how: { signal: AbortSignal; onProgress: ProgressSink | undefined; task: boolean },
   ): Promise<McpCallResult> {
+    const { signal, onProgress } = how;
     if (name === GET_RUN_TOOL) {
       if (typeof args.runId !== 'string') {
         throw AppError.validation([{ field: 'runId', message: 'must be a string' }]);
@@ -143,6 +158,10 @@ export class McpSurface {
     const agent = agents.find((a) => a.listed.name === name);
     if (agent !== undefined) {
       const started = await this.agents.start(scope, agent, args);
+      if (how.task) {
+        // The client polls tasks/get and reads tasks/result: the task is the run.
+        return createdTask(started) as McpCallResult;
+      }
       return runResult(await this.agents.wait(scope, started.id, signal, onProgress));
     }
     const site = sites.find((s) => s.listed.name === name);

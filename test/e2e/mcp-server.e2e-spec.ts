@@ -4,6 +4,7 @@ import type { ReferenceSite } from '../../examples/site/site.js';
 import { issueServerCert } from '../../examples/site/tls.js';
 import { type FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import { CountingPeer } from '../fixtures/mcp/counting-peer.js';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { callerHeaders, legacyClient, modernClient, rawPost } from '../fixtures/mcp-server/clients.js';
 import type { Http } from '../utils/http.js';
 import { waitForRun } from '../utils/runs.js';
@@ -110,6 +111,24 @@ describe('the MCP endpoint /mcp (e2e)', () => {
       }
     });
 
+    it('negotiates 2025-06-18 with an initialize client and answers it in that revision', async () => {
+      const headers = callerHeaders(user.token);
+      const init = await rawPost(
+        mcpUrl,
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } },
+        },
+        headers,
+      );
+      expect(init.json).toMatchObject({ result: { protocolVersion: '2025-06-18', serverInfo: { name: 'agentsite' } } });
+      expect(init.headers.get('mcp-session-id')).toBeNull();
+      const list = await rawPost(mcpUrl, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers);
+      expect(list.json.result.tools.map((t: { name: string }) => t.name)).toContain(NOTE_TOOL);
+    });
+
     it('serves a 2025 client (initialize) statelessly: list and call', async () => {
       const client = await legacyClient(mcpUrl, callerHeaders(user.token));
       try {
@@ -208,6 +227,108 @@ describe('the MCP endpoint /mcp (e2e)', () => {
           status: 'completed',
           timeline: expect.arrayContaining([expect.objectContaining({ type: 'completed' })]),
         });
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('runs an agent as a task for a 2025-11-25 client: tasks/get, tasks/result, and tasks/cancel', async () => {
+      const client = await legacyClient(mcpUrl, callerHeaders(user.token));
+      let release: () => void = () => undefined;
+      try {
+        const tool = (await client.listTools()).tools.find((t) => t.name === 'agent__note_taker');
+        expect(tool?.execution).toEqual({ taskSupport: 'optional' });
+        model.script({ text: 'Done as a task.' });
+        const created = await client.request(
+          {
+            method: 'tools/call',
+            params: { name: 'agent__note_taker', arguments: { input: 'As a task' }, task: { ttl: 60_000 } },
+          },
+          CreateTaskResultSchema,
+        );
+        expect(created.task).toMatchObject({ status: 'working', ttl: null });
+        const taskId = created.task.taskId;
+        const rest = await http.get(`/api/runs/${taskId}`, { token: user.token });
+        expect(rest.body).toMatchObject({ agentId, input: 'As a task' });
+        const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+        expect(result.content).toEqual([{ type: 'text', text: 'Done as a task.' }]);
+        expect(await client.experimental.tasks.getTask(taskId)).toMatchObject({ taskId, status: 'completed' });
+
+        // A run held at its model turn, cancelled as a task.
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        model.script({ gate, text: 'Never seen.' });
+        const held = await client.request(
+          { method: 'tools/call', params: { name: 'agent__note_taker', arguments: {}, task: { ttl: 60_000 } } },
+          CreateTaskResultSchema,
+        );
+        const cancelled = await client.experimental.tasks.cancelTask(held.task.taskId);
+        expect(cancelled).toMatchObject({ taskId: held.task.taskId, status: 'cancelled' });
+        expect((await http.get(`/api/runs/${held.task.taskId}`, { token: user.token })).body.status).toBe('cancelled');
+        await expect(client.experimental.tasks.cancelTask(held.task.taskId)).rejects.toMatchObject({ code: -32602 });
+      } finally {
+        release();
+        await client.close();
+      }
+    });
+
+    it('gives a webhook agent its schema’s fields as input and queues a webhook run with them', async () => {
+      const agent = await http.post(
+        '/api/agents',
+        {
+          name: 'Triage',
+          systemPrompt: 'Triage tickets.',
+          siteIds: [],
+          trigger: {
+            type: 'webhook',
+            schema: [
+              { name: 'ticket', type: 'string', required: true },
+              { name: 'priority', type: 'integer' },
+            ],
+          },
+        },
+        { token: user.token },
+      );
+      expect(agent.status).toBe(201);
+      const client = await modernClient(mcpUrl, callerHeaders(user.token));
+      try {
+        const tool = (await client.listTools()).tools.find((t) => t.name === 'agent__triage');
+        expect(tool?.inputSchema).toMatchObject({
+          type: 'object',
+          properties: { ticket: { type: 'string' }, priority: { type: 'integer' } },
+          required: ['ticket'],
+        });
+        await expect(client.callTool({ name: 'agent__triage', arguments: { priority: 1 } })).rejects.toMatchObject({
+          code: -32602,
+          data: { code: 'WEBHOOK_PAYLOAD_INVALID', statusCode: 422 },
+        });
+        model.script({ text: 'Triaged.' });
+        const done = await client.callTool({ name: 'agent__triage', arguments: { ticket: 'T-1', priority: 2 } });
+        expect(done.structuredContent).toMatchObject({ status: 'completed', output: 'Triaged.' });
+        const runId = (done.structuredContent as { runId: string }).runId;
+        const run = await http.get(`/api/runs/${runId}`, { token: user.token });
+        expect(run.body).toMatchObject({ triggeredBy: 'webhook', payload: { ticket: 'T-1', priority: 2 } });
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('refuses an agent call without credits as REST does (NO_CREDITS), starting no run', async () => {
+      const { user: broke } = await userWithSites();
+      const agent = await http.post(
+        '/api/agents',
+        { name: 'Broke', systemPrompt: 'You answer.', siteIds: [], trigger: { type: 'manual' } },
+        { token: broke.token },
+      );
+      expect(agent.status).toBe(201);
+      await http.patch(`/api/admin/users/${broke.id}`, { credits: 0 }, { token: admin.token });
+      const client = await modernClient(mcpUrl, callerHeaders(broke.token));
+      try {
+        await expect(client.callTool({ name: 'agent__broke', arguments: {} })).rejects.toMatchObject({
+          code: -32000,
+          data: { code: 'NO_CREDITS', statusCode: 402 },
+        });
+        const runs = await http.get(`/api/agents/${agent.body.id}/runs`, { token: broke.token });
+        expect(runs.body.items).toEqual([]);
       } finally {
         await client.close();
       }
