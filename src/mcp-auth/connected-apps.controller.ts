@@ -10,7 +10,7 @@ import { ConnectedAppListDto } from './dto/connected-apps.dto.js';
 @ApiTags('mcp')
 @ApiBearerAuth()
 @TermsRequired()
-@ApiErrors(...AUTH_ERRORS, 'TERMS_NOT_ACCEPTED')
+@ApiErrors(...AUTH_ERRORS, 'TERMS_NOT_ACCEPTED', 'VALIDATION_ERROR')
 @Controller('connected-apps')
 export class ConnectedAppsController {
   constructor(private readonly apps: ConnectedAppsService) {}

@@ -16,7 +16,7 @@ const UID_PARAM = {
 @ApiTags('mcp')
 @ApiBearerAuth()
 @TermsRequired()
-@ApiErrors(...AUTH_ERRORS, 'TERMS_NOT_ACCEPTED')
+@ApiErrors(...AUTH_ERRORS, 'TERMS_NOT_ACCEPTED', 'VALIDATION_ERROR')
 @Controller('mcp-consent')
 export class McpConsentController {
   constructor(private readonly consent: McpConsentService) {}
@@ -44,7 +44,7 @@ export class McpConsentController {
   })
   @ApiParam(UID_PARAM)
   @ApiOkResponse({ type: McpConsentResultDto })
-  @ApiErrors('VALIDATION_ERROR', 'SESSION_NOT_FOUND', 'WORKSPACE_NOT_FOUND')
+  @ApiErrors('SESSION_NOT_FOUND', 'WORKSPACE_NOT_FOUND')
   decide(
     @CurrentUser() auth: AuthUser,
     @Param('uid') uid: string,

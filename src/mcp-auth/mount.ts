@@ -1,5 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
+import { AppError } from '../common/app-error.js';
+import { addressKey } from '../common/client-address.js';
+import { writeAppError } from '../common/error-filter.js';
+import { ApiRateLimits, consumeOrThrow } from '../common/rate-limit.js';
 import { mcpProtectedResourceMetadataUrl } from '../mcp-server/caller.js';
 import { MCP_OAUTH_PATH, McpAuthorizationServer } from './authorization-server.js';
 
@@ -21,6 +25,7 @@ function openCors(res: Response): void {
  * - its metadata also at /.well-known/oauth-authorization-server/mcp-oauth (RFC 8414 path
  *   insertion, which MCP clients try first) and /.well-known/openid-configuration/mcp-oauth;
  * - the protected-resource metadata of /mcp (RFC 9728) at mcpProtectedResourceMetadataUrl.
+ * Requests to /mcp-oauth count against the address's API limit (429 RATE_LIMITED past it).
  * The provider answers CORS itself (any origin on its metadata, token, registration and revocation
  * endpoints: they take no cookie); the documents here answer `Access-Control-Allow-Origin: *`.
  */
@@ -54,5 +59,13 @@ export function mountMcpAuthorizationServer(app: INestApplication, publicBaseUrl
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.status(200).json(server.protectedResourceMetadata());
   });
-  app.use(MCP_OAUTH_PATH, handler);
+  // Its endpoints count against the address's budget of the API (RATE_LIMIT_PER_IP): registration
+  // is open to anyone, and each registered client is a row.
+  const limits = app.get(ApiRateLimits);
+  app.use(MCP_OAUTH_PATH, (req: Request, res: Response, next: NextFunction) => {
+    consumeOrThrow(limits.perIp, addressKey(req.ip), 'RATE_LIMITED', 'Too many requests from this address').then(
+      () => handler(req, res),
+      (err: unknown) => (err instanceof AppError ? writeAppError(res, err) : next(err)),
+    );
+  });
 }

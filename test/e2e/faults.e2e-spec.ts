@@ -322,6 +322,8 @@ describe('fault suite: hostile input', () => {
         [/^\/api\/workspaces\/.*\/invitations\//, 'invitationId', 'NOT_FOUND', 'NOT_FOUND'],
         [/^\/api\/invitations\//, 'id', 'NOT_FOUND', 'NOT_FOUND'],
         [/^\/api\/sessions\//, 'token', 'INVALID_SESSION', 'SESSION_NOT_FOUND', `ses_${'A'.repeat(43)}`],
+        [/^\/api\/mcp-consent\//, 'uid', 'SESSION_NOT_FOUND', 'SESSION_NOT_FOUND', 'A'.repeat(43)],
+        [/^\/api\/connected-apps\//, 'id', 'NOT_FOUND', 'NOT_FOUND'],
       ];
       const row = table.find(([pattern, name]) => pattern.test(route) && name === param);
       if (row === undefined) {

@@ -542,6 +542,104 @@ describe('agentsite as an OAuth 2.1 authorization server for MCP clients (e2e)',
     expect((await rawPost(mcp, list, callerHeaders(rotated.body.access_token ?? ''))).status).toBe(401);
   });
 
+  it("lets a second user of the same browser connect after the first (the provider's session is theirs then)", async () => {
+    const first = await registerUser(http);
+    const second = await registerUser(http);
+    const clientId = await registerClient();
+    const jar = new CookieJar();
+    for (const user of [first, second]) {
+      const { verifier, challenge } = pkce();
+      const started = await oauth.get(
+        oauth.authorizationUrl({
+          response_type: 'code',
+          client_id: clientId,
+          redirect_uri: REDIRECT_URI,
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          scope: 'mcp',
+          resource,
+        }),
+        jar,
+      );
+      // The consent is asked every time, even with the provider's session of the first user in the jar.
+      expect(started.status).toBe(303);
+      const uid = new URL(started.headers.get('location') ?? '').pathname.split('/').pop() ?? '';
+      const decided = await http.post(
+        `/api/mcp-consent/${uid}`,
+        { approve: true, workspaceId: null },
+        { token: user.token },
+      );
+      const back = await oauth.follow(decided.body.redirectTo, jar, REDIRECT_URI);
+      const tokens = await oauth.token({
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code') ?? '',
+        redirect_uri: REDIRECT_URI,
+        code_verifier: verifier,
+        client_id: clientId,
+        resource,
+      });
+      expect(tokens.status).toBe(200);
+      const served = await rawPost(
+        `${stack.baseUrl}/mcp`,
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        callerHeaders(tokens.body.access_token ?? ''),
+      );
+      expect(served.status).toBe(200);
+      expect((await http.get('/api/connected-apps', { token: user.token })).body.apps).toHaveLength(1);
+    }
+  });
+
+  it('gives tokens the configured lifetimes and answers browser clients at the token endpoint (CORS)', async () => {
+    const user = await registerUser(http);
+    const { tokens, clientId } = await connectApp(user);
+    const lifetime = async (model: string, value: string | undefined) => {
+      const [row] = await sql<{ seconds: number }>(
+        `SELECT extract(epoch FROM expires_at - now())::int AS seconds FROM mcp_authorization_state
+         WHERE model = $1 AND id = encode(sha256(convert_to($2, 'UTF8')), 'hex')`,
+        [model, value],
+      );
+      return row.seconds;
+    };
+    expect(await lifetime('AccessToken', tokens.access_token)).toBeGreaterThan(600 - 60);
+    expect(await lifetime('AccessToken', tokens.access_token)).toBeLessThanOrEqual(600);
+    expect(await lifetime('RefreshToken', tokens.refresh_token)).toBeGreaterThan(7 * 86400 - 60);
+    expect(await lifetime('RefreshToken', tokens.refresh_token)).toBeLessThanOrEqual(7 * 86400);
+    const refreshed = await oauth.token(
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId },
+      { origin: 'https://inspector.example' },
+    );
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.headers.get('access-control-allow-origin')).toBe('https://inspector.example');
+  });
+
+  it('counts its endpoints against the address limit: registrations past it are refused (429)', async () => {
+    const limited = await Stack.start({ worker: false, env: { RATE_LIMIT_PER_IP: '5' } });
+    try {
+      const client = new McpOAuthClient(limited.baseUrl);
+      const statuses: number[] = [];
+      let refusal: Response | undefined;
+      for (let i = 0; i < 8; i += 1) {
+        const res = await fetch(`${client.issuer}/reg`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' }),
+        });
+        statuses.push(res.status);
+        if (res.status === 429) {
+          refusal = res;
+        } else {
+          await res.arrayBuffer();
+        }
+      }
+      expect(statuses.filter((status) => status === 201).length).toBeLessThanOrEqual(5);
+      expect(statuses.at(-1)).toBe(429);
+      expect(Number(refusal?.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await refusal?.json()).toMatchObject({ code: 'RATE_LIMITED', statusCode: 429 });
+    } finally {
+      await limited.stop();
+    }
+  });
+
   it('writes no oidc-provider notice or warning (development defaults) to the API log', () => {
     const log = readFileSync(stack.api.logFile, 'utf8');
     expect(log).not.toMatch(/oidc-provider (NOTICE|WARNING)/);
