@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
+import { callerHeaders, rawPost } from '../fixtures/mcp-server/clients.js';
 import { joinWorkspace } from '../utils/workspaces.js';
 import {
   DESKTOP_WIDTH,
@@ -146,6 +147,16 @@ describe('console: an MCP client asks to connect; consent and connected apps', (
       expect(apps).toEqual([
         expect.objectContaining({ clientName: appName, redirectHost, workspace: { id: ws, name: 'Research' } }),
       ]);
+      expect(apps[0]!.lastUsedAt).toBeNull();
+      // The app uses its access token at /mcp: the list then says when.
+      const accessToken = refreshed.body.access_token!;
+      const listed = await rawPost(
+        as.resource,
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        callerHeaders(accessToken),
+      );
+      expect(listed.status).toBe(200);
+      expect((await connectedApps(token))[0]!.lastUsedAt).toEqual(expect.any(String));
 
       // The account page lists it, with where it acts; Revoke asks first, then ends it.
       await page.goto('/account#connected-apps');
@@ -155,6 +166,7 @@ describe('console: an MCP client asks to connect; consent and connected apps', (
       expect(rows[0]).toContain(appName);
       expect(rows[0]).toContain(redirectHost);
       expect(rows[0]).toContain('Research');
+      expect(rows[0]).not.toContain('Not yet');
       await expectAccessible(page, `connected apps (${width} px)`);
       await expectNoSideScroll(page, `connected apps (${width} px)`);
       if (width === DESKTOP_WIDTH) {
@@ -167,9 +179,15 @@ describe('console: an MCP client asks to connect; consent and connected apps', (
       await section.getByText('No app is connected to your account.').waitFor();
       expect(await connectedApps(token)).toEqual([]);
 
-      // The app's refresh token is refused from now on.
+      // The app's refresh token and access token are refused from now on.
       const refused = await refreshTokens(as, request, refreshed.body.refresh_token!);
       expect(refused).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+      const afterRevoke = await rawPost(
+        as.resource,
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        callerHeaders(accessToken),
+      );
+      expect(afterRevoke.status).toBe(401);
       await page.close();
     });
 
