@@ -11,7 +11,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import type { Page } from 'playwright-core';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { freePort, stopChild, waitFor } from '../../scripts/runtime/processes.js';
+import { legacyClient } from '../fixtures/mcp-server/clients.js';
 import { type Balancer, roundRobin } from '../fixtures/mcp-client/balancer.js';
 import { MemoryOAuthClient } from '../fixtures/mcp-client/oauth-provider.js';
 import { eventually } from '../utils/runs.js';
@@ -37,6 +39,8 @@ describe('the official SDK client connects to /mcp from only the URL (browser)',
   let app: LoopbackApp;
   let endpoint: URL;
   let setup: Setup;
+  /** The personal account's access token and agent tool, from the first test's consent. */
+  let personal: { accessToken: string; agentTool: string } | undefined;
 
   beforeAll(async () => {
     w = await startConsoleWorld();
@@ -204,6 +208,8 @@ describe('the official SDK client connects to /mcp from only the URL (browser)',
     const onRest = await w.http.get(`/api/runs/${runId}`, { token: setup.token });
     expect(onRest.body).toMatchObject({ status: 'completed', triggeredBy: 'manual' });
 
+    personal = { accessToken: provider.tokens()!.access_token, agentTool: names.find((n) => /alpha/i.test(n))! };
+
     // The access token is for /mcp only: /api refuses it.
     const onApi = await w.http.get('/api/me', { token: provider.tokens()!.access_token });
     expect(onApi.status).toBe(401);
@@ -314,5 +320,41 @@ describe('the official SDK client connects to /mcp from only the URL (browser)',
     expect(provider.authorizationUrls.length).toBe(asked + 1);
     await client.close();
     await page.close();
+  }, 120_000);
+
+  it('a 2025-11-25 client (the v1 SDK) with the same OAuth access token runs the agent as a task to completion and cancels another', async () => {
+    expect(personal).toBeDefined();
+    const { accessToken, agentTool } = personal!;
+    const client = await legacyClient(endpoint.href, { authorization: `Bearer ${accessToken}` });
+    let release: () => void = () => undefined;
+    try {
+      w.model.script({ text: 'Done as a task.' });
+      const created = await client.request(
+        { method: 'tools/call', params: { name: agentTool, arguments: { input: 'As a task' }, task: { ttl: 60_000 } } },
+        CreateTaskResultSchema,
+      );
+      const taskId = created.task.taskId;
+      const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+      expect(result.content).toEqual([{ type: 'text', text: 'Done as a task.' }]);
+      expect(await client.experimental.tasks.getTask(taskId)).toMatchObject({ taskId, status: 'completed' });
+      expect((await w.http.get(`/api/runs/${taskId}`, { token: setup.token })).body).toMatchObject({
+        status: 'completed',
+        input: 'As a task',
+      });
+
+      // A run held at its model turn, cancelled as a task: the run is cancelled.
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      w.model.script({ gate, text: 'Never seen.' });
+      const held = await client.request(
+        { method: 'tools/call', params: { name: agentTool, arguments: {}, task: { ttl: 60_000 } } },
+        CreateTaskResultSchema,
+      );
+      const cancelled = await client.experimental.tasks.cancelTask(held.task.taskId);
+      expect(cancelled).toMatchObject({ taskId: held.task.taskId, status: 'cancelled' });
+      expect((await w.http.get(`/api/runs/${held.task.taskId}`, { token: setup.token })).body.status).toBe('cancelled');
+    } finally {
+      release();
+      await client.close();
+    }
   }, 120_000);
 });
