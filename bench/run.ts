@@ -30,6 +30,7 @@ import { registerAdmin } from '../test/utils/admin.js';
 import { registerUser } from '../test/utils/users.js';
 import { firstText, get, post, prepareFloor, serviceRequests } from './client.js';
 import { mcpToolCall, startMcpServer } from './mcp-call.js';
+import { mcpEndpointCall } from './mcp-endpoint.js';
 import { RunWatch } from './run-watch.js';
 import { clockTicks, concurrentChat, cpuMs, cronBurst, type ScaleContext, sustainedWebhooks } from './scale.js';
 import { fmt, interleaved, line, load, percentile } from './stats.js';
@@ -192,6 +193,8 @@ async function main(): Promise<void> {
       ANTHROPIC_BASE_URL: model.url,
       OUTGOING_CALLS_PER_MINUTE: '1000000',
       LOG_LEVEL: 'warn',
+      // Benchmark 11 calls /mcp with the user's API token.
+      ...(want(11) ? { MCP_ALLOW_API_TOKENS: 'true' } : {}),
     },
   });
   const api = new Http(stack.baseUrl);
@@ -355,6 +358,11 @@ async function main(): Promise<void> {
         ca: sites.ca,
         server: mcpServer,
       });
+    }
+
+    if (want(11)) {
+      // 11. A site tool call through /mcp vs through the REST route (mcp-endpoint.ts).
+      await mcpEndpointCall({ baseUrl: stack.baseUrl, userToken: user.token, apiPid: stack.api.child.pid!, siteId });
     }
 
     if (want(4)) {

@@ -23,6 +23,7 @@ const COMMANDS: Array<[string, RegExp]> = [
   ['record-histories.js', /^usage: node dist\/scripts\/record-histories\.js/],
   ['screenshots.js', /^usage: node dist\/scripts\/screenshots\.js/],
   ['mcp-conformance-client.js', /^usage: node dist\/scripts\/mcp-conformance-client\.js <MCP server URL>/],
+  ['mcp-server-conformance.js', /^usage: node dist\/scripts\/mcp-server-conformance\.js --url <MCP endpoint URL>/],
   // The launcher of the run scripts: plain JavaScript beside the sources, run before any build.
   ['../../scripts/pinned-node.mjs', /^usage: node scripts\/pinned-node\.mjs/],
 ];

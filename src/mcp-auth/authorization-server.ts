@@ -58,6 +58,14 @@ export class McpAuthorizationServer {
     this.provider.on('error', (err: Error) => {
       this.logger.error(`authorization server failure: ${err.name}: ${err.message}`);
     });
+    // A grant the provider revokes itself (a replayed refresh token, a client's revocation) ends its
+    // connected app: the account page lists only apps that can still act.
+    this.provider.on('grant.revoked', (_ctx: unknown, grantId: string) => {
+      repository
+        .findConnectedAppByGrant(grantId)
+        .then((app) => (app === null ? undefined : repository.deleteConnectedApp(app.id)))
+        .catch((err: unknown) => this.logger.warn(`removing a revoked grant's app failed: ${(err as Error).message}`));
+    });
   }
 
   /**
