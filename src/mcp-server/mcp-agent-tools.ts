@@ -14,7 +14,8 @@ import type { McpCallResult, McpListedTool, ProgressSink } from './mcp-site-tool
 /** The tool that reads a run later (its id from an agent tool's answer). */
 export const GET_RUN_TOOL = 'get_run';
 
-const AGENT_PREFIX = 'agent__';
+/** The prefix of every agent tool's name. */
+export const AGENT_PREFIX = 'agent__';
 const MAX_TOOL_NAME = 64;
 const FINAL = new Set(['completed', 'failed', 'cancelled']);
 /** How often a waiting agent call looks at its run (the row; the timeline only when progress is asked for). */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { AppError } from '../common/app-error.js';
 import { buildRunTools } from '../runs/run-tools.js';
+import type { RunTool } from '../../workflows/contracts.js';
 import type { ManifestTool } from '../sites/manifest.js';
 import { deriveScope, type SiteScope } from '../sites/scopes.js';
 import { ToolCaller } from '../tools/tool-caller.js';
@@ -68,31 +69,29 @@ export class McpSiteTools {
   async list(scope: Scope, reserved: ReadonlySet<string>): Promise<SiteTool[]> {
     const sites = await this.vault.sitesOf(scope);
     const byId = new Map(sites.map((site) => [site.id, site]));
-    const tools: SiteTool[] = [];
-    for (const runTool of buildRunTools(sites)) {
-      const site = byId.get(runTool.siteId)!;
-      const tool = site.manifest.tools.find((t) => t.name === runTool.tool)!;
-      const scopeNeeded = deriveScope(tool);
+    return buildRunTools(sites).map((runTool) => {
       let name = runTool.name;
       for (let n = 2; reserved.has(name); n += 1) {
         name = `${runTool.name.slice(0, 60)}_${n}`;
       }
-      const mcp = site.protocol === 'mcp';
-      const { $schema: _dialect, ...wholeSchema } = tool.input_schema;
-      tools.push({
-        siteId: site.id,
-        tool: tool.name,
-        scope: scopeNeeded,
-        listed: {
+      return siteTool(byId.get(runTool.siteId)!, runTool, name);
+    });
+  }
+
+  /**
+   * The site tool `list(scope, new Set())` names `name` (the first of that name), without building the
+   * others: what a tools/call resolves when no reserved name can have renamed the tool it asks for.
+   */
+  async named(scope: Scope, name: string): Promise<SiteTool | undefined> {
+    const sites = await this.vault.sitesOf(scope);
+    const runTool = buildRunTools(sites).find((t) => t.name === name);
+    return runTool === undefined
+      ? undefined
+      : siteTool(
+          sites.find((s) => s.id === runTool.siteId)!,
+          runTool,
           name,
-          title: `${tool.title ?? tool.annotations?.title ?? tool.name} (${site.manifest.name})`,
-          description: runTool.description,
-          inputSchema: { ...(mcp ? wholeSchema : runTool.input_schema), type: 'object' },
-          annotations: annotationsOf(site, tool, scopeNeeded),
-        },
-      });
-    }
-    return tools;
+        );
   }
 
   /**
@@ -127,6 +126,26 @@ export class McpSiteTools {
       throw err;
     }
   }
+}
+
+/** A run tool of the site as /mcp lists it, under `name`. */
+function siteTool(site: SiteEntity, runTool: RunTool, name: string): SiteTool {
+  const tool = site.manifest.tools.find((t) => t.name === runTool.tool)!;
+  const scopeNeeded = deriveScope(tool);
+  const mcp = site.protocol === 'mcp';
+  const { $schema: _dialect, ...wholeSchema } = tool.input_schema;
+  return {
+    siteId: site.id,
+    tool: tool.name,
+    scope: scopeNeeded,
+    listed: {
+      name,
+      title: `${tool.title ?? tool.annotations?.title ?? tool.name} (${site.manifest.name})`,
+      description: runTool.description,
+      inputSchema: { ...(mcp ? wholeSchema : runTool.input_schema), type: 'object' },
+      annotations: annotationsOf(site, tool, scopeNeeded),
+    },
+  };
 }
 
 /** An agentsite site's JSON answer: as text for any client, and as structuredContent when it is an object. */

@@ -3,7 +3,7 @@ import { ProtocolError, ProtocolErrorCode, Server } from '@modelcontextprotocol/
 import { AppError } from '../common/app-error.js';
 import { readPackageVersion } from '../common/version.js';
 import type { Scope } from '../workspaces/scope.js';
-import { GET_RUN_TOOL, McpAgentTools, runResult } from './mcp-agent-tools.js';
+import { AGENT_PREFIX, GET_RUN_TOOL, McpAgentTools, runResult } from './mcp-agent-tools.js';
 import type { McpPrincipal } from './mcp-bearer.js';
 import { answering } from './mcp-errors.js';
 import { createdTask, registerTaskHandlers, TASKS_CAPABILITY } from './mcp-tasks.js';
@@ -154,17 +154,24 @@ export class McpSurface {
       }
       return runJson(await this.agents.describe(scope, args.runId));
     }
-    const { agents, sites } = await this.tools(scope);
-    const agent = agents.find((a) => a.listed.name === name);
-    if (agent !== undefined) {
-      const started = await this.agents.start(scope, agent, args);
-      if (how.task) {
-        // The client polls tasks/get and reads tasks/result: the task is the run.
-        return createdTask(started) as McpCallResult;
+    const agentNamed = name.startsWith(AGENT_PREFIX);
+    if (agentNamed) {
+      const agent = (await this.agents.list(scope)).find((a) => a.listed.name === name);
+      if (agent !== undefined) {
+        const started = await this.agents.start(scope, agent, args);
+        if (how.task) {
+          // The client polls tasks/get and reads tasks/result: the task is the run.
+          return createdTask(started) as McpCallResult;
+        }
+        return runResult(await this.agents.wait(scope, started.id, signal, onProgress));
       }
-      return runResult(await this.agents.wait(scope, started.id, signal, onProgress));
     }
-    const site = sites.find((s) => s.listed.name === name);
+    // A reserved name (get_run, an agent's) renames only a site tool whose own name starts as it does
+    // (get_run…, agent__…): any other name is resolved against the sites alone, as the listing names it.
+    const site =
+      agentNamed || name.startsWith(GET_RUN_TOOL)
+        ? (await this.tools(scope)).sites.find((s) => s.listed.name === name)
+        : await this.sites.named(scope, name);
     if (site === undefined) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `No tool named "${name}"`, {
         code: 'NOT_FOUND',

@@ -154,6 +154,18 @@ export class VaultRepository {
     return moved;
   }
 
+  /** The scope's first `limit` sites in creation order, without their credentials (one query). */
+  firstSites(scope: Scope, limit: number): Promise<SiteEntity[]> {
+    const [where, params] = scopeSql(scope, 's');
+    return this.sites
+      .createQueryBuilder('s')
+      .where(where, params)
+      .orderBy('s.created_at', 'ASC')
+      .addOrderBy('s.id', 'ASC')
+      .take(limit)
+      .getMany();
+  }
+
   /** One page of the scope's sites in creation order (one row more than asked), with their credentials. */
   async page(scope: Scope, query: PageQuery): Promise<{ rows: SiteEntity[]; credentials: CredentialEntity[] }> {
     const [where, params] = scopeSql(scope, 's');

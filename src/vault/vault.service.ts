@@ -144,7 +144,7 @@ export class VaultService {
 
   /** Every site of the scope's vault (the MCP endpoint lists their tools), in creation order, at most `max`. */
   async sitesOf(scope: Scope, max = 500): Promise<SiteEntity[]> {
-    return (await this.sites.page(scope, { limit: max })).rows.slice(0, max);
+    return this.sites.firstSites(scope, max);
   }
 
   async list(scope: Scope, query: PageQuery): Promise<Page<SiteResponse>> {
