@@ -34,6 +34,7 @@ export class VaultRepository {
   private readonly credentialRows: RowMapper<CredentialEntity>;
 
   private readonly withCredentialQuery: string;
+  private readonly siteColumns: string;
   private cache: LocalCache<SiteWithCredential> | undefined;
 
   constructor(
@@ -42,8 +43,9 @@ export class VaultRepository {
   ) {
     this.siteRows = new RowMapper(dataSource, SiteEntity, 's');
     this.credentialRows = new RowMapper(dataSource, CredentialEntity, 'c');
+    this.siteColumns = this.siteRows.select();
     this.withCredentialQuery =
-      `SELECT ${this.siteRows.select()}, ${this.credentialRows.select()} FROM sites s ` +
+      `SELECT ${this.siteColumns}, ${this.credentialRows.select()} FROM sites s ` +
       'LEFT JOIN site_credentials c ON c.site_id = s.id WHERE s.id = $1';
   }
 
@@ -154,16 +156,20 @@ export class VaultRepository {
     return moved;
   }
 
-  /** The scope's first `limit` sites in creation order, without their credentials (one query). */
-  firstSites(scope: Scope, limit: number): Promise<SiteEntity[]> {
-    const [where, params] = scopeSql(scope, 's');
-    return this.sites
-      .createQueryBuilder('s')
-      .where(where, params)
-      .orderBy('s.created_at', 'ASC')
-      .addOrderBy('s.id', 'ASC')
-      .take(limit)
-      .getMany();
+  /**
+   * The scope's first `limit` sites in creation order, without their credentials: one raw query through
+   * the row mapper (every MCP tools/call reads it to resolve a tool's name).
+   */
+  async firstSites(scope: Scope, limit: number): Promise<SiteEntity[]> {
+    const [where, params] =
+      scope.workspace !== null
+        ? ['s.workspace_id = $1', [scope.workspace.id]]
+        : ['s.user_id = $1 AND s.workspace_id IS NULL', [scope.user.id]];
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      `SELECT ${this.siteColumns} FROM sites s WHERE ${where} ORDER BY s.created_at ASC, s.id ASC LIMIT $2`,
+      [...params, limit],
+    );
+    return rows.map((row) => this.siteRows.from(row)!);
   }
 
   /** One page of the scope's sites in creation order (one row more than asked), with their credentials. */
