@@ -65,7 +65,10 @@ async function main(): Promise<void> {
   await migrationSource.destroy();
 
   const connectionOptions = temporalConnectionOptions(settings);
-  const client = await Connection.connect(connectionOptions).catch(async (err: unknown) => {
+  const client = await Connection.connect({
+    ...connectionOptions,
+    connectTimeout: settings.temporalConnectTimeoutSeconds * 1000,
+  }).catch(async (err: unknown) => {
     throw await explainConnectError(err, settings);
   });
   try {

@@ -1,4 +1,5 @@
 import type { EnvReader } from './env-reader.js';
+import { readTemporalConnectSettings, type TemporalConnectSettings } from './temporal-connect.js';
 
 /**
  * How long the worker drains after SIGTERM (WORKER_SHUTDOWN_GRACE_SECONDS): it stops taking tasks at
@@ -33,7 +34,7 @@ export function parseWorkerShutdownGrace(raw: string | undefined, problems: stri
 }
 
 /** The worker's settings beside its HTTP server: its drain on SIGTERM, and how its polls are judged. */
-export interface WorkerSettings {
+export interface WorkerSettings extends TemporalConnectSettings {
   /** Seconds the worker lets in-flight activities finish after SIGTERM (above the longest activity timeout). */
   workerShutdownGraceSeconds: number;
   /**
@@ -47,10 +48,11 @@ export interface WorkerSettings {
 /** The default: two idle long polls of a default Temporal server. */
 export const DEFAULT_WORKER_POLL_MAX_AGE_SECONDS = 120;
 
-/** Reads WORKER_SHUTDOWN_GRACE_SECONDS and WORKER_POLL_MAX_AGE_SECONDS. */
+/** Reads WORKER_SHUTDOWN_GRACE_SECONDS, WORKER_POLL_MAX_AGE_SECONDS and TEMPORAL_CONNECT_TIMEOUT_SECONDS. */
 export function readWorkerSettings(reader: EnvReader, problems: string[]): WorkerSettings {
   return {
     workerShutdownGraceSeconds: parseWorkerShutdownGrace(reader.str('WORKER_SHUTDOWN_GRACE_SECONDS'), problems),
     workerPollMaxAgeSeconds: reader.int('WORKER_POLL_MAX_AGE_SECONDS', DEFAULT_WORKER_POLL_MAX_AGE_SECONDS, 5, 3600),
+    ...readTemporalConnectSettings(reader),
   };
 }

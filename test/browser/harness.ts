@@ -87,8 +87,20 @@ export async function startConsoleWorld(
   options: { env?: Record<string, string>; demoSite?: boolean } = {},
 ): Promise<ConsoleWorld> {
   const executablePath = launchPath();
-  const world = await startWorld({ env: options.env, demoSite: options.demoSite });
-  const browser = await chromium.launch({ executablePath, headless: true });
+  // Chromium starts while the stack does (each takes seconds); neither is left running if the other fails.
+  const browserStart = chromium.launch({ executablePath, headless: true });
+  browserStart.catch(() => undefined); // awaited below, after the stack
+  let world: Awaited<ReturnType<typeof startWorld>>;
+  try {
+    world = await startWorld({ env: options.env, demoSite: options.demoSite });
+  } catch (err) {
+    await browserStart.then((started) => started.close()).catch(() => undefined);
+    throw err;
+  }
+  const browser = await browserStart.catch(async (err: unknown) => {
+    await world.stop();
+    throw err;
+  });
   const pageErrors: string[] = [];
   const newContext = async (view: ViewOptions = {}): Promise<BrowserContext> => {
     const width = view.width ?? DESKTOP_WIDTH;
@@ -145,7 +157,11 @@ export async function expectAccessible(page: Page, what: string): Promise<void> 
     const require = createRequire(import.meta.url);
     axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
   }
-  await page.evaluate(axeSource);
+  // Once per document: a client-side navigation of the console keeps the axe already loaded.
+  const loaded = await page.evaluate(() => 'axe' in globalThis);
+  if (!loaded) {
+    await page.evaluate(axeSource);
+  }
   const violations = await page.evaluate(async () => {
     const axe = (globalThis as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<any> } }).axe;
     const result = await axe.run((globalThis as unknown as { document: unknown }).document, {

@@ -21,6 +21,12 @@ const SERVER_NAME = 'frontend.temporal.test';
  * certificate, and through one that demands an API key (the dev server behind a gRPC TLS proxy);
  * wrong credentials stop the worker with a message that says what is wrong.
  */
+/**
+ * A refused handshake is retried by gRPC until the connection's timeout: the failing workers wait 2 s
+ * for it instead of the default 10 (each still reports why, from the probe after the timeout).
+ */
+const SHORT_CONNECT = { TEMPORAL_CONNECT_TIMEOUT_SECONDS: '2' };
+
 describe('connecting to a secured Temporal (mTLS, API key) (e2e)', () => {
   let dir: string;
   let serverCa: TestCa;
@@ -192,7 +198,11 @@ describe('connecting to a secured Temporal (mTLS, API key) (e2e)', () => {
 
   it('a client certificate from a CA the server does not trust: the worker exits saying the certificate was not accepted; health reports Temporal down', async () => {
     const failuresBefore = mtlsProxy.handshakeFailures;
-    const stack = await Stack.start({ worker: false, anyHealth: true, env: mtlsEnv('rogue.pem', 'rogue.key') });
+    const stack = await Stack.start({
+      worker: false,
+      anyHealth: true,
+      env: { ...mtlsEnv('rogue.pem', 'rogue.key'), ...SHORT_CONNECT },
+    });
     try {
       const { code, output } = await failingProcess(stack);
       expect(code).toBe(1);
@@ -216,6 +226,7 @@ describe('connecting to a secured Temporal (mTLS, API key) (e2e)', () => {
         TEMPORAL_ADDRESS: mtlsProxy.address,
         TEMPORAL_TLS_CA: files['server-ca.pem']!,
         TEMPORAL_TLS_SERVER_NAME: SERVER_NAME,
+        ...SHORT_CONNECT,
       },
     });
     try {
