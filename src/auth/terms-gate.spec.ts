@@ -3,8 +3,22 @@ import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { AppModule } from '../app.module.js';
 import { TERMS_REQUIRED } from './decorators.js';
 
-/** The areas API.md gates behind the terms of service (first path segment after /api). */
-const GATED_AREAS = ['vault', 'sessions', 'agents', 'runs', 'workspaces', 'invitations', 'billing'];
+/**
+ * The areas API.md gates behind the terms of service (first path segment after /api), and the two that
+ * give an MCP client access to them (its consent, the connected apps): /mcp itself refuses a caller who
+ * has not accepted the terms.
+ */
+const GATED_AREAS = [
+  'vault',
+  'sessions',
+  'agents',
+  'runs',
+  'workspaces',
+  'invitations',
+  'billing',
+  'mcp-consent',
+  'connected-apps',
+];
 
 /** Every controller the application registers, found through the module tree as Nest does. */
 function controllersOf(root: unknown): Array<abstract new (...args: never[]) => unknown> {
