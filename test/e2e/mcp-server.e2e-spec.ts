@@ -485,10 +485,14 @@ describe('the MCP endpoint /mcp (e2e)', () => {
         { token: user.token },
       );
       expect(agent.status).toBe(201);
-      model.script({ text: 'Answered later.' });
+      // The model answers only once the call has answered: the run is still going when the endpoint looks.
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      model.script({ text: 'Answered later.', gate });
       const client = await modernClient(`${second.baseUrl}/mcp`, callerHeaders(user.token));
       try {
         const started = await client.callTool({ name: 'agent__quick', arguments: { input: 'hi' } });
+        release();
         expect(started.isError).not.toBe(true);
         const { runId, status } = started.structuredContent as { runId: string; status: string };
         expect(['queued', 'active']).toContain(status);
@@ -497,6 +501,7 @@ describe('the MCP endpoint /mcp (e2e)', () => {
         const read = await client.callTool({ name: 'get_run', arguments: { runId } });
         expect(read.structuredContent).toMatchObject({ id: runId, status: 'completed' });
       } finally {
+        release();
         await client.close();
       }
     });
