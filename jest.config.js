@@ -15,6 +15,8 @@ export default {
   ],
   globalSetup: '<rootDir>/test/setup/global-setup.js',
   globalTeardown: '<rootDir>/test/setup/global-teardown.js',
+  // Each worker's servers take ports from the worker's own range (test/setup/worker-ports.ts).
+  setupFiles: ['<rootDir>/test/setup/worker-ports.js'],
   // Checks every answer of the service the suites receive against its OpenAPI document.
   setupFilesAfterEnv: ['<rootDir>/test/setup/contract-setup.js'],
   testTimeout: 60_000,

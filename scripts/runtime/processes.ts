@@ -13,19 +13,59 @@ export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<
   clearTimeout(timer);
 }
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export async function freePort(): Promise<number> {
+/**
+ * The range freePort takes ports from in this process, when one is set: `AGENTSITE_PORT_RANGE` =
+ * `<first>-<last>@<pid>`, honoured only by the process whose pid it names (children spawned with a
+ * copy of the environment fall back to the system's choice). The test runner gives each jest worker
+ * its own range below the kernel's ephemeral ports, so a port one suite picked cannot be handed to a
+ * suite in another worker, nor be taken by an outgoing connection, before its server listens on it.
+ */
+function portRange(): { first: number; last: number } | undefined {
+  const match = /^(\d+)-(\d+)@(\d+)$/.exec(process.env.AGENTSITE_PORT_RANGE ?? '');
+  if (match === null || Number(match[3]) !== process.pid) {
+    return undefined;
+  }
+  return { first: Number(match[1]), last: Number(match[2]) };
+}
+
+function listenOnce(port: number): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.on('error', (err: NodeJS.ErrnoException) =>
+      err.code === 'EADDRINUSE' || err.code === 'EACCES' ? resolve(undefined) : reject(err),
+    );
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : undefined));
     });
   });
+}
+
+/**
+ * A TCP port that was free a moment ago on 127.0.0.1: the next free one of this process's range
+ * (see portRange), else one the system picks.
+ */
+export async function freePort(): Promise<number> {
+  const range = portRange();
+  if (range !== undefined) {
+    const size = range.last - range.first + 1;
+    // Each test file starts at a random place in the range (jest gives every file its own copy of
+    // the environment), then goes on from the port it took last.
+    const cursor = Number(process.env.AGENTSITE_PORT_CURSOR ?? Math.floor(Math.random() * size)) || 0;
+    for (let i = 0; i < size; i += 1) {
+      const port = range.first + ((cursor + i) % size);
+      if ((await listenOnce(port)) !== undefined) {
+        process.env.AGENTSITE_PORT_CURSOR = String((cursor + i + 1) % size);
+        return port;
+      }
+    }
+  }
+  const port = await listenOnce(0);
+  if (port === undefined) {
+    throw new Error('no free port');
+  }
+  return port;
 }
 
 /** Whether something accepts TCP connections on host:port. */

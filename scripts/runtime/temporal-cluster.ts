@@ -34,7 +34,7 @@ const DATABASES = [
  */
 async function freeLowPort(taken: Set<number>): Promise<number> {
   for (let attempt = 0; attempt < 500; attempt += 1) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const port = 20_000 + Math.floor(Math.random() * 12_000); // above the suites' worker ranges (test/setup/worker-ports.ts)
     if (taken.has(port)) {
       continue;
     }

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { freePort, stopChild, StopWaiting, waitFor } from '../../scripts/runtime/processes.js';
 import { Http } from './http.js';
-import { type ProcessHandle, Stack, type StackOptions } from './stack.js';
+import { apiListening, type ProcessHandle, Stack, type StackOptions } from './stack.js';
 
 export interface ClusterOptions {
   /** API processes (at least 1). */
@@ -84,6 +84,9 @@ export class Cluster {
               `worker exited with ${worker.child.exitCode}:\n${readFileSync(worker.logFile, 'utf8').slice(-3000)}`,
             );
           }
+        }
+        if (!apiListening(api.process)) {
+          return false;
         }
         const res = await fetch(`${api.baseUrl}/api/health`);
         const body = (await res.json()) as { temporal?: { workerPollers?: number } };

@@ -18,6 +18,9 @@ export interface RequestOptions {
   redirect?: 'follow' | 'manual';
 }
 
+/** What a test's helpers know of the process behind a base URL (the stacks register their API). */
+export const describeEndpoint = new Map<string, () => string>();
+
 /** A small HTTP client for the e2e suites: JSON in and out, every answer returned (never thrown). */
 export class Http {
   constructor(private readonly baseUrl: string) {}
@@ -34,7 +37,16 @@ export class Http {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(`${this.baseUrl}${path}`, { method, headers, body, redirect: options.redirect });
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}${path}`, { method, headers, body, redirect: options.redirect });
+    } catch (err) {
+      // Say which process was asked and what became of it: a CI log then tells a crash from a port
+      // another process held from a connection the client reused.
+      const cause = err instanceof Error ? `${err.message}${err.cause ? ` (${String(err.cause)})` : ''}` : String(err);
+      const about = describeEndpoint.get(this.baseUrl)?.() ?? 'no process of the suite is known there';
+      throw new Error(`${method} ${this.baseUrl}${path} failed: ${cause}\n${about}`, { cause: err });
+    }
     const text = await res.text();
     let parsed: unknown = text;
     try {

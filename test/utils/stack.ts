@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, stopChild, StopWaiting, waitFor } from '../../scripts/runtime/processes.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { TEST_PAYLOAD_KEY } from './temporal.js';
+import { describeEndpoint } from './http.js';
 
 const distRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -35,6 +36,11 @@ export interface ProcessHandle {
 }
 
 /** One API (and worker) of the real service, as separate processes, on the shared PostgreSQL and Temporal. */
+/** Whether the API process has logged that it listens (src/main.ts writes the line once listen succeeded). */
+export function apiListening(api: ProcessHandle): boolean {
+  return readFileSync(api.logFile, 'utf8').includes('API listening on');
+}
+
 export class Stack {
   readonly baseUrl: string;
   api: ProcessHandle;
@@ -48,6 +54,14 @@ export class Stack {
     readonly dir: string,
   ) {
     this.baseUrl = `http://127.0.0.1:${port}`;
+    describeEndpoint.set(this.baseUrl, () => {
+      const child = this.api.child;
+      const state =
+        child.exitCode !== null || child.signalCode !== null
+          ? `exited (${child.exitCode ?? child.signalCode})`
+          : `running (pid ${child.pid})`;
+      return `the suite's API there is ${state}; the end of its log:\n${readFileSync(this.api.logFile, 'utf8').slice(-1500)}`;
+    });
   }
 
   static async start(options: StackOptions = {}): Promise<Stack> {
@@ -151,6 +165,11 @@ export class Stack {
           throw new StopWaiting(
             `API exited with ${api.exitCode}:\n${readFileSync(this.api.logFile, 'utf8').slice(-3000)}`,
           );
+        }
+        // Our own API holds the port (it logs this line once listen succeeded): a port taken meanwhile
+        // by another suite's API would otherwise answer these probes, and the tests would talk to it.
+        if (!apiListening(this.api)) {
+          return false;
         }
         // The readiness probe, which no limit counts (GET /api/health is per-address limited, and
         // suites with small limits would start with points spent).
