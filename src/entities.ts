@@ -1,4 +1,5 @@
 import { AgentEntity } from './agents/agent.entity.js';
+import { ApprovalEntity } from './approvals/approval.entity.js';
 import { RevokedTokenEntity } from './auth/revoked-token.entity.js';
 import { BillingCustomerEntity, BillingEventEntity, CreditPurchaseEntity } from './billing/billing.entities.js';
 import { ChatMessageEntity, ChatSessionEntity } from './chat/chat.entities.js';
@@ -41,4 +42,5 @@ export const ENTITIES: EntityClass[] = [
   WebhookDeliveryEntity,
   McpAuthorizationStateEntity,
   ConnectedAppEntity,
+  ApprovalEntity,
 ];

@@ -5,6 +5,7 @@
  */
 import type { RunRequest } from './run-request.js';
 
+export * from './approvals.js';
 export * from './run-request.js';
 export * from './run-turns.js';
 
@@ -53,6 +54,8 @@ export const AGENT_HANDLERS = {
   cancelRun: 'cancelRun',
   agentState: 'agentState',
   runEnded: 'runEnded',
+  /** Approvals: a person's decision on the run's pending call (DecideApprovalInput; answers once recorded). */
+  decideApproval: 'decideApproval',
 } as const;
 
 /** ApplicationFailure types: the specification's codes, carried from activities to the API. */

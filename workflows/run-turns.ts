@@ -3,6 +3,7 @@
  * conversation within what Temporal carries. Part of the contracts (contracts.ts re-exports it);
  * imported by workflow code, so only deterministic imports here.
  */
+import type { ApprovalPolicy, NotificationEvent } from './approvals.js';
 import type { RunLogIds, RunRequest } from './run-request.js';
 import { TOOL_RESULT_LIMIT_BYTES, type ToolResultContentBlock } from './tool-results.js';
 
@@ -23,6 +24,8 @@ export interface RunTool extends ModelTool {
   tool: string;
   /** An MCP server's tool: its results are content blocks (modelContentOf). Absent: an agentsite site's. */
   protocol?: 'mcp';
+  /** The scope the call needs (deriveScope: the manifest's, an MCP tool's annotations, else its name). */
+  scope?: 'read' | 'write' | 'delete' | 'admin';
 }
 
 /** What the model is shown of a run's tools (RunTool without the site it stands for). */
@@ -34,6 +37,10 @@ export interface RunContext {
   system: string;
   model: string;
   tools: RunTool[];
+  /** The agent's approval policy when it has one (a call whose scope is listed waits for a decision). */
+  approvals?: ApprovalPolicy;
+  /** The events the agent notifies of (its `notify.events`); absent: none. */
+  notify?: NotificationEvent[];
 }
 
 export type ModelContentBlock =

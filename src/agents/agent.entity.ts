@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import type { ApprovalScope, NotificationEvent } from '../../workflows/contracts.js';
 
 export const TRIGGER_TYPES = ['manual', 'scheduled', 'webhook'] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
@@ -54,6 +55,25 @@ export class AgentEntity {
   /** SHA-256 of the webhook secret; the secret itself is shown once, when it is generated. */
   @Column({ name: 'webhook_secret_hash', type: 'text', nullable: true })
   webhookSecretHash: string | null;
+
+  /** The scopes whose calls wait for a person's decision; null: none (workflows/approvals.ts). */
+  @Column({ name: 'approval_scopes', type: 'text', array: true, nullable: true })
+  approvalScopes: ApprovalScope[] | null;
+
+  /** How long a call waits for a decision; null: APPROVAL_TIMEOUT.defaultSeconds. */
+  @Column({ name: 'approval_timeout_seconds', type: 'integer', nullable: true })
+  approvalTimeoutSeconds: number | null;
+
+  /** Where notifications go (HTTPS); null: none. */
+  @Column({ name: 'notify_url', type: 'text', nullable: true })
+  notifyUrl: string | null;
+
+  @Column({ name: 'notify_events', type: 'text', array: true, nullable: true })
+  notifyEvents: NotificationEvent[] | null;
+
+  /** The Standard Webhooks signing secret (`whsec_…`), encrypted with the vault key; shown once. */
+  @Column({ name: 'notify_secret', type: 'text', nullable: true })
+  notifySecret: string | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;

@@ -23,6 +23,7 @@ import { ChatMessageParts1764960000000 } from './migrations/1764960000000-chat-m
 import { WebhookDeliveries1765000017600 } from './migrations/1765000017600-webhook-deliveries.js';
 import { McpSites1765000017700 } from './migrations/1765000017700-mcp-sites.js';
 import { McpAuthorizationServer1765000019000 } from './migrations/1765000019000-mcp-authorization-server.js';
+import { ApprovalsNotifications1765000020000 } from './migrations/1765000020000-approvals-notifications.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 import { DatabaseLogger } from './database-logger.js';
 
@@ -50,6 +51,7 @@ export const MIGRATIONS = [
   WebhookDeliveries1765000017600,
   McpSites1765000017700,
   McpAuthorizationServer1765000019000,
+  ApprovalsNotifications1765000020000,
 ];
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */

@@ -31,6 +31,7 @@ export const TABLE_OWNERS: Readonly<Record<string, string>> = {
   webhook_deliveries: 'webhooks',
   mcp_authorization_state: 'mcp-auth',
   connected_apps: 'mcp-auth',
+  approvals: 'approvals',
 };
 
 /**
