@@ -17,6 +17,7 @@ import type {
 } from '../workflows/contracts.js';
 import { endsRun, modelToolsOf } from '../workflows/contracts.js';
 import { ActivityError, classified } from './failures.js';
+import { notifyActivities, type NotificationsPort } from './notify.js';
 
 /** Run bookkeeping and the agent's queue, filled by the worker with the application's services. */
 export interface RunsPort {
@@ -62,6 +63,7 @@ export interface ActivityDeps {
   runs: RunsPort;
   model: ModelPort;
   tools: ToolsPort;
+  notifications: NotificationsPort;
 }
 
 /**
@@ -106,6 +108,7 @@ async function withHeartbeat<T>(work: (signal: AbortSignal) => Promise<T>): Prom
  */
 export function createActivities(deps: ActivityDeps) {
   return {
+    ...notifyActivities(deps),
     async echo(input: EchoInput): Promise<EchoOutput> {
       Context.current().log.info('echo');
       return { message: input.message, handledBy: deps.workerIdentity || hostname() };

@@ -6,6 +6,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { ModelModule } from './model/model.module.js';
+import { NotificationsModule } from './notifications/notifications.module.js';
 import { RunsModule } from './runs/runs.module.js';
 import { TemporalModule } from './temporal/temporal.module.js';
 import { TracingModule } from './tracing/tracing.module.js';
@@ -25,6 +26,7 @@ import { TracingModule } from './tracing/tracing.module.js';
     HealthModule,
     RunsModule,
     ModelModule,
+    NotificationsModule,
     TracingModule,
   ],
 })

@@ -27,6 +27,7 @@ import { startWorkerHttpServer } from './health/worker-http-server.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { freeLoopbackPort, sdkMetricsText, sdkPrometheusExporter } from './metrics/temporal-sdk-metrics.js';
 import { ModelTurnService } from './model/model-turn.service.js';
+import { NotificationSenderService } from './notifications/notification-sender.service.js';
 import { RunToolsService } from './runs/run-tools.service.js';
 import { RunRecordsService } from './runs/run-records.service.js';
 import { RunRetentionService } from './runs/run-retention.service.js';
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
       runs: app.get(RunRecordsService),
       model: app.get(ModelTurnService),
       tools: app.get(RunToolsService),
+      notifications: app.get(NotificationSenderService),
     },
   }).catch(async (err: unknown) => {
     // The native connection has a TLS stack of its own (rustls): it may refuse what the client accepted.

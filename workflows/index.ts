@@ -2,3 +2,4 @@ export { agentQueueWorkflow } from './agent-queue.workflow.js';
 export { scheduledTriggerWorkflow } from './scheduled-trigger.workflow.js';
 export { echoWorkflow } from './echo.workflow.js';
 export { runRetentionWorkflow } from './run-retention.workflow.js';
+export { notificationWorkflow } from './notification.workflow.js';

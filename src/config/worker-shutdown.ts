@@ -43,16 +43,26 @@ export interface WorkerSettings extends TemporalConnectSettings {
    * default), since an idle worker polls again only once its long poll expires.
    */
   workerPollMaxAgeSeconds: number;
+  /**
+   * The wait after a notification's first failed attempt (NOTIFICATION_RETRY_INITIAL_SECONDS), doubling
+   * up to an hour. 10 s, the notification workflow's own retry policy; another value (the tests' 1 s)
+   * is applied by the activity through Temporal's next-retry delay.
+   */
+  notificationRetryInitialSeconds: number;
 }
 
 /** The default: two idle long polls of a default Temporal server. */
 export const DEFAULT_WORKER_POLL_MAX_AGE_SECONDS = 120;
 
-/** Reads WORKER_SHUTDOWN_GRACE_SECONDS, WORKER_POLL_MAX_AGE_SECONDS and TEMPORAL_CONNECT_TIMEOUT_SECONDS. */
+/**
+ * Reads WORKER_SHUTDOWN_GRACE_SECONDS, WORKER_POLL_MAX_AGE_SECONDS, NOTIFICATION_RETRY_INITIAL_SECONDS and
+ * TEMPORAL_CONNECT_TIMEOUT_SECONDS.
+ */
 export function readWorkerSettings(reader: EnvReader, problems: string[]): WorkerSettings {
   return {
     workerShutdownGraceSeconds: parseWorkerShutdownGrace(reader.str('WORKER_SHUTDOWN_GRACE_SECONDS'), problems),
     workerPollMaxAgeSeconds: reader.int('WORKER_POLL_MAX_AGE_SECONDS', DEFAULT_WORKER_POLL_MAX_AGE_SECONDS, 5, 3600),
+    notificationRetryInitialSeconds: reader.int('NOTIFICATION_RETRY_INITIAL_SECONDS', 10, 1, 3600),
     ...readTemporalConnectSettings(reader),
   };
 }

@@ -39,6 +39,13 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly notifications = new Counter({
+    name: 'agentsite_notifications_total',
+    help: "Attempts to send an agent's notifications (the worker), by event and outcome: delivered, failed (retried), or not sent (agent_gone, run_gone, notify_removed, event_not_listed)",
+    labelNames: ['event', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly paymentEvents = new Counter({
     name: 'agentsite_payment_events_total',
     help: "The payment provider's webhook events: applied, duplicate (applied before) or refused (with the answer's error code)",
