@@ -10,7 +10,7 @@ import type { SiteHttpClient, SiteRequest } from '../sites/site-http.js';
 import { VaultCipher } from '../vault/vault-cipher.js';
 import { NotificationSenderService } from './notification-sender.service.js';
 import type { NotificationSource, NotificationsRepository } from './notifications.repository.js';
-import { newNotifySecret, sealNotifySecret } from './notify-secret.js';
+import { newNotifySecret, sealNotifySecret } from '../agents/notify-secret.js';
 
 const AGENT = '5a6f1c1e-8d4e-4c4b-9a53-0b0f6a0e1f01';
 const RUN = '0b7d6b8e-3f8e-4a51-8a1e-7f2f1c9d2e02';

@@ -11,7 +11,7 @@ import { VaultCipher } from '../vault/vault-cipher.js';
 import { notificationBody } from './notification-body.js';
 import { standardWebhookHeaders } from './notification-signature.js';
 import { NotificationsRepository, type NotificationSource } from './notifications.repository.js';
-import { openNotifySecret } from './notify-secret.js';
+import { openNotifySecret } from '../agents/notify-secret.js';
 
 /** A notification's POST waits this long for the receiver's answer. */
 export const NOTIFICATION_TIMEOUT_MS = 10_000;

@@ -1,5 +1,7 @@
 import { createHmac } from 'node:crypto';
-import { NOTIFY_SECRET_PREFIX } from './notify-secret.js';
+
+/** A Standard Webhooks secret's prefix; the key is the base64 after it. */
+const NOTIFY_SECRET_PREFIX = 'whsec_';
 
 /**
  * The Standard Webhooks headers of one attempt (https://www.standardwebhooks.com): `webhook-id` (the
