@@ -29,6 +29,7 @@ import { freeLoopbackPort, sdkMetricsText, sdkPrometheusExporter } from './metri
 import { ModelTurnService } from './model/model-turn.service.js';
 import { NotificationSenderService } from './notifications/notification-sender.service.js';
 import { RunToolsService } from './runs/run-tools.service.js';
+import { ApprovalRecordsService } from './approvals/approval-records.service.js';
 import { RunRecordsService } from './runs/run-records.service.js';
 import { RunRetentionService } from './runs/run-retention.service.js';
 
@@ -112,6 +113,7 @@ async function main(): Promise<void> {
     deps: {
       workerIdentity: identity,
       runs: app.get(RunRecordsService),
+      approvals: app.get(ApprovalRecordsService),
       model: app.get(ModelTurnService),
       tools: app.get(RunToolsService),
       notifications: app.get(NotificationSenderService),
