@@ -12,6 +12,7 @@ import {
 import { AGENT_HANDLERS, type AgentQueueInput, type CancelRunResult, SEARCH_ATTRIBUTES } from './contracts.js';
 import { archiveRun, executeRun } from './agent-run.workflow.js';
 import { approvalGate } from './approval-wait.js';
+import { notifyRunOutcome } from './notify.js';
 import { notifyRunEnded, runQueue } from './run-queue.js';
 
 export const cancelRunUpdate = defineUpdate<CancelRunResult, [string]>(AGENT_HANDLERS.cancelRun);
@@ -92,6 +93,7 @@ export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> 
     running = undefined;
     state.active = undefined;
     // The run has ended for its user (its row says so); its archive comes before the next run.
+    await notifyRunOutcome(end.notify, { agentId: input.agentId, runId: request.runId, status: end.ended.status });
     await archiveRun({ ...end.ended, fromEventId });
     await notifyRunEnded(request);
   }

@@ -10,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { type ApprovalGate, awaitApproval, needsApproval } from './approval-wait.js';
+import { notifyApprovalRequested } from './notify.js';
 import {
   FAILURE,
   MAX_DURABLE_WAIT_SECONDS,
@@ -22,6 +23,7 @@ import {
   RATE_LIMIT_TIMER_SUMMARY,
   RUN_LOG_FIELD,
   type FinishRunInput,
+  type NotificationEvent,
   type RunContext,
   type RunError,
   type RunLogIds,
@@ -71,6 +73,8 @@ export interface RunEnd {
   cancelled: boolean;
   failure: RunError | undefined;
   output: string;
+  /** The events the agent notifies of (its context's; undefined when the run ended before turn 1 answered). */
+  notify?: NotificationEvent[];
 }
 
 /**
@@ -85,8 +89,9 @@ export async function executeRun(request: RunRequest, logRunId?: string, gate?: 
   let failure: RunError | undefined;
   let cancelled = false;
   let outcome: { output: string; recorded: boolean } = { output: '', recorded: false };
+  const known: { context?: RunContext } = {};
   try {
-    outcome = await loop(request, gate ?? { pending: undefined });
+    outcome = await loop(request, gate ?? { pending: undefined }, known);
   } catch (err) {
     if (isCancellation(err)) {
       cancelled = true;
@@ -105,7 +110,7 @@ export async function executeRun(request: RunRequest, logRunId?: string, gate?: 
     await CancellationScope.nonCancellable(() => records.finishRun(ended));
   }
   log.info('run ended', { ...ids, status: ended.status, ...(failure ? { code: failure.code } : {}) });
-  return { ended, cancelled, failure, output: outcome.output };
+  return { ended, cancelled, failure, output: outcome.output, notify: known.context?.notify };
 }
 
 /**
@@ -134,7 +139,11 @@ function logIds(request: RunRequest): RunLogIds {
  * first message, what triggered the run, is the activity's to build from the run's row: a webhook's
  * payload is not carried through Temporal with every turn.
  */
-async function loop(request: RunRequest, gate: ApprovalGate): Promise<{ output: string; recorded: boolean }> {
+async function loop(
+  request: RunRequest,
+  gate: ApprovalGate,
+  known: { context?: RunContext },
+): Promise<{ output: string; recorded: boolean }> {
   const messages: ModelMessage[] = [];
   let context: RunContext | undefined;
   let output = '';
@@ -150,6 +159,7 @@ async function loop(request: RunRequest, gate: ApprovalGate): Promise<{ output: 
     assertTurnFits(input);
     const answer = await model.modelTurn(input);
     context ??= answer.context;
+    known.context = context;
     messages.push({ role: 'assistant', content: answer.content });
     if (answer.text !== '') {
       output = answer.text;
@@ -191,6 +201,8 @@ async function callTool(
       context.approvals!,
       tool,
       use,
+      (approvalId) =>
+        notifyApprovalRequested(context.notify, { agentId: request.agentId, runId: request.runId, approvalId }),
     );
     if (refusal !== undefined) {
       return refusal;

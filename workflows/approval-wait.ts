@@ -154,6 +154,8 @@ export async function awaitApproval(
   policy: ApprovalPolicy,
   tool: RunTool & { scope: ApprovalScope },
   use: ToolUse,
+  /** Once the request is recorded: starts the approval_requested notification (workflows/notify.ts). */
+  onRequested?: (approvalId: string) => Promise<void>,
 ): Promise<ToolResultBlock | undefined> {
   const approvalId = uuid4();
   const requestedAtMs = Date.now();
@@ -188,6 +190,7 @@ export async function awaitApproval(
       requestedAt: new Date(requestedAtMs).toISOString(),
       expiresAt: new Date(pending.expiresAtMs).toISOString(),
     });
+    await onRequested?.(approvalId);
     const left = pending.expiresAtMs - Date.now();
     if (left > 0) {
       await condition(() => pending.decision !== undefined, left);

@@ -5,8 +5,13 @@ import type { Client, Connection } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { issueServerCert } from '../../examples/site/tls.js';
-import { notificationWorkflowId } from '../../workflows/contracts.js';
-import { FakeModel } from '../fixtures/fake-model.js';
+import {
+  AGENT_HANDLERS,
+  type DecideApprovalInput,
+  notificationWorkflowId,
+  workflowIds,
+} from '../../workflows/contracts.js';
+import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import { registerAdmin } from '../utils/admin.js';
 import { Http } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
@@ -137,7 +142,8 @@ describe('agent notifications: signed deliveries, retried (e2e)', () => {
   async function agentNotifying(
     url: string,
     events: string[],
-  ): Promise<{ user: TestUser; agentId: string; secret: string; siteToken: string }> {
+    extra: Record<string, unknown> = {},
+  ): Promise<{ user: TestUser; agentId: string; siteId: string; secret: string; siteToken: string }> {
     const user = await registerUser(http);
     await http.patch(`/api/admin/users/${user.id}`, { tier: 'harness' }, { token: admin.token });
     const added = await http.post('/api/vault/sites', { url: site.url }, { token: user.token });
@@ -151,13 +157,14 @@ describe('agent notifications: signed deliveries, retried (e2e)', () => {
         siteIds: [added.body.id],
         trigger: { type: 'manual' },
         notify: { url, events },
+        ...extra,
       },
       { token: user.token },
     );
     expect(agent.status).toBe(201);
     expect(agent.body.notify).toEqual({ url, events });
     expect(agent.body.notifySecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
-    return { user, agentId: agent.body.id, secret: agent.body.notifySecret, siteToken };
+    return { user, agentId: agent.body.id, siteId: added.body.id, secret: agent.body.notifySecret, siteToken };
   }
 
   async function startRun(user: TestUser, agentId: string): Promise<string> {
@@ -246,6 +253,73 @@ describe('agent notifications: signed deliveries, retried (e2e)', () => {
     await expect(
       temporal.workflow.getHandle(notificationWorkflowId(`msg_${runId}_run_completed`)).describe(),
     ).rejects.toThrow(/not found/i);
+  });
+
+  it('a call waiting for approval notifies approval_requested with the approval, once', async () => {
+    const { user, agentId, siteId, secret } = await agentNotifying(
+      receiver.url('/hooks/approvals'),
+      ['approval_requested', 'run_completed'],
+      { approvals: { scopes: ['write'], timeoutSeconds: 600 } },
+    );
+    model.script(
+      (req) => ({
+        text: 'Noting it.',
+        toolUses: [{ name: toolNamed(req, 'create_note'), input: { title: 'Waiting', body: 'b' } }],
+        stopReason: 'tool_use',
+      }),
+      { text: 'Done.' },
+    );
+    const runId = await startRun(user, agentId);
+    const [delivery] = await eventually('the approval_requested delivery', async () => {
+      const got = receiver.deliveries.filter((d) => JSON.parse(d.body).data.run.id === runId);
+      return got.length > 0 ? got : undefined;
+    });
+    expect(verifies(secret, delivery!)).toBe(true);
+    const body = JSON.parse(delivery!.body);
+    const approvalId = body.data.approval?.id as string;
+    expect(delivery!.headers['webhook-id']).toBe(`msg_${approvalId}`);
+    expect(body).toEqual({
+      type: 'approval_requested',
+      timestamp: expect.any(String),
+      data: {
+        agent: { id: agentId, name: 'Notifier' },
+        run: { id: runId, status: 'active', triggeredBy: 'manual', startedAt: expect.any(String), endedAt: null },
+        approval: {
+          id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+          site: expect.any(String),
+          siteId,
+          tool: 'create_note',
+          scope: 'write',
+          input: { title: 'Waiting', body: 'b' },
+          expiresAt: expect.any(String),
+        },
+        consoleUrl: `https://console.example.test/runs/${runId}`,
+      },
+    });
+    const run = await waitForRun(http, user.token, runId, ['active']);
+    expect(run.timeline.find((e) => e.type === 'approval_requested')).toMatchObject({
+      approvalId,
+      expiresAt: body.data.approval.expiresAt,
+    });
+    // Denied (as the API sends it: the Update to the agent's queue): the run goes on and completes.
+    const decision: DecideApprovalInput = {
+      runId,
+      approvalId,
+      decision: 'deny',
+      note: null,
+      by: { userId: user.id, name: 'Ada' },
+    };
+    await temporal.workflow.getHandle(workflowIds.agent(agentId)).executeUpdate(AGENT_HANDLERS.decideApproval, {
+      args: [decision],
+    });
+    expect((await waitForRun(http, user.token, runId)).status).toBe('completed');
+    const completed = await eventually('the run_completed delivery', async () => {
+      const got = receiver.of(`msg_${runId}_run_completed`);
+      return got.length > 0 ? got : undefined;
+    });
+    expect(JSON.parse(completed[0]!.body)).toMatchObject({ type: 'run_completed', data: { run: { output: 'Done.' } } });
+    // One delivery of the request: a message is started once.
+    expect(receiver.of(`msg_${approvalId}`)).toHaveLength(1);
   });
 
   it('a notify URL on a private address receives nothing, and the run completes while the delivery retries', async () => {
