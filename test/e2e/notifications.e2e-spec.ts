@@ -13,6 +13,7 @@ import {
 } from '../../workflows/contracts.js';
 import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import { registerAdmin } from '../utils/admin.js';
+import { sql } from '../utils/db.js';
 import { Http } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import { siteEnv, testSites, type TestSites } from '../utils/site.js';
@@ -320,6 +321,42 @@ describe('agent notifications: signed deliveries, retried (e2e)', () => {
     expect(JSON.parse(completed[0]!.body)).toMatchObject({ type: 'run_completed', data: { run: { output: 'Done.' } } });
     // One delivery of the request: a message is started once.
     expect(receiver.of(`msg_${approvalId}`)).toHaveLength(1);
+  });
+
+  it('a message already started is not started again: the run completes, the receiver gets it once', async () => {
+    const { user, agentId, secret } = await agentNotifying(receiver.url('/hooks/once'), ['run_completed']);
+    let release: () => void = () => undefined;
+    model.script({ text: 'Held, then done.', stopReason: 'end_turn', gate: new Promise<void>((r) => (release = r)) });
+    const runId = await startRun(user, agentId);
+    const messageId = `msg_${runId}_run_completed`;
+    // The same message started first from elsewhere (as a replayed or retried start would find it).
+    await waitForRun(http, user.token, runId, ['active']);
+    const first = await temporal.workflow.start('notificationWorkflow', {
+      taskQueue: stack.env.TEMPORAL_TASK_QUEUE!,
+      workflowId: notificationWorkflowId(messageId),
+      args: [{ messageId, event: 'run_completed', agentId, runId }],
+    });
+    await first.result();
+    expect(receiver.of(messageId)).toHaveLength(1);
+    release();
+    const done = await waitForRun(http, user.token, runId);
+    expect(done.status).toBe('completed');
+    // The queue went on past the start that found the message there: it archived the run, and its
+    // same execution runs the next one, which completes and is notified.
+    await eventually('the run archived', async () =>
+      (await sql('SELECT 1 FROM run_archives WHERE run_id = $1', [runId])).length === 1 ? true : undefined,
+    );
+    model.script({ text: 'Second.', stopReason: 'end_turn' });
+    const second = await startRun(user, agentId);
+    const secondRun = await waitForRun(http, user.token, second);
+    expect(secondRun.status).toBe('completed');
+    expect(secondRun.temporal.runId).toBe(done.temporal.runId);
+    const [next] = await eventually("the second run's delivery", async () => {
+      const got = receiver.of(`msg_${second}_run_completed`);
+      return got.length > 0 ? got : undefined;
+    });
+    expect(verifies(secret, next!)).toBe(true);
+    expect(receiver.of(messageId)).toHaveLength(1);
   });
 
   it('a notify URL on a private address receives nothing, and the run completes while the delivery retries', async () => {
