@@ -10,7 +10,6 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { type ApprovalGate, awaitApproval, needsApproval } from './approval-wait.js';
-import { notifyApprovalRequested } from './notify.js';
 import {
   FAILURE,
   MAX_DURABLE_WAIT_SECONDS,
@@ -20,10 +19,10 @@ import {
   type ModelContentBlock,
   type ModelMessage,
   type ModelTurnInput,
+  type NotificationEvent,
   RATE_LIMIT_TIMER_SUMMARY,
   RUN_LOG_FIELD,
   type FinishRunInput,
-  type NotificationEvent,
   type RunContext,
   type RunError,
   type RunLogIds,
@@ -73,8 +72,8 @@ export interface RunEnd {
   cancelled: boolean;
   failure: RunError | undefined;
   output: string;
-  /** The events the agent notifies of (its context's; undefined when the run ended before turn 1 answered). */
-  notify?: NotificationEvent[];
+  /** The events the run's context said to notify of (undefined: it ended before turn 1 gave one). */
+  notify: NotificationEvent[] | undefined;
 }
 
 /**
@@ -89,9 +88,9 @@ export async function executeRun(request: RunRequest, logRunId?: string, gate?: 
   let failure: RunError | undefined;
   let cancelled = false;
   let outcome: { output: string; recorded: boolean } = { output: '', recorded: false };
-  const known: { context?: RunContext } = {};
+  const seen: { context?: RunContext } = {};
   try {
-    outcome = await loop(request, gate ?? { pending: undefined }, known);
+    outcome = await loop(request, gate ?? { pending: undefined }, seen);
   } catch (err) {
     if (isCancellation(err)) {
       cancelled = true;
@@ -110,7 +109,7 @@ export async function executeRun(request: RunRequest, logRunId?: string, gate?: 
     await CancellationScope.nonCancellable(() => records.finishRun(ended));
   }
   log.info('run ended', { ...ids, status: ended.status, ...(failure ? { code: failure.code } : {}) });
-  return { ended, cancelled, failure, output: outcome.output, notify: known.context?.notify };
+  return { ended, cancelled, failure, output: outcome.output, notify: seen.context?.notify };
 }
 
 /**
@@ -142,7 +141,7 @@ function logIds(request: RunRequest): RunLogIds {
 async function loop(
   request: RunRequest,
   gate: ApprovalGate,
-  known: { context?: RunContext },
+  seen: { context?: RunContext },
 ): Promise<{ output: string; recorded: boolean }> {
   const messages: ModelMessage[] = [];
   let context: RunContext | undefined;
@@ -159,7 +158,7 @@ async function loop(
     assertTurnFits(input);
     const answer = await model.modelTurn(input);
     context ??= answer.context;
-    known.context = context;
+    seen.context = context;
     messages.push({ role: 'assistant', content: answer.content });
     if (answer.text !== '') {
       output = answer.text;
@@ -195,15 +194,7 @@ async function callTool(
     return { type: 'tool_result', tool_use_id: use.id, content: `No tool named ${use.name}`, is_error: true };
   }
   if (needsApproval(context.approvals, tool)) {
-    const refusal = await awaitApproval(
-      gate,
-      { ...logIds(request), runId: request.runId },
-      context.approvals!,
-      tool,
-      use,
-      (approvalId) =>
-        notifyApprovalRequested(context.notify, { agentId: request.agentId, runId: request.runId, approvalId }),
-    );
+    const refusal = await awaitApproval(gate, { ...logIds(request), runId: request.runId }, context, tool, use);
     if (refusal !== undefined) {
       return refusal;
     }

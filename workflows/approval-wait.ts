@@ -8,6 +8,7 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import { notifyApprovalRequested } from './notify.js';
 import {
   AGENT_HANDLERS,
   type ApprovalDecider,
@@ -18,6 +19,7 @@ import {
   type DecideApprovalInput,
   FAILURE,
   type ModelContentBlock,
+  type RunContext,
   type RunLogIds,
   type RunTool,
   type SettleApprovalInput,
@@ -145,18 +147,17 @@ export function needsApproval(
 /**
  * Waits for a person's decision on a call: records the request (the pending row), waits on a durable
  * timer for the Update or the policy's timeout, records the outcome. Undefined: approved, make the
- * call; else the tool result the model gets instead. Cancelled while waiting: the request is settled
+ * call; else the tool result the model gets instead. `context`: the run's (its `approvals` policy holds). Cancelled while waiting: the request is settled
  * `cancelled` (whatever else is cancelled) and the cancellation goes on.
  */
 export async function awaitApproval(
   gate: ApprovalGate,
   ids: RunLogIds & { runId: string },
-  policy: ApprovalPolicy,
+  context: RunContext,
   tool: RunTool & { scope: ApprovalScope },
   use: ToolUse,
-  /** Once the request is recorded: starts the approval_requested notification (workflows/notify.ts). */
-  onRequested?: (approvalId: string) => Promise<void>,
 ): Promise<ToolResultBlock | undefined> {
+  const policy = context.approvals!;
   const approvalId = uuid4();
   const requestedAtMs = Date.now();
   const pending: Pending = {
@@ -190,7 +191,8 @@ export async function awaitApproval(
       requestedAt: new Date(requestedAtMs).toISOString(),
       expiresAt: new Date(pending.expiresAtMs).toISOString(),
     });
-    await onRequested?.(approvalId);
+    // Once the request is recorded (the notification reads its row), when the agent notifies of it.
+    await notifyApprovalRequested(context.notify, { agentId: ids.agentId, runId: ids.runId, approvalId });
     const left = pending.expiresAtMs - Date.now();
     if (left > 0) {
       await condition(() => pending.decision !== undefined, left);

@@ -31,9 +31,9 @@ type NotifyEvents = readonly NotificationEvent[] | undefined;
 /** approval_requested, after requestApproval, when the agent notifies of it (`msg_<approvalId>`). */
 export async function notifyApprovalRequested(
   events: NotifyEvents,
-  ids: { agentId: string; runId: string; approvalId: string },
+  ids: { agentId?: string; runId: string; approvalId: string },
 ): Promise<void> {
-  if (events?.includes('approval_requested') !== true) {
+  if (events?.includes('approval_requested') !== true || ids.agentId === undefined) {
     return;
   }
   await startNotification({
