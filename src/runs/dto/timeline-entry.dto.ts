@@ -211,7 +211,18 @@ export class ApprovalDecidedEntryDto extends EntryBase {
   })
   decision: (typeof APPROVAL_DECISIONS)[number];
 
-  @ApiProperty({ type: ApprovalDeciderDto, nullable: true, description: 'Null when it expired or was cancelled' })
+  // Inline, not a $ref: a nullable $ref (allOf) would refuse the null that validators see.
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    properties: {
+      userId: { type: 'string', format: 'uuid' },
+      name: { type: 'string', description: "The person's name, else their email" },
+    },
+    required: ['userId', 'name'],
+    selfRequired: true,
+    description: 'Who decided; null when it expired or was cancelled',
+  })
   by: ApprovalDeciderDto | null;
 
   @ApiProperty({ type: 'string', nullable: true })
