@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { toolNamed } from '../fixtures/fake-model.js';
+import { registerUser, type TestUser } from '../utils/users.js';
+import { expectAccessible, screenshot, signIn, startConsoleWorld, WIDTHS, type ConsoleWorld } from './harness.js';
+import { runNow } from './steps/agents.js';
+import { decide, fillPolicy, inboxItem, shownInput, waitForWaitingCount } from './steps/approvals.js';
+import { navigateTo } from './steps/navigation.js';
+
+const SITE_NAME = 'Reference Notebook';
+const CALL = `create_note on ${SITE_NAME}`;
+
+/**
+ * Issue 39 in the console: an agent whose policy lists "write" waits before it writes; the navigation
+ * counts what waits, the inbox shows the call in words and takes the decision, and the run's timeline
+ * tells the request and the decision. One user (signed in at each width) and one world for the file.
+ */
+describe('console: approvals', () => {
+  let w: ConsoleWorld;
+  let user: TestUser;
+
+  beforeAll(async () => {
+    w = await startConsoleWorld();
+    user = await registerUser(w.http);
+    const credits = await w.http.patch(`/api/admin/users/${user.id}`, { credits: 10_000 }, { token: w.admin.token });
+    expect(credits.status).toBe(200);
+    const added = await w.http.post<{ id: string }>('/api/vault/sites', { url: w.site.url }, { token: user.token });
+    expect(added.status).toBe(201);
+    const stored = await w.http.post(
+      `/api/vault/sites/${added.body.id}/token`,
+      { token: w.site.issueApiToken('alice').token },
+      { token: user.token },
+    );
+    expect(stored.status).toBeLessThan(300);
+  });
+
+  afterAll(async () => {
+    await w?.stop();
+  });
+
+  describe.each(WIDTHS)('at %i px wide', (width) => {
+    it('a write waits: the navigation counts it, the inbox shows the call and approves it with a note, the run tells it and completes', async () => {
+      const page = await w.newPage({ width });
+      await signIn(page, user);
+      const agentName = `Note writer ${width}`;
+
+      // The agent's form: write calls wait (up to 2 h 30 min); notifications when a run fails.
+      await page.goto('/agents/new');
+      await page.getByLabel('Name').fill(agentName);
+      await page.getByLabel('System prompt').fill('Write down what the run asks.');
+      await page.getByRole('checkbox', { name: SITE_NAME, exact: true }).check();
+      await fillPolicy(page, {
+        scopes: [/^Calls that change data/],
+        hours: 2,
+        minutes: 30,
+        notifyUrl: `${w.site.url}/hooks/agentsite`,
+        events: ['A run failed'],
+      });
+      await expect(page.getByText('Without a decision within 2 hours 30 minutes').count()).resolves.toBe(1);
+      await expectAccessible(page, `agent form with approvals and notifications (${width} px)`);
+      await page.getByRole('button', { name: 'Create agent' }).click();
+      await page.getByRole('heading', { name: agentName, level: 1 }).waitFor();
+
+      // The agent's page: the policy in words, the signing secret shown once, and its rotation.
+      const policy = page.getByRole('region', { name: 'Approvals and notifications' });
+      await expect(policy.textContent()).resolves.toContain(
+        'before a call that changes data, at most 2 hours 30 minutes',
+      );
+      const secret = await policy.getByRole('textbox', { name: 'Signing secret' }).inputValue();
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/=]{40,}$/);
+      await expectAccessible(page, `agent with approvals and its signing secret (${width} px)`);
+      if (width === WIDTHS[0]) {
+        await screenshot(page, 'agent-approvals');
+      }
+      await policy.getByRole('button', { name: 'Rotate signing secret' }).click();
+      const rotated = page.waitForResponse((r) => r.url().endsWith('/notify-secret/rotate'));
+      await policy.getByRole('button', { name: 'Rotate now' }).click();
+      expect((await rotated).status()).toBe(200);
+      await page.waitForFunction(
+        (old) =>
+          (
+            globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }
+          ).document.querySelector('input.secret')?.value !== old,
+        secret,
+      );
+      const newSecret = await policy.getByRole('textbox', { name: 'Signing secret' }).inputValue();
+      expect(newSecret).toMatch(/^whsec_/);
+      expect(newSecret).not.toBe(secret);
+
+      // Run it: the model asks to write a note; the run waits for a decision before the call.
+      w.model.script(
+        (req) => ({
+          text: 'Writing it down.',
+          toolUses: [
+            {
+              name: toolNamed(req, 'create_note'),
+              input: { title: `Groceries ${width}`, body: 'milk\neggs', tags: { aisle: 3 } },
+            },
+          ],
+        }),
+        { text: 'Noted your groceries.' },
+      );
+      const runId = await runNow(page, 'Note my groceries.');
+      await page.goto(`/runs/${runId}`);
+      const timeline = page.getByRole('list', { name: 'Timeline' });
+      await timeline.getByText('Waiting for approval', { exact: true }).waitFor({ timeout: 30_000 });
+      await expect(page.getByRole('status').filter({ hasText: 'Waiting for approval' }).count()).resolves.toBe(1);
+      // Nothing was written while it waits.
+      const titles = () => w.site.notesOf('alice').map((n) => n.title);
+      expect(titles()).not.toContain(`Groceries ${width}`);
+      await expectAccessible(page, `run waiting for approval (${width} px)`);
+
+      // The navigation counts it.
+      await waitForWaitingCount(page, 1);
+      await navigateTo(page, 'Approvals (1 approval waiting)');
+      await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
+
+      // The inbox: the call in words, its input readable.
+      const item = inboxItem(page, 'create_note', SITE_NAME);
+      await expect(item.textContent()).resolves.toContain(`${agentName} asks to make a call that changes data`);
+      expect(await shownInput(item)).toEqual({
+        title: `Groceries ${width}`,
+        body: 'milk\neggs',
+        tags: expect.stringContaining('"aisle": 3'),
+      });
+      await expect(item.locator('time').first().textContent()).resolves.toMatch(/ago|now|less than a minute/);
+      await expect(item.locator('time').nth(1).textContent()).resolves.toMatch(/^in (2 hours|150 minutes)/);
+      await expectAccessible(page, `approvals inbox (${width} px)`);
+      if (width === WIDTHS[0]) {
+        await screenshot(page, 'approvals-inbox');
+      }
+      await decide(item, CALL, 'Approve', 'Fine, it is only groceries.');
+      await page
+        .getByRole('status')
+        .filter({ hasText: `Approved: ${agentName} makes the call ${CALL} and its run goes on.` })
+        .waitFor();
+      await item.waitFor({ state: 'detached' });
+      await page.getByText('Nothing waits for a decision.').waitFor();
+      await waitForWaitingCount(page, 0);
+
+      // The run: the request and the decision in its timeline, the call made, and it completes.
+      await page.goto(`/runs/${runId}`);
+      await page.getByRole('heading', { name: 'Answer' }).waitFor({ timeout: 30_000 });
+      const entries = await timeline.getByRole('listitem').allTextContents();
+      const requested = entries.findIndex((e) => e.includes(`Waiting for approval of create_note on ${SITE_NAME}`));
+      const decided = entries.findIndex((e) => e.includes(`Approved by ${user.email}`));
+      const result = entries.findIndex((e) => e.includes('Tool result') && e.includes('create_note'));
+      expect(requested).toBeGreaterThan(0);
+      expect(decided).toBeGreaterThan(requested);
+      expect(result).toBeGreaterThan(decided);
+      expect(entries[requested]).toContain('a call that changes data');
+      expect(entries[decided]).toContain('“Fine, it is only groceries.”');
+      expect(titles()).toContain(`Groceries ${width}`);
+      await expect(page.getByRole('status').filter({ hasText: 'Waiting for approval' }).count()).resolves.toBe(0);
+      await expect(page.locator('.badge', { hasText: 'completed' }).count()).resolves.toBe(1);
+      await expectAccessible(page, `run with its approval (${width} px)`);
+      if (width === WIDTHS[0]) {
+        await screenshot(page, 'run-approved');
+      }
+      await page.close();
+      expect(w.pageErrors).toEqual([]);
+    });
+  });
+});
