@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { toolNamed } from '../fixtures/fake-model.js';
+import { eventually } from '../utils/runs.js';
 import { registerUser, type TestUser } from '../utils/users.js';
+import { joinWorkspace } from '../utils/workspaces.js';
 import { expectAccessible, screenshot, signIn, startConsoleWorld, WIDTHS, type ConsoleWorld } from './harness.js';
 import { runNow } from './steps/agents.js';
 import { decide, fillPolicy, inboxItem, shownInput, waitForWaitingCount } from './steps/approvals.js';
-import { navigateTo } from './steps/navigation.js';
+import { navigateTo, openNavigation } from './steps/navigation.js';
 
 const SITE_NAME = 'Reference Notebook';
 const CALL = `create_note on ${SITE_NAME}`;
@@ -17,6 +19,8 @@ const CALL = `create_note on ${SITE_NAME}`;
 describe('console: approvals', () => {
   let w: ConsoleWorld;
   let user: TestUser;
+  /** A Team workspace: its owner, a viewer, and an agent there whose write calls wait. */
+  let team: { owner: TestUser; viewer: TestUser; workspaceId: string; agentId: string };
 
   beforeAll(async () => {
     w = await startConsoleWorld();
@@ -31,6 +35,44 @@ describe('console: approvals', () => {
       { token: user.token },
     );
     expect(stored.status).toBeLessThan(300);
+
+    const owner = await registerUser(w.http);
+    const viewer = await registerUser(w.http);
+    const tier = await w.http.patch(
+      `/api/admin/users/${owner.id}`,
+      { tier: 'team', credits: 10_000 },
+      { token: w.admin.token },
+    );
+    expect(tier.status).toBe(200);
+    const ws = await w.http.post<{ id: string }>('/api/workspaces', { name: 'Notes team' }, { token: owner.token });
+    expect(ws.status).toBe(201);
+    const inWs = { 'x-workspace-id': ws.body.id };
+    await joinWorkspace(w.http, ws.body.id, owner.token, viewer, 'viewer', inWs);
+    const site = await w.http.post<{ id: string }>(
+      '/api/vault/sites',
+      { url: w.site.url },
+      { token: owner.token, headers: inWs },
+    );
+    expect(site.status).toBe(201);
+    const token = await w.http.post(
+      `/api/vault/sites/${site.body.id}/token`,
+      { token: w.site.issueApiToken('bob').token },
+      { token: owner.token, headers: inWs },
+    );
+    expect(token.status).toBeLessThan(300);
+    const agent = await w.http.post<{ id: string }>(
+      '/api/agents',
+      {
+        name: 'Team scribe',
+        systemPrompt: 'Write down what the run asks.',
+        siteIds: [site.body.id],
+        trigger: { type: 'manual' },
+        approvals: { scopes: ['write'] },
+      },
+      { token: owner.token, headers: inWs },
+    );
+    expect(agent.status).toBe(201);
+    team = { owner, viewer, workspaceId: ws.body.id, agentId: agent.body.id };
   });
 
   afterAll(async () => {
@@ -102,8 +144,11 @@ describe('console: approvals', () => {
       const runId = await runNow(page, 'Note my groceries.');
       await page.goto(`/runs/${runId}`);
       const timeline = page.getByRole('list', { name: 'Timeline' });
-      await timeline.getByText('Waiting for approval', { exact: true }).waitFor({ timeout: 30_000 });
-      await expect(page.getByRole('status').filter({ hasText: 'Waiting for approval' }).count()).resolves.toBe(1);
+      // The run's header: still active, and waiting for approval; the timeline says of what.
+      const runStatus = page.getByRole('definition').getByRole('status');
+      await runStatus.getByText('Waiting for approval').waitFor({ timeout: 30_000 });
+      await expect(runStatus.textContent()).resolves.toBe('active Waiting for approval');
+      await timeline.getByText(`Waiting for approval of create_note on ${SITE_NAME}`).waitFor();
       // Nothing was written while it waits.
       const titles = () => w.site.notesOf('alice').map((n) => n.title);
       expect(titles()).not.toContain(`Groceries ${width}`);
@@ -150,13 +195,75 @@ describe('console: approvals', () => {
       expect(entries[requested]).toContain('a call that changes data');
       expect(entries[decided]).toContain('“Fine, it is only groceries.”');
       expect(titles()).toContain(`Groceries ${width}`);
-      await expect(page.getByRole('status').filter({ hasText: 'Waiting for approval' }).count()).resolves.toBe(0);
-      await expect(page.locator('.badge', { hasText: 'completed' }).count()).resolves.toBe(1);
+      await expect(runStatus.textContent()).resolves.toBe('completed');
       await expectAccessible(page, `run with its approval (${width} px)`);
       if (width === WIDTHS[0]) {
         await screenshot(page, 'run-approved');
       }
       await page.close();
+      expect(w.pageErrors).toEqual([]);
+    });
+
+    it('a viewer sees what waits with the buttons off and why; the owner denies it inline on the run page, and the call is not made', async () => {
+      const inWs = { 'x-workspace-id': team.workspaceId };
+      const title = `Secret plans ${width}`;
+      w.model.script(
+        (req) => ({
+          text: 'Writing it down.',
+          toolUses: [{ name: toolNamed(req, 'create_note'), input: { title, body: 'x'.repeat(400) } }],
+        }),
+        { text: 'Understood: not written.' },
+      );
+      const started = await w.http.post<{ id: string }>(
+        `/api/agents/${team.agentId}/runs`,
+        { input: 'Note the plans.' },
+        { token: team.owner.token, headers: inWs },
+      );
+      expect(started.status).toBe(202);
+      const runId = started.body.id;
+      await eventually('the approval is pending', async () => {
+        const page = await w.http.get<{ items: Array<{ runId: string }> }>('/api/approvals?status=pending', {
+          token: team.viewer.token,
+          headers: inWs,
+        });
+        return page.body.items.some((a) => a.runId === runId) ? true : undefined;
+      });
+
+      // The viewer: the call in the inbox, its long value folded, the buttons off with the reason.
+      const viewer = await w.newPage({ width });
+      await signIn(viewer, { email: team.viewer.email, password: team.viewer.password });
+      await openNavigation(viewer);
+      await viewer.getByLabel('Acting in').selectOption(team.workspaceId);
+      await viewer.goto('/approvals');
+      const item = inboxItem(viewer, 'create_note', SITE_NAME);
+      await expect(item.textContent()).resolves.toContain('Team scribe asks to make a call that changes data');
+      await expect(item.getByText(/^x{60}… \(400 characters\)$/).count()).resolves.toBe(1);
+      for (const decision of ['Approve', 'Deny']) {
+        const button = item.getByRole('button', { name: `${decision} ${CALL}` });
+        await expect(button.isDisabled()).resolves.toBe(true);
+        await expect(button.getAttribute('aria-describedby')).resolves.toBeTruthy();
+      }
+      await expect(item.textContent()).resolves.toContain('You are a viewer in this workspace');
+      await expectAccessible(viewer, `approvals inbox of a viewer (${width} px)`);
+      await viewer.close();
+
+      // The owner, on the run's page: Deny with a note, inline.
+      const owner = await w.newPage({ width });
+      await signIn(owner, { email: team.owner.email, password: team.owner.password });
+      await openNavigation(owner);
+      await owner.getByLabel('Acting in').selectOption(team.workspaceId);
+      await owner.goto(`/runs/${runId}`);
+      const timeline = owner.getByRole('list', { name: 'Timeline' });
+      await decide(timeline, CALL, 'Deny', 'Not today.');
+      await owner.getByRole('heading', { name: 'Answer' }).waitFor({ timeout: 30_000 });
+      const entries = await timeline.getByRole('listitem').allTextContents();
+      const denied = entries.find((e) => e.includes(`Denied by ${team.owner.email}`));
+      expect(denied).toContain(`Denied by ${team.owner.email}: the call was not made`);
+      expect(denied).toContain('“Not today.”');
+      await expect(timeline.getByRole('form').count()).resolves.toBe(0);
+      expect(w.site.notesOf('bob').map((n) => n.title)).not.toContain(title);
+      await expectAccessible(owner, `run with a denied call (${width} px)`);
+      await owner.close();
       expect(w.pageErrors).toEqual([]);
     });
   });
