@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { RunsModule } from '../runs/runs.module.js';
+import { ApprovalRecordsRepository } from './approval-records.repository.js';
+import { ApprovalRecordsService } from './approval-records.service.js';
 import { ApprovalEntity } from './approval.entity.js';
 import { ApprovalsController, RunApprovalsController } from './approvals.controller.js';
 import { ApprovalsRepository } from './approvals.repository.js';
@@ -9,12 +11,13 @@ import { ApprovalsService } from './approvals.service.js';
 /**
  * Approvals: the calls of runs that waited for a person's decision (table `approvals`). The API's
  * side: the inbox (GET /approvals) and decisions (POST /runs/:id/approvals/:approvalId, sent to the
- * run's workflow as the Update `decideApproval`). Builds on runs (a decision answers the run).
+ * run's workflow as the Update `decideApproval`). The worker writes the rows through the runs'
+ * activities (ApprovalRecordsService, the `approvals` port). Builds on runs (a decision answers the run).
  */
 @Module({
   imports: [TypeOrmModule.forFeature([ApprovalEntity]), RunsModule],
   controllers: [ApprovalsController, RunApprovalsController],
-  providers: [ApprovalsRepository, ApprovalsService],
-  exports: [ApprovalsService],
+  providers: [ApprovalsRepository, ApprovalsService, ApprovalRecordsRepository, ApprovalRecordsService],
+  exports: [ApprovalsService, ApprovalRecordsService],
 })
 export class ApprovalsModule {}
