@@ -5,8 +5,8 @@ import { registerUser, type TestUser } from '../utils/users.js';
 import { joinWorkspace } from '../utils/workspaces.js';
 import { expectAccessible, screenshot, signIn, startConsoleWorld, WIDTHS, type ConsoleWorld } from './harness.js';
 import { runNow } from './steps/agents.js';
-import { decide, fillPolicy, inboxItem, shownInput, waitForWaitingCount } from './steps/approvals.js';
-import { navigateTo, openNavigation } from './steps/navigation.js';
+import { decide, fillPolicy, inboxItem, openInWorkspace, shownInput, waitForWaitingCount } from './steps/approvals.js';
+import { navigateTo } from './steps/navigation.js';
 
 const SITE_NAME = 'Reference Notebook';
 const CALL = `create_note on ${SITE_NAME}`;
@@ -219,7 +219,7 @@ describe('console: approvals', () => {
         { input: 'Note the plans.' },
         { token: team.owner.token, headers: inWs },
       );
-      expect(started.status).toBe(202);
+      expect(started.status).toBe(201);
       const runId = started.body.id;
       await eventually('the approval is pending', async () => {
         const page = await w.http.get<{ items: Array<{ runId: string }> }>('/api/approvals?status=pending', {
@@ -232,9 +232,7 @@ describe('console: approvals', () => {
       // The viewer: the call in the inbox, its long value folded, the buttons off with the reason.
       const viewer = await w.newPage({ width });
       await signIn(viewer, { email: team.viewer.email, password: team.viewer.password });
-      await openNavigation(viewer);
-      await viewer.getByLabel('Acting in').selectOption(team.workspaceId);
-      await viewer.goto('/approvals');
+      await openInWorkspace(viewer, team.workspaceId, '/approvals');
       const item = inboxItem(viewer, 'create_note', SITE_NAME);
       await expect(item.textContent()).resolves.toContain('Team scribe asks to make a call that changes data');
       await expect(item.getByText(/^x{60}… \(400 characters\)$/).count()).resolves.toBe(1);
@@ -250,9 +248,7 @@ describe('console: approvals', () => {
       // The owner, on the run's page: Deny with a note, inline.
       const owner = await w.newPage({ width });
       await signIn(owner, { email: team.owner.email, password: team.owner.password });
-      await openNavigation(owner);
-      await owner.getByLabel('Acting in').selectOption(team.workspaceId);
-      await owner.goto(`/runs/${runId}`);
+      await openInWorkspace(owner, team.workspaceId, `/runs/${runId}`);
       const timeline = owner.getByRole('list', { name: 'Timeline' });
       await decide(timeline, CALL, 'Deny', 'Not today.');
       await owner.getByRole('heading', { name: 'Answer' }).waitFor({ timeout: 30_000 });

@@ -70,3 +70,13 @@ export async function decide(where: Locator, what: string, decision: 'Approve' |
   }
   await form.getByRole('button', { name: `${decision} ${what}` }).click();
 }
+
+/** Opens `path` acting in the workspace (chosen in the header's "Acting in", at any width). */
+export async function openInWorkspace(page: Page, workspaceId: string, path: string): Promise<void> {
+  await page.goto(path);
+  await page.getByRole('heading', { level: 1 }).waitFor();
+  await openNavigation(page);
+  await page.getByLabel('Acting in').selectOption(workspaceId);
+  await page.goto(path);
+  await page.getByRole('heading', { level: 1 }).waitFor();
+}
