@@ -49,7 +49,7 @@ function ApprovalItem({ approval, onDecided }: { approval: Approval; onDecided: 
           {a.status === 'pending' ? (
             <>
               {'; '}
-              <When iso={a.expiresAt} prefix="not made unless approved, waits until" />
+              <When iso={a.expiresAt} prefix="a decision is due" /> (without one, the call is not made)
             </>
           ) : null}
         </p>
