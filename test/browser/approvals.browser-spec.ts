@@ -101,6 +101,7 @@ describe('console: approvals', () => {
       await expectAccessible(page, `agent form with approvals and notifications (${width} px)`);
       await page.getByRole('button', { name: 'Create agent' }).click();
       await page.getByRole('heading', { name: agentName, level: 1 }).waitFor();
+      const agentPath = new URL(page.url()).pathname;
 
       // The agent's page: the policy in words, the signing secret shown once, and its rotation.
       const policy = page.getByRole('region', { name: 'Approvals and notifications' });
@@ -200,6 +201,29 @@ describe('console: approvals', () => {
       if (width === WIDTHS[0]) {
         await screenshot(page, 'run-approved');
       }
+
+      // Editing: the form shows the saved policy; unchecking it and emptying the address removes both.
+      await page.goto(`${agentPath}/edit`);
+      const approvals = page.getByRole('group', { name: 'Approvals' });
+      const write = approvals.getByRole('checkbox', { name: /^Calls that change data/ });
+      await expect(write.isChecked()).resolves.toBe(true);
+      await expect(approvals.getByLabel('Wait for a decision: hours').inputValue()).resolves.toBe('2');
+      await expect(approvals.getByLabel('and minutes').inputValue()).resolves.toBe('30');
+      const notifications = page.getByRole('group', { name: 'Notifications' });
+      await expect(notifications.getByLabel('Notification address').inputValue()).resolves.toBe(
+        `${w.site.url}/hooks/agentsite`,
+      );
+      await expect(notifications.getByRole('checkbox', { name: 'A run failed' }).isChecked()).resolves.toBe(true);
+      await expect(
+        notifications.getByRole('checkbox', { name: 'A call waits for approval' }).isChecked(),
+      ).resolves.toBe(false);
+      await write.uncheck();
+      await notifications.getByLabel('Notification address').fill('');
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.waitForURL(`**${agentPath}`);
+      await expect(policy.textContent()).resolves.toContain('Waits for approvalnever');
+      await expect(policy.textContent()).resolves.toContain('Notificationsnone');
+      await expect(policy.getByRole('button', { name: 'Rotate signing secret' }).count()).resolves.toBe(0);
       await page.close();
       expect(w.pageErrors).toEqual([]);
     });
