@@ -9,15 +9,16 @@ import { ApprovalsRepository } from './approvals.repository.js';
 import { ApprovalsService } from './approvals.service.js';
 
 /**
- * Approvals: the calls of runs that waited for a person's decision (table `approvals`). The API's
- * side: the inbox (GET /approvals) and decisions (POST /runs/:id/approvals/:approvalId, sent to the
- * run's workflow as the Update `decideApproval`). The worker writes the rows through the runs'
- * activities (ApprovalRecordsService, the `approvals` port). Builds on runs (a decision answers the run).
+ * Approvals: the calls of runs that waited for a person's decision (table `approvals`). The worker
+ * writes the rows through the runs' activities (ApprovalRecordsService, the `approvals` port). The
+ * API reads them for the inbox (GET /approvals) and sends decisions (POST /runs/:id/approvals/:approvalId)
+ * to the run's workflow as the Update `decideApproval`. Builds on runs (a decision answers the run);
+ * in the worker the controllers are constructed but never routed.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([ApprovalEntity]), RunsModule],
   controllers: [ApprovalsController, RunApprovalsController],
-  providers: [ApprovalsRepository, ApprovalsService, ApprovalRecordsRepository, ApprovalRecordsService],
-  exports: [ApprovalsService, ApprovalRecordsService],
+  providers: [ApprovalRecordsRepository, ApprovalRecordsService, ApprovalsRepository, ApprovalsService],
+  exports: [ApprovalRecordsService, ApprovalsService],
 })
 export class ApprovalsModule {}
