@@ -11,6 +11,7 @@ import { ConsentPage } from './pages/connect';
 import { ChatPage } from './pages/chat';
 import { AgentsPage, AgentPage, AgentFormPage } from './pages/agents';
 import { RunPage } from './pages/runs';
+import { ApprovalsPage } from './pages/approvals';
 import { BillingPage } from './pages/billing';
 import { WorkspacesPage, WorkspacePage } from './pages/workspaces';
 import { AdminPage } from './pages/admin';
@@ -145,6 +146,14 @@ export function App() {
             element={
               <Private>
                 <AgentFormPage />
+              </Private>
+            }
+          />
+          <Route
+            path="/approvals"
+            element={
+              <Private>
+                <ApprovalsPage />
               </Private>
             }
           />

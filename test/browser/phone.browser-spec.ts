@@ -55,6 +55,7 @@ function consolePages(d: Data): ConsolePage[] {
     { name: 'agent', path: `/agents/${d.agentId}`, heading: 'Note reader' },
     { name: 'edit-agent', path: `/agents/${d.agentId}/edit`, heading: 'Edit Note reader' },
     { name: 'run', path: `/runs/${d.runId}`, heading: `Run ${d.runId.slice(0, 8)}` },
+    { name: 'approvals', path: '/approvals', heading: 'Approvals' },
     { name: 'billing', path: '/billing', heading: 'Plan & credits' },
     { name: 'workspaces', path: '/workspaces', heading: 'Workspaces' },
     { name: 'workspace', path: `/workspaces/${d.workspaceId}`, heading: 'Workspace Acme' },

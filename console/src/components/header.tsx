@@ -6,16 +6,35 @@
  */
 import { useEffect, useId, useRef, useState } from 'react';
 import { NavLink, useLocation, useNavigate } from 'react-router';
+import { countWords, useWaitingCount, type WaitingCount } from '../pages/approvals/count';
 import { useSession } from '../session/session';
 
 const LINKS: Array<{ to: string; label: string }> = [
   { to: '/vault', label: 'Vault' },
   { to: '/chat', label: 'Chat' },
   { to: '/agents', label: 'Agents' },
+  { to: '/approvals', label: 'Approvals' },
   { to: '/billing', label: 'Plan & credits' },
   { to: '/workspaces', label: 'Workspaces' },
   { to: '/check', label: 'Check a site' },
 ];
+
+/** Beside "Approvals": how many wait for a decision (nothing when none do). */
+function WaitingBadge({ waiting }: { waiting: WaitingCount | undefined }) {
+  if (waiting === undefined || waiting.count === 0) {
+    return null;
+  }
+  const { text, name } = countWords(waiting);
+  return (
+    <>
+      {' '}
+      <span className="badge warn count" aria-hidden="true">
+        {text}
+      </span>
+      <span className="visually-hidden">({name})</span>
+    </>
+  );
+}
 
 export function Header() {
   const { me, workspaces, workspaceId, switchWorkspace, signOut } = useSession();
@@ -26,6 +45,7 @@ export function Header() {
   const menuId = useId();
   const toggle = useRef<HTMLButtonElement>(null);
   const menu = useRef<HTMLDivElement>(null);
+  const waiting = useWaitingCount();
 
   // A link followed (or any other change of page) closes the menu.
   useEffect(() => {
@@ -102,6 +122,7 @@ export function Header() {
                   <li key={link.to}>
                     <NavLink to={link.to} onClick={close}>
                       {link.label}
+                      {link.to === '/approvals' ? <WaitingBadge waiting={waiting} /> : null}
                     </NavLink>
                   </li>
                 ))}

@@ -107,7 +107,7 @@ export const APPROVALS_REQUEST_SCHEMA: ApiPropertyOptions = {
     },
   },
   required: ['scopes'],
-  selfRequired: false,
+  selfRequired: false, // optional (ApiPropertyOptional would drop the `required` list above)
   description:
     "Calls of tools of these scopes wait for a person's decision (up to timeoutSeconds, default 24 h, 60 s to 7 days); " +
     'null or scopes [] means none',
@@ -119,7 +119,7 @@ export const NOTIFY_REQUEST_SCHEMA: ApiPropertyOptions = {
   nullable: true,
   properties: { url: { type: 'string', maxLength: NOTIFY_URL_MAX }, events: EVENTS_SCHEMA },
   required: ['url', 'events'],
-  selfRequired: false,
+  selfRequired: false, // optional (ApiPropertyOptional would drop the `required` list above)
   description:
     'Signed POSTs (Standard Webhooks) to an https:// URL on a public host for these events; the signing secret ' +
     'is in the answer of the save that first sets notify (notifySecret) and of its rotation',

@@ -110,14 +110,14 @@ export class CreateAgentDto {
   @Type(() => TriggerDto)
   trigger: TriggerDto;
 
-  @ApiPropertyOptional(APPROVALS_REQUEST_SCHEMA)
+  @ApiProperty(APPROVALS_REQUEST_SCHEMA)
   @Nullable()
   @IsObject()
   @ValidateNested()
   @Type(() => ApprovalPolicyDto)
   approvals?: ApprovalPolicyDto | null;
 
-  @ApiPropertyOptional(NOTIFY_REQUEST_SCHEMA)
+  @ApiProperty(NOTIFY_REQUEST_SCHEMA)
   @Nullable()
   @IsObject()
   @ValidateNested()
@@ -165,14 +165,14 @@ export class UpdateAgentDto {
   @Type(() => TriggerDto)
   trigger?: TriggerDto;
 
-  @ApiPropertyOptional(APPROVALS_REQUEST_SCHEMA)
+  @ApiProperty(APPROVALS_REQUEST_SCHEMA)
   @Nullable()
   @IsObject()
   @ValidateNested()
   @Type(() => ApprovalPolicyDto)
   approvals?: ApprovalPolicyDto | null;
 
-  @ApiPropertyOptional(NOTIFY_REQUEST_SCHEMA)
+  @ApiProperty(NOTIFY_REQUEST_SCHEMA)
   @Nullable()
   @IsObject()
   @ValidateNested()

@@ -6,7 +6,7 @@ import { expect } from '@jest/globals';
 import type { Page } from 'playwright-core';
 
 /** The main navigation's links, in order (Admin only for an admin). */
-export const NAV_LINKS = ['Vault', 'Chat', 'Agents', 'Plan & credits', 'Workspaces', 'Check a site'];
+export const NAV_LINKS = ['Vault', 'Chat', 'Agents', 'Approvals', 'Plan & credits', 'Workspaces', 'Check a site'];
 
 function menuButton(page: Page) {
   return page.getByRole('button', { name: 'Menu', exact: true });

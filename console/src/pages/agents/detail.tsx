@@ -5,6 +5,7 @@ import { useAction, useLoad } from '../../api/hooks';
 import { Busy, ErrorNote, formatDate, PageTitle } from '../../components/ui';
 import { formatInZone, previewCron } from './cron';
 import { type AgentDetail, ConfirmButton, triggerLabel } from './parts';
+import { PolicyPanel } from './policy-panel';
 import { RunsPanel } from './runs-panel';
 import { SharePanel } from './share-panel';
 import { WebhookPanel } from './webhook-panel';
@@ -94,6 +95,7 @@ function AgentView({ agent }: { agent: AgentDetail }) {
 
       {agent.trigger.type === 'scheduled' ? <SchedulePanel agent={agent} /> : null}
       <WebhookPanel agent={agent} />
+      <PolicyPanel agent={agent} />
       <RunsPanel agent={agent} />
       <SharePanel agent={agent} />
     </section>

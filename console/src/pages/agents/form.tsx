@@ -7,6 +7,7 @@ import { Busy, ErrorNote, Field, PageTitle } from '../../components/ui';
 import { useSession } from '../../session/session';
 import { type CountGate, countGate, featureGate, type Gate, LimitNote } from '../billing/gates';
 import { type Agent } from './parts';
+import { changedPolicy, POLICY_FIELDS, PolicyFields, policyDraftOf, policyOf, type PolicyDraft } from './policy-fields';
 import { handOverSecret } from './secret-handover';
 import { draftOf, TriggerFields, triggerOf, type TriggerDraft } from './trigger-fields';
 
@@ -20,6 +21,7 @@ const AGENT_FIELDS = [
   'trigger.cron',
   'trigger.timezone',
   'trigger.schema',
+  ...POLICY_FIELDS,
 ];
 
 type Site = Schemas['SiteResponseDto'];
@@ -112,12 +114,18 @@ function AgentForm({
   const [model, setModel] = useState(agent?.model ?? '');
   const [siteIds, setSiteIds] = useState<string[]>(agent?.siteIds ?? []);
   const [trigger, setTrigger] = useState<TriggerDraft>(() => draftOf(agent?.trigger));
+  const [policy, setPolicy] = useState<PolicyDraft>(() => policyDraftOf(agent));
   const [localProblem, setLocalProblem] = useState<string>();
 
   const save = useAction(async () => {
     const built = triggerOf(trigger);
     if ('problem' in built) {
       setLocalProblem(built.problem);
+      return;
+    }
+    const sections = policyOf(policy);
+    if ('problem' in sections) {
+      setLocalProblem(sections.problem);
       return;
     }
     setLocalProblem(undefined);
@@ -131,6 +139,8 @@ function AgentForm({
             siteIds,
             trigger: built.dto,
             ...(model.trim() === '' ? {} : { model: model.trim() }),
+            ...(sections.body.approvals === null ? {} : { approvals: sections.body.approvals }),
+            ...(sections.body.notify === null ? {} : { notify: sections.body.notify }),
           },
         }),
       );
@@ -148,12 +158,17 @@ function AgentForm({
             ...(triggerChanged ? { trigger: built.dto } : {}),
             // Emptied: back to the service's default model.
             ...(modelChanged ? { model: model.trim() === '' ? null : model.trim() } : {}),
+            // Only what changed: a new address keeps the secret; removing notifications drops it.
+            ...changedPolicy(agent, sections.body),
           },
         }),
       );
     }
     if (saved.webhookSecret !== undefined) {
       handOverSecret(saved.id, saved.webhookSecret);
+    }
+    if (saved.notifySecret !== undefined) {
+      handOverSecret(saved.id, saved.notifySecret, 'notify');
     }
     await navigate(`/agents/${saved.id}`);
   });
@@ -252,6 +267,7 @@ function AgentForm({
         </fieldset>
 
         <TriggerFields draft={trigger} onChange={setTrigger} error={err} gates={gates.triggers} />
+        <PolicyFields draft={policy} onChange={setPolicy} error={err} />
 
         {localProblem === undefined ? null : (
           <p className="field-error" role="alert">

@@ -8,6 +8,7 @@ import { Link, useParams } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { useAction, useLoad } from '../../api/hooks';
 import { Busy, ErrorNote, formatDate, PageTitle } from '../../components/ui';
+import { approvalsChanged } from '../approvals/count';
 import { type Run, Timeline } from './timeline';
 
 const POLL_MS = 1000;
@@ -32,6 +33,12 @@ function RunFacts({ run }: { run: Run }) {
       <dd>
         <span role="status">
           <StatusBadge status={run.status} />
+          {run.awaiting === null || run.awaiting === undefined ? null : (
+            <>
+              {' '}
+              <span className="badge warn">Waiting for approval</span>
+            </>
+          )}
         </span>
       </dd>
       <dt>Triggered by</dt>
@@ -88,6 +95,12 @@ export function RunPage() {
     return () => clearTimeout(timer);
   }, [live, loading, reload]);
 
+  // A run that starts (or stops) waiting changes the navigation's count of waiting approvals.
+  const waitingFor = run?.awaiting?.approvalId;
+  useEffect(() => {
+    approvalsChanged();
+  }, [waitingFor]);
+
   if (run === undefined) {
     return (
       <section>
@@ -113,7 +126,15 @@ export function RunPage() {
           <button type="button" className="danger" onClick={() => void cancel.run()} disabled={cancel.busy}>
             Cancel run
           </button>
-          <Busy label={run.status === 'queued' ? 'Waiting to start…' : 'Running…'} />
+          <Busy
+            label={
+              run.status === 'queued'
+                ? 'Waiting to start…'
+                : run.awaiting
+                  ? `Waiting for approval of ${run.awaiting.tool} on ${run.awaiting.site}…`
+                  : 'Running…'
+            }
+          />
         </div>
       ) : null}
       <ErrorNote error={cancel.error} title="The run was not cancelled" />
@@ -142,7 +163,17 @@ export function RunPage() {
         </div>
       )}
       <h2>Timeline</h2>
-      <Timeline entries={run.timeline ?? []} />
+      <Timeline
+        entries={run.timeline ?? []}
+        waits={{
+          runId: run.id,
+          awaiting: run.awaiting,
+          onDecided: async () => {
+            approvalsChanged();
+            await loaded.reload();
+          },
+        }}
+      />
     </section>
   );
 }

@@ -1,16 +1,59 @@
 /** A run's timeline, entry by entry, as GET /api/runs/{id} gives it (new entries only ever append). */
 import { type Schemas } from '../../api/client';
 import { formatDate } from '../../components/ui';
+import { CallInput, type Decision, DecideForm } from '../approvals/parts';
+import { SCOPE_WORDS } from '../approvals/words';
 
 export type Run = Schemas['RunResponseDto'];
 export type Entry = NonNullable<Run['timeline']>[number];
+export type Awaiting = NonNullable<Run['awaiting']>;
+
+/** What an entry needs of the run: the approval it waits for, and what to do once it was decided. */
+interface Waits {
+  runId: string;
+  awaiting: Awaiting | null | undefined;
+  onDecided: (decision: Decision) => void | Promise<void>;
+}
 
 function json(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? 'undefined';
 }
 
-function Body({ entry }: { entry: Entry }) {
+function Body({ entry, waits }: { entry: Entry; waits: Waits }) {
   switch (entry.type) {
+    case 'approval_requested': {
+      const what = `${entry.tool} on ${entry.site}`;
+      return (
+        <>
+          <strong>Waiting for approval</strong> of <code>{entry.tool}</code> on {entry.site}{' '}
+          <span className="muted">
+            (a call that {SCOPE_WORDS[entry.scope]}), until {formatDate(entry.expiresAt)}
+          </span>
+          <details>
+            <summary>Input</summary>
+            <CallInput input={entry.input} label={`Input of ${what}`} />
+          </details>
+          {waits.awaiting?.approvalId === entry.approvalId ? (
+            <DecideForm runId={waits.runId} approvalId={entry.approvalId} what={what} onDecided={waits.onDecided} />
+          ) : null}
+        </>
+      );
+    }
+    case 'approval_decided':
+      return (
+        <>
+          {entry.decision === 'expired' ? (
+            <strong>No decision in time</strong>
+          ) : (
+            <>
+              <strong>{entry.decision === 'approve' ? 'Approved' : 'Denied'}</strong>
+              {entry.by === null ? null : <> by {entry.by.name}</>}
+            </>
+          )}
+          {entry.decision === 'approve' ? null : <span className="muted">: the call was not made</span>}
+          {entry.note === null || entry.note === '' ? null : <p className="content">“{entry.note}”</p>}
+        </>
+      );
     case 'triggered':
       return (
         <>
@@ -103,7 +146,7 @@ function Body({ entry }: { entry: Entry }) {
 }
 
 /** The timeline as an ordered list; a live region, so each new step is read out as it arrives. */
-export function Timeline({ entries }: { entries: Entry[] }) {
+export function Timeline({ entries, waits }: { entries: Entry[]; waits: Waits }) {
   return (
     <ol className="timeline" aria-live="polite" aria-label="Timeline">
       {entries.map((entry, i) => (
@@ -112,7 +155,7 @@ export function Timeline({ entries }: { entries: Entry[] }) {
           <small className="muted">
             <time dateTime={entry.at}>{formatDate(entry.at)}</time>
           </small>{' '}
-          <Body entry={entry} />
+          <Body entry={entry} waits={waits} />
         </li>
       ))}
     </ol>
