@@ -161,9 +161,9 @@ export class McpSurface {
         const started = await this.agents.start(scope, agent, args);
         if (how.task) {
           // The client polls tasks/get and reads tasks/result: the task is the run.
-          return createdTask(started) as McpCallResult;
+          return createdTask(started, this.agents.publicBaseUrl) as McpCallResult;
         }
-        return runResult(await this.agents.wait(scope, started.id, signal, onProgress));
+        return runResult(await this.agents.wait(scope, started.id, signal, onProgress), this.agents.publicBaseUrl);
       }
     }
     // A reserved name (get_run, an agent's) renames only a site tool whose own name starts as it does
