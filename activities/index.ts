@@ -10,10 +10,12 @@ import type {
   ModelCall,
   ModelTurnInput,
   ModelTurnOutput,
+  RequestApprovalInput,
   RunContext,
   RunRequest,
   ScheduledTriggerInput,
   ScheduledTriggerResult,
+  SettleApprovalInput,
 } from '../workflows/contracts.js';
 import { endsRun, modelToolsOf } from '../workflows/contracts.js';
 import { ActivityError, classified } from './failures.js';
@@ -57,9 +59,21 @@ export interface ToolsPort {
   call(input: CallToolInput, idempotencyKey: string, signal: AbortSignal): Promise<CallToolOutput>;
 }
 
+/**
+ * The `approvals` rows a run's waits write. The input is not trusted (see RunsPort.startRun): only the
+ * execution that runs the run (`execution`, from Temporal) may write its rows.
+ */
+export interface ApprovalsPort {
+  /** Writes the pending row (once: a retry or a repeated id changes nothing). */
+  requestApproval(input: RequestApprovalInput, execution: { workflowId: string; runId: string }): Promise<void>;
+  /** Writes the outcome of a pending row (a row decided already is left as it is). */
+  settleApproval(input: SettleApprovalInput, execution: { workflowId: string; runId: string }): Promise<void>;
+}
+
 export interface ActivityDeps {
   workerIdentity: string;
   runs: RunsPort;
+  approvals: ApprovalsPort;
   model: ModelPort;
   tools: ToolsPort;
 }
@@ -189,6 +203,18 @@ export function createActivities(deps: ActivityDeps) {
           return { ...answer, ...(started !== undefined ? { context } : {}), ended };
         }),
       );
+    },
+
+    /** A call waits for a person's decision: its pending row (the timeline's `approval_requested`). */
+    async requestApproval(input: RequestApprovalInput): Promise<void> {
+      Context.current().log.info('requestApproval', { approvalId: input.approvalId });
+      return classified(() => deps.approvals.requestApproval(input, executionOf(Context.current())));
+    },
+
+    /** The wait's outcome on the row (the timeline's `approval_decided`). */
+    async settleApproval(input: SettleApprovalInput): Promise<void> {
+      Context.current().log.info('settleApproval', { approvalId: input.approvalId, status: input.status });
+      return classified(() => deps.approvals.settleApproval(input, executionOf(Context.current())));
     },
 
     async callTool(input: CallToolInput): Promise<CallToolOutput> {

@@ -19,6 +19,7 @@ import { McpAuthModule } from './mcp-auth/mcp-auth.module.js';
 import { McpServerModule } from './mcp-server/mcp-server.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { OAuthModule } from './oauth/oauth.module.js';
+import { ApprovalsModule } from './approvals/approvals.module.js';
 import { RunsModule } from './runs/runs.module.js';
 import { TemporalModule } from './temporal/temporal.module.js';
 import { TracingModule } from './tracing/tracing.module.js';
@@ -52,6 +53,7 @@ import { WorkspacesModule } from './workspaces/workspaces.module.js';
     ToolsModule,
     AgentsModule,
     RunsModule,
+    ApprovalsModule,
     WebhooksModule,
     ChatModule,
     WorkspacesModule,

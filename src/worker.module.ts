@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { ApprovalsModule } from './approvals/approvals.module.js';
 import { CacheModule } from './common/cache/invalidation-bus.js';
 import { SettingsModule } from './config/settings.module.js';
 import { type Settings } from './config/settings.js';
@@ -12,7 +13,7 @@ import { TracingModule } from './tracing/tracing.module.js';
 
 /**
  * The worker's host: the feature modules whose services fill the activities' ports (runs with its
- * tools, the model turn), and the metrics registry and readiness checks its own small HTTP server
+ * tools, the model turn, the approvals' rows), and the metrics registry and readiness checks its own small HTTP server
  * (WORKER_HTTP_PORT) answers with; no Nest HTTP layer. Built with `WorkerModule.forRoot(settings)`:
  * the settings worker.ts loaded, not parsed again.
  */
@@ -24,6 +25,7 @@ import { TracingModule } from './tracing/tracing.module.js';
     MetricsModule,
     HealthModule,
     RunsModule,
+    ApprovalsModule,
     ModelModule,
     TracingModule,
   ],

@@ -28,6 +28,7 @@ import { MetricsService } from './metrics/metrics.service.js';
 import { freeLoopbackPort, sdkMetricsText, sdkPrometheusExporter } from './metrics/temporal-sdk-metrics.js';
 import { ModelTurnService } from './model/model-turn.service.js';
 import { RunToolsService } from './runs/run-tools.service.js';
+import { ApprovalRecordsService } from './approvals/approval-records.service.js';
 import { RunRecordsService } from './runs/run-records.service.js';
 import { RunRetentionService } from './runs/run-retention.service.js';
 
@@ -111,6 +112,7 @@ async function main(): Promise<void> {
     deps: {
       workerIdentity: identity,
       runs: app.get(RunRecordsService),
+      approvals: app.get(ApprovalRecordsService),
       model: app.get(ModelTurnService),
       tools: app.get(RunToolsService),
     },

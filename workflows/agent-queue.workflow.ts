@@ -11,6 +11,7 @@ import {
 } from '@temporalio/workflow';
 import { AGENT_HANDLERS, type AgentQueueInput, type CancelRunResult, SEARCH_ATTRIBUTES } from './contracts.js';
 import { archiveRun, executeRun } from './agent-run.workflow.js';
+import { approvalGate } from './approval-wait.js';
 import { notifyRunEnded, runQueue } from './run-queue.js';
 
 export const cancelRunUpdate = defineUpdate<CancelRunResult, [string]>(AGENT_HANDLERS.cancelRun);
@@ -41,6 +42,8 @@ const EXECUTION_SECONDS = 600;
 export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> {
   const state = runQueue(input.agentId, input.queue, input.deliveries);
   const { queue } = state;
+  // The active run's call waiting for a decision, if any (the decideApproval Update reaches it).
+  const approvals = approvalGate();
   const executionSeconds =
     Number.isSafeInteger(input.executionSeconds) && input.executionSeconds! > 0
       ? input.executionSeconds!
@@ -85,7 +88,7 @@ export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> 
     const fromEventId = workflowInfo().historyLength;
     upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.runIds, value: [...ran] }]);
     running = new CancellationScope();
-    const end = await running.run(() => executeRun(request, request.runId));
+    const end = await running.run(() => executeRun(request, request.runId, approvals));
     running = undefined;
     state.active = undefined;
     // The run has ended for its user (its row says so); its archive comes before the next run.

@@ -9,6 +9,7 @@ import {
   sleep,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import { type ApprovalGate, awaitApproval, needsApproval } from './approval-wait.js';
 import {
   FAILURE,
   MAX_DURABLE_WAIT_SECONDS,
@@ -78,14 +79,14 @@ export interface RunEnd {
  * The agent's queue (agent-queue.workflow.ts) runs each run with it, in its own execution. Ids only in
  * its log lines; `logRunId`: the run's id, as the line names it (the workflow id is the queue's).
  */
-export async function executeRun(request: RunRequest, logRunId?: string): Promise<RunEnd> {
+export async function executeRun(request: RunRequest, logRunId?: string, gate?: ApprovalGate): Promise<RunEnd> {
   const ids = { ...logIds(request), ...(logRunId !== undefined ? { [RUN_LOG_FIELD]: logRunId } : {}) };
   log.info('run started', { ...ids, triggeredBy: request.triggeredBy });
   let failure: RunError | undefined;
   let cancelled = false;
   let outcome: { output: string; recorded: boolean } = { output: '', recorded: false };
   try {
-    outcome = await loop(request);
+    outcome = await loop(request, gate ?? { pending: undefined });
   } catch (err) {
     if (isCancellation(err)) {
       cancelled = true;
@@ -133,7 +134,7 @@ function logIds(request: RunRequest): RunLogIds {
  * first message, what triggered the run, is the activity's to build from the run's row: a webhook's
  * payload is not carried through Temporal with every turn.
  */
-async function loop(request: RunRequest): Promise<{ output: string; recorded: boolean }> {
+async function loop(request: RunRequest, gate: ApprovalGate): Promise<{ output: string; recorded: boolean }> {
   const messages: ModelMessage[] = [];
   let context: RunContext | undefined;
   let output = '';
@@ -161,22 +162,39 @@ async function loop(request: RunRequest): Promise<{ output: string; recorded: bo
     );
     const results: ToolResultBlock[] = [];
     for (const use of uses) {
-      results.push(await callTool(request, context, use));
+      results.push(await callTool(request, context, use, gate));
     }
     messages.push({ role: 'user', content: results });
   }
   return { output, recorded: false };
 }
 
-/** A tool call; a rate limit (the site's 429 or our outgoing limit) waits on a durable timer, then retries. */
+/**
+ * A tool call; one whose scope the agent's policy lists waits for a person's decision first (a refusal
+ * is the tool's result); a rate limit (the site's 429 or our outgoing limit) waits on a durable timer,
+ * then retries.
+ */
 async function callTool(
   request: RunRequest,
   context: RunContext,
   use: Extract<ModelContentBlock, { type: 'tool_use' }>,
+  gate: ApprovalGate,
 ): Promise<ToolResultBlock> {
   const tool = context.tools.find((t) => t.name === use.name);
   if (tool === undefined) {
     return { type: 'tool_result', tool_use_id: use.id, content: `No tool named ${use.name}`, is_error: true };
+  }
+  if (needsApproval(context.approvals, tool)) {
+    const refusal = await awaitApproval(
+      gate,
+      { ...logIds(request), runId: request.runId },
+      context.approvals!,
+      tool,
+      use,
+    );
+    if (refusal !== undefined) {
+      return refusal;
+    }
   }
   for (let waits = 0; ; waits += 1) {
     try {

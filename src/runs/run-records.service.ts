@@ -22,6 +22,7 @@ import { RunArchiveService } from './run-archive.service.js';
 import { RunEnqueueService } from './run-enqueue.service.js';
 import { RunRetentionService } from './run-retention.service.js';
 import { RunSkippedError } from './run-skipped.error.js';
+import { agentPoliciesOf } from './run-context.js';
 import { buildRunTools } from './run-tools.js';
 import { RunExecutionRepository } from './run-execution.repository.js';
 import { RunsRepository } from './runs.repository.js';
@@ -85,6 +86,8 @@ export class RunRecordsService implements RunsPort {
       tools: buildRunTools(
         agent.siteIds.map((id) => sites.find((s) => s.id === id)).filter((s): s is SiteEntity => s !== undefined),
       ),
+      // The policy the run started with holds for the whole run (a PATCH applies to later runs).
+      ...agentPoliciesOf(agent),
     };
     return { context, trigger: triggerMessage(started.trigger) };
   }

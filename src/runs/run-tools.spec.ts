@@ -150,6 +150,37 @@ describe('buildRunTools', () => {
   });
 });
 
+describe('buildRunTools: the scope a call needs (approval policies wait on it)', () => {
+  it("takes a manifest tool's scope when given, else guesses it from the name", () => {
+    const agentsite = site('a', 'Notes', ['search_notes', 'create_note', 'delete_note', 'manage_users', 'frobnicate']);
+    agentsite.manifest.tools[1]!.scope = 'admin';
+    expect(buildRunTools([agentsite]).map((t) => [t.tool, t.scope])).toEqual([
+      ['search_notes', 'read'],
+      ['create_note', 'admin'],
+      ['delete_note', 'delete'],
+      ['manage_users', 'admin'],
+      ['frobnicate', 'write'],
+    ]);
+  });
+
+  it("takes an MCP tool's scope from its snapshot, else from its annotations, never from its name", () => {
+    const tools = buildRunTools([
+      mcpSite('m', 'Docs', [
+        { name: 'files.delete', scope: 'read' },
+        { name: 'get_file', annotations: { destructiveHint: true } },
+        { name: 'remove_file', annotations: { readOnlyHint: true } },
+        { name: 'list_files' },
+      ]),
+    ]);
+    expect(tools.map((t) => [t.tool, t.scope])).toEqual([
+      ['files.delete', 'read'],
+      ['get_file', 'delete'],
+      ['remove_file', 'read'],
+      ['list_files', 'write'],
+    ]);
+  });
+});
+
 describe('keptResult', () => {
   it('keeps an answer up to the limit as it is', () => {
     const answer = { notes: ['a'.repeat(MAX_TOOL_RESULT_BYTES - 20)] };

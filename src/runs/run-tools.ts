@@ -1,6 +1,8 @@
 import { type CallToolOutput, MAX_TOOL_RESULT_BYTES, type RunTool } from '../../workflows/contracts.js';
 import type { ManifestTool } from '../sites/manifest.js';
 import type { SiteProtocol } from '../sites/mcp-state.js';
+import { scopeOfAnnotations } from '../sites/mcp-tools.js';
+import { deriveScope, type SiteScope } from '../sites/scopes.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 
 const MAX_TOOL_NAME = 64;
@@ -101,10 +103,20 @@ export function buildRunTools(sites: SiteEntity[], chosen?: (site: SiteEntity, t
         siteName: site.manifest.name,
         tool: tool.name,
         ...(mcp ? { protocol: 'mcp' as const } : {}),
+        scope: scopeOfTool(tool, mcp),
       });
     }
   }
   return tools;
+}
+
+/**
+ * The scope a call of the tool needs (an approval policy waits for the scopes it lists): the manifest's
+ * scope, else guessed from the name (deriveScope); an MCP tool's is derived from its annotations when
+ * its snapshot was taken (mcp-tools.ts), and from them here for a snapshot that lacks it.
+ */
+function scopeOfTool(tool: ManifestTool, mcp: boolean): SiteScope {
+  return mcp && tool.scope === undefined ? scopeOfAnnotations(tool.annotations) : deriveScope(tool);
 }
 
 /**

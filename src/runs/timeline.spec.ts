@@ -243,3 +243,101 @@ describe('timelineFromHistory: a run in an execution of its agent’s queue', ()
     expect(a.filter((e) => e.type === 'failed')).toEqual([]);
   });
 });
+
+describe('timelineFromHistory: a call that waited for a decision', () => {
+  const at = (s: number) => ({ seconds: (1_800_000_000 + s) as never, nanos: 0 });
+  const iso = (s: number) => new Date((1_800_000_000 + s) * 1000).toISOString();
+  const payloads = (value: unknown) => ({ payloads: [defaultPayloadConverter.toPayload(value)] });
+  let id = 100;
+  const scheduled = (type: string, input: unknown, s: number): temporal.api.history.v1.IHistoryEvent => ({
+    eventId: (id += 1) as never,
+    eventTime: at(s),
+    eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+    activityTaskScheduledEventAttributes: { activityType: { name: type }, input: payloads(input) },
+  });
+  const completed = (of: temporal.api.history.v1.IHistoryEvent, result: unknown, s: number) => ({
+    eventTime: at(s),
+    eventType: EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+    activityTaskCompletedEventAttributes: { scheduledEventId: of.eventId, result: payloads(result) },
+  });
+  const call = { siteName: 'Notes', siteId: 's1', tool: 'create_note', input: { title: 'x' } };
+  const request = (runId: string, approvalId: string, s: number) =>
+    scheduled(
+      'requestApproval',
+      { runId, approvalId, ...call, scope: 'write', requestedAt: iso(s), expiresAt: iso(s + 60) },
+      s,
+    );
+  const settle = (runId: string, approvalId: string, status: string, by: unknown, note: string | null, s: number) =>
+    scheduled('settleApproval', { runId, approvalId, status, by, note, decidedAt: iso(s) }, s);
+  const triggered = { at: new Date(0).toISOString(), type: 'triggered' as const, triggeredBy: 'manual' as const };
+  const by = { userId: 'u1', name: 'Ada' };
+
+  const r1 = request('run-a', 'ap-1', 2);
+  const s1 = settle('run-a', 'ap-1', 'approved', by, 'go ahead', 10);
+  const t1 = scheduled('callTool', { runId: 'run-a', ...call }, 11);
+  const r2 = request('run-a', 'ap-2', 12);
+  const s2 = settle('run-a', 'ap-2', 'denied', by, null, 13);
+  const r3 = request('run-a', 'ap-3', 14);
+  const s3 = settle('run-a', 'ap-3', 'expired', null, null, 74);
+  // Another run's wait in the same execution (its queue ran it later).
+  const other = request('run-b', 'ap-9', 80);
+  const history = [
+    r1,
+    completed(r1, null, 2),
+    s1,
+    completed(s1, null, 10),
+    t1,
+    completed(t1, { result: { id: 7 }, durationMs: 3, refreshed: false }, 11),
+    r2,
+    s2,
+    r3,
+    s3,
+    other,
+    settle('run-b', 'ap-9', 'cancelled', null, null, 81),
+  ];
+
+  it('shows the request with what the call was, then the decision (who, the note), then the call made', async () => {
+    const timeline = await timelineFromHistory(history, codec, {}, { runId: 'run-a', triggered });
+    expect(timeline.map((e) => e.type)).toEqual([
+      'triggered',
+      'approval_requested',
+      'approval_decided',
+      'tool_call',
+      'tool_result',
+      'approval_requested',
+      'approval_decided',
+      'approval_requested',
+      'approval_decided',
+    ]);
+    expect(timeline[1]).toEqual({
+      at: iso(2),
+      type: 'approval_requested',
+      approvalId: 'ap-1',
+      site: 'Notes',
+      siteId: 's1',
+      tool: 'create_note',
+      input: { title: 'x' },
+      scope: 'write',
+      expiresAt: iso(62),
+    });
+    expect(timeline[2]).toEqual({
+      at: iso(10),
+      type: 'approval_decided',
+      approvalId: 'ap-1',
+      decision: 'approve',
+      by,
+      note: 'go ahead',
+    });
+    expect(timeline[6]).toMatchObject({ approvalId: 'ap-2', decision: 'deny', by, note: null });
+    expect(timeline[8]).toMatchObject({ approvalId: 'ap-3', decision: 'expired', by: null, note: null });
+  });
+
+  it('keeps another run’s waits out, and names a cancelled wait as such', async () => {
+    const b = await timelineFromHistory(history, codec, {}, { runId: 'run-b', triggered });
+    expect(b.map((e) => (e.type === 'approval_decided' ? e.decision : e.type))).toEqual([
+      'triggered',
+      'approval_requested',
+      'cancelled',
+    ]);
+  });
+});

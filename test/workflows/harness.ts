@@ -36,9 +36,11 @@ import {
   type FinishRunInput,
   type ModelTurnInput,
   type ModelTurnOutput,
+  type RequestApprovalInput,
   type RunContext,
   type RunRequest,
   SEARCH_ATTRIBUTES,
+  type SettleApprovalInput,
 } from '../../workflows/contracts.js';
 import type { agentQueueWorkflow } from '../../workflows/index.js';
 
@@ -93,6 +95,10 @@ export interface ActivityScript {
   callTool?: (input: CallToolInput, attempt: number) => Promise<CallToolOutput> | CallToolOutput;
   finishRun?: (input: FinishRunInput) => Promise<void> | void;
   archiveRun?: (input: FinishRunInput) => Promise<void> | void;
+  requestApproval?: (input: RequestApprovalInput) => Promise<void> | void;
+  settleApproval?: (input: SettleApprovalInput) => Promise<void> | void;
+  /** The context turn 1 returns (default CONTEXT). */
+  context?: RunContext;
 }
 
 /** The context the first turn of every run returns: one tool on one site, one on an MCP server. */
@@ -164,7 +170,10 @@ export function nonRetryable(message: string, type: string): ApplicationFailure 
  * on the answer and `last`) and hands the context back on turn 1.
  */
 export function mockActivities(script: ActivityScript = {}): {
-  activities: Pick<Activities, 'modelTurn' | 'callTool' | 'finishRun' | 'archiveRun'>;
+  activities: Pick<
+    Activities,
+    'modelTurn' | 'callTool' | 'finishRun' | 'archiveRun' | 'requestApproval' | 'settleApproval'
+  >;
   calls: ActivityCall[];
 } {
   const calls: ActivityCall[] = [];
@@ -187,7 +196,7 @@ export function mockActivities(script: ActivityScript = {}): {
         );
         return {
           ...answer,
-          ...(input.start !== undefined ? { context: CONTEXT } : {}),
+          ...(input.start !== undefined ? { context: script.context ?? CONTEXT } : {}),
           ended: endsRun(answer, input.last),
         };
       },
@@ -204,6 +213,14 @@ export function mockActivities(script: ActivityScript = {}): {
       async archiveRun(input: FinishRunInput): Promise<void> {
         record('archiveRun', input.runId, input);
         await cancellable(() => script.archiveRun?.(input));
+      },
+      async requestApproval(input: RequestApprovalInput): Promise<void> {
+        record('requestApproval', input.runId, input);
+        await cancellable(() => script.requestApproval?.(input));
+      },
+      async settleApproval(input: SettleApprovalInput): Promise<void> {
+        record('settleApproval', input.runId, input);
+        await cancellable(() => script.settleApproval?.(input));
       },
     },
   };

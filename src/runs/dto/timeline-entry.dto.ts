@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { anyJson } from '../../common/api-schemas.js';
-import type { RunTrigger } from '../../../workflows/contracts.js';
+import { APPROVAL_SCOPES, type ApprovalScope, type RunTrigger } from '../../../workflows/contracts.js';
 
 // The entries timeline.ts (and runs.service.ts for runs without a history) writes, one class per `type`.
 
@@ -161,6 +161,63 @@ export class CancelledEntryDto extends EntryBase {
   type: 'cancelled';
 }
 
+export class ApprovalRequestedEntryDto extends EntryBase {
+  @ApiProperty({ enum: ['approval_requested'] })
+  type: 'approval_requested';
+
+  @ApiProperty({ format: 'uuid' })
+  approvalId: string;
+
+  @ApiProperty({ description: "The site's name" })
+  site: string;
+
+  @ApiProperty({ format: 'uuid' })
+  siteId: string;
+
+  @ApiProperty()
+  tool: string;
+
+  @ApiProperty(anyJson("The call's input, as the model asked for it"))
+  input: unknown;
+
+  @ApiProperty({ enum: APPROVAL_SCOPES, description: 'The scope the call needs, one the agent’s policy lists' })
+  scope: ApprovalScope;
+
+  @ApiProperty({ format: 'date-time', description: 'When the call is refused if nobody has decided' })
+  expiresAt: string;
+}
+
+export class ApprovalDeciderDto {
+  @ApiProperty({ format: 'uuid' })
+  userId: string;
+
+  @ApiProperty({ description: "The person's name, else their email" })
+  name: string;
+}
+
+export const APPROVAL_DECISIONS = ['approve', 'deny', 'expired', 'cancelled'] as const;
+
+export class ApprovalDecidedEntryDto extends EntryBase {
+  @ApiProperty({ enum: ['approval_decided'] })
+  type: 'approval_decided';
+
+  @ApiProperty({ format: 'uuid' })
+  approvalId: string;
+
+  @ApiProperty({
+    enum: APPROVAL_DECISIONS,
+    description:
+      'approve (the call is made), deny, expired (nobody decided in time; the model is told it was not approved) or cancelled (the run was cancelled while it waited)',
+  })
+  decision: (typeof APPROVAL_DECISIONS)[number];
+
+  @ApiProperty({ type: ApprovalDeciderDto, nullable: true, description: 'Null when it expired or was cancelled' })
+  by: ApprovalDeciderDto | null;
+
+  @ApiProperty({ type: 'string', nullable: true })
+  note: string | null;
+}
+
 const ENTRIES = {
   triggered: TriggeredEntryDto,
   model_turn: ModelTurnEntryDto,
@@ -171,6 +228,8 @@ const ENTRIES = {
   completed: CompletedEntryDto,
   failed: FailedEntryDto,
   cancelled: CancelledEntryDto,
+  approval_requested: ApprovalRequestedEntryDto,
+  approval_decided: ApprovalDecidedEntryDto,
 };
 
 export const TIMELINE_ENTRY_MODELS = Object.values(ENTRIES);
