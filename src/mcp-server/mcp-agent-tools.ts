@@ -224,7 +224,9 @@ export function progressMessage(entry: ProgressEntry): string {
         ? `Approved${entry.by ? ` by ${entry.by.name}` : ''}`
         : entry.decision === 'deny'
           ? `Denied${entry.by ? ` by ${entry.by.name}` : ''}`
-          : 'No decision in time: the call was not made';
+          : entry.decision === 'cancelled'
+            ? 'The run was cancelled while it waited for approval'
+            : 'No decision in time: the call was not made';
     case 'tool_call':
       return `Calling ${entry.tool ?? 'a tool'} of ${entry.site ?? 'a site'}`;
     case 'tool_result':

@@ -66,6 +66,9 @@ describe('MCP: a run that waits for an approval', () => {
     expect(progressMessage({ type: 'approval_decided', decision: 'expired', by: null })).toBe(
       'No decision in time: the call was not made',
     );
+    expect(progressMessage({ type: 'approval_decided', decision: 'cancelled', by: null })).toBe(
+      'The run was cancelled while it waited for approval',
+    );
   });
 });
 
