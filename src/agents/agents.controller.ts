@@ -13,7 +13,13 @@ import { ListQueryDto, pageQuery } from '../common/pagination.js';
 import { CurrentScope, requireRole, type Scope } from '../workspaces/scope.js';
 import { AgentsService } from './agents.service.js';
 import { AgentRemovalHooks } from './agent-removal-hooks.js';
-import { AgentDetailDto, AgentPageDto, AgentResponseDto, WebhookSecretDto } from './dto/agent-response.dto.js';
+import {
+  AgentDetailDto,
+  AgentPageDto,
+  AgentResponseDto,
+  NotifySecretDto,
+  WebhookSecretDto,
+} from './dto/agent-response.dto.js';
 import { CreateAgentDto, UpdateAgentDto } from './dto/agent.dto.js';
 import { SchedulesService } from './schedules.service.js';
 import { TermsRequired } from '../auth/decorators.js';
@@ -114,5 +120,18 @@ export class AgentsController {
     const agent = await this.agents.findInScope(scope, id);
     requireRole(scope, 'admin', 'Rotating a webhook secret');
     return this.agents.rotateSecret(agent);
+  }
+
+  @Post(':id/notify-secret/rotate')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    summary: 'A new notification signing secret, shown this once; later notifications are signed with it only',
+  })
+  @ApiOkResponse({ type: NotifySecretDto })
+  @ApiErrors(...TERMS_GATED_ERRORS, 'AGENT_NOT_FOUND', 'PERMISSION_DENIED')
+  async rotateNotifySecret(@CurrentScope() scope: Scope, @Param('id') id: string): Promise<NotifySecretDto> {
+    const agent = await this.agents.findInScope(scope, id);
+    requireRole(scope, 'member', 'Rotating a notification secret');
+    return this.agents.rotateNotifySecret(agent);
   }
 }

@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { SitesModule } from '../sites/sites.module.js';
+import { VaultModule } from '../vault/vault.module.js';
 import { AgentEntity } from './agent.entity.js';
+import { AgentPolicies } from './agent-policy.js';
 import { AgentsRepository } from './agents.repository.js';
 import { AgentRemovalHooks } from './agent-removal-hooks.js';
 import { AgentsController } from './agents.controller.js';
@@ -14,9 +17,9 @@ import { SchedulesService } from './schedules.service.js';
  * runs) for its services; there AgentsController is constructed but never routed.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([AgentEntity])],
+  imports: [TypeOrmModule.forFeature([AgentEntity]), SitesModule, VaultModule],
   controllers: [AgentsController],
-  providers: [AgentsService, AgentsRepository, SchedulesService, AgentRemovalHooks],
+  providers: [AgentsService, AgentPolicies, AgentsRepository, SchedulesService, AgentRemovalHooks],
   exports: [AgentsService, SchedulesService, AgentRemovalHooks],
 })
 export class AgentsModule {}

@@ -120,6 +120,10 @@ export class AgentsRepository {
     await this.agents.update({ id: agentId }, { webhookSecretHash });
   }
 
+  async setNotifySecret(agentId: string, notifySecret: string): Promise<void> {
+    await this.agents.update({ id: agentId }, { notifySecret });
+  }
+
   async delete(agentId: string): Promise<void> {
     await this.agents.delete({ id: agentId });
   }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CronExpressionParser } from 'cron-parser';
 import { requireBelow, requireFeature } from '../billing/tiers.js';
@@ -9,12 +9,13 @@ import { type Settings } from '../config/settings.js';
 import type { UserEntity } from '../users/user.entity.js';
 import { limitsUser, requireRole, requireWorkspace, type Scope } from '../workspaces/scope.js';
 import type { AgentEntity, TriggerType, WebhookField } from './agent.entity.js';
+import { AgentPolicies, type AgentPolicyResponse, policyResponse } from './agent-policy.js';
 import { AgentsRepository } from './agents.repository.js';
 import type { CreateAgentDto, TriggerDto, UpdateAgentDto } from './dto/agent.dto.js';
 import { SchedulesService } from './schedules.service.js';
 import { UUID } from '../common/ids.js';
 
-export interface AgentResponse {
+export interface AgentResponse extends AgentPolicyResponse {
   id: string;
   name: string;
   systemPrompt: string;
@@ -27,6 +28,8 @@ export interface AgentResponse {
   webhookUrl?: string;
   /** Only in the answer of the save that generated it. */
   webhookSecret?: string;
+  /** Only in the answer of the save that first set notify. */
+  notifySecret?: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -76,6 +79,7 @@ export class AgentsService {
   constructor(
     private readonly agents: AgentsRepository,
     private readonly schedules: SchedulesService,
+    private readonly policies: AgentPolicies,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
@@ -83,7 +87,7 @@ export class AgentsService {
     return `${this.settings.publicBaseUrl}/api/webhooks/agent/${agentId}`;
   }
 
-  toResponse(agent: AgentEntity, webhookSecret?: string): AgentResponse {
+  toResponse(agent: AgentEntity, webhookSecret?: string, notifySecret?: string): AgentResponse {
     const trigger: AgentResponse['trigger'] =
       agent.triggerType === 'scheduled'
         ? { type: 'scheduled', cron: agent.cron!, timezone: agent.timezone ?? 'UTC' }
@@ -99,6 +103,8 @@ export class AgentsService {
       trigger,
       ...(agent.triggerType === 'webhook' ? { webhookUrl: this.webhookUrl(agent.id) } : {}),
       ...(webhookSecret !== undefined ? { webhookSecret } : {}),
+      ...policyResponse(agent),
+      ...(notifySecret !== undefined ? { notifySecret } : {}),
       createdAt: agent.createdAt.toISOString(),
       updatedAt: agent.updatedAt.toISOString(),
     };
@@ -216,6 +222,15 @@ export class AgentsService {
   async create(scope: Scope, dto: CreateAgentDto): Promise<AgentResponse> {
     requireRole(scope, 'member', 'Creating an agent');
     await this.assertSites(scope, dto.siteIds);
+    const id = randomUUID();
+    const policy = {
+      approvalScopes: null,
+      approvalTimeoutSeconds: null,
+      notifyUrl: null,
+      notifyEvents: null,
+      notifySecret: null,
+    };
+    const notifySecret = this.policies.apply(id, policy, dto);
     let secret: string | undefined;
     const agent = await this.agents.createLocked(limitsUser(scope).id, scope, async ({ owner, count, save }) => {
       const trigger = this.checkTrigger(owner, dto.trigger);
@@ -227,6 +242,8 @@ export class AgentsService {
         webhookSecretHash = generated.hash;
       }
       const saved = await save({
+        id,
+        ...policy,
         userId: scope.user.id,
         workspaceId: scope.workspace?.id ?? null,
         name: dto.name,
@@ -242,7 +259,7 @@ export class AgentsService {
       }
       return saved;
     });
-    return this.toResponse(agent, secret);
+    return this.toResponse(agent, secret, notifySecret);
   }
 
   async update(scope: Scope, agent: AgentEntity, dto: UpdateAgentDto): Promise<AgentResponse> {
@@ -251,6 +268,7 @@ export class AgentsService {
       await this.assertSites(scope, dto.siteIds);
     }
     const before: TriggerType = agent.triggerType;
+    const notifySecret = this.policies.apply(agent.id, agent, dto);
     let secret: string | undefined;
     if (dto.trigger !== undefined) {
       Object.assign(agent, this.checkTrigger(limitsUser(scope), dto.trigger));
@@ -275,7 +293,7 @@ export class AgentsService {
         await this.schedules.remove(agent.id);
       }
     });
-    return this.toResponse(agent, secret);
+    return this.toResponse(agent, secret, notifySecret);
   }
 
   async rotateSecret(agent: AgentEntity): Promise<{ webhookSecret: string }> {
@@ -285,6 +303,13 @@ export class AgentsService {
     const generated = this.newSecret();
     await this.agents.setSecretHash(agent.id, generated.hash);
     return { webhookSecret: generated.secret };
+  }
+
+  /** A new notify signing secret (shown this once); the old one stops signing at once. */
+  async rotateNotifySecret(agent: AgentEntity): Promise<{ notifySecret: string }> {
+    const { secret, sealed } = this.policies.rotate(agent);
+    await this.agents.setNotifySecret(agent.id, sealed);
+    return { notifySecret: secret };
   }
 
   async remove(agent: AgentEntity): Promise<void> {

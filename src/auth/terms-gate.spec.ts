@@ -18,6 +18,7 @@ const GATED_AREAS = [
   'billing',
   'mcp-consent',
   'connected-apps',
+  'approvals',
 ];
 
 /** Every controller the application registers, found through the module tree as Nest does. */

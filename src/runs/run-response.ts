@@ -1,6 +1,18 @@
-import type { RunTrigger } from '../../workflows/contracts.js';
+import type { ApprovalScope, RunTrigger } from '../../workflows/contracts.js';
 import type { RunEntity, RunStatus } from './run.entity.js';
 import type { TimelineEntry } from './timeline.js';
+
+/** The call a run waits on for a person's decision (its pending approval). */
+export interface RunAwaiting {
+  approvalId: string;
+  site: string;
+  tool: string;
+  scope: ApprovalScope;
+  expiresAt: string;
+}
+
+/** A run's row as the API reads it: with the call it waits on, when the read looked (else null). */
+export type RunView = RunEntity & { awaiting?: RunAwaiting | null };
 
 /** A run as the API answers it (GET /runs/:id adds its timeline). */
 export interface RunResponse {
@@ -17,10 +29,12 @@ export interface RunResponse {
   error: { error: string; code: string } | null;
   usage: { inputTokens: number; outputTokens: number; credits: number };
   temporal: { workflowId: string; runId: string | null };
+  /** The call it waits on for a decision (an active run with a pending approval); null otherwise. */
+  awaiting: RunAwaiting | null;
   timeline?: TimelineEntry[];
 }
 
-export function toRunResponse(run: RunEntity): RunResponse {
+export function toRunResponse(run: RunView): RunResponse {
   return {
     id: run.id,
     agentId: run.agentId,
@@ -35,5 +49,6 @@ export function toRunResponse(run: RunEntity): RunResponse {
     error: run.error,
     usage: run.usage,
     temporal: { workflowId: run.workflowId, runId: run.temporalRunId },
+    awaiting: run.status === 'active' ? (run.awaiting ?? null) : null,
   };
 }

@@ -4,10 +4,11 @@ import { In, type DataSource } from 'typeorm';
 import { AgentEntity } from '../agents/agent.entity.js';
 import { type PageQuery, keysetWhere } from '../common/pagination.js';
 import { RowMapper } from '../common/database/row-mapper.js';
-import { type Scope, scopeWhere } from '../workspaces/scope.js';
+import { type Scope } from '../workspaces/scope.js';
 import type { FinishRunInput, RunTrigger } from '../../workflows/contracts.js';
 import { RunArchiveEntity } from './run-archive.entity.js';
 import { RunEntity } from './run.entity.js';
+import type { RunAwaiting, RunView } from './run-response.js';
 import type { TimelineEntry } from './timeline.js';
 import { preparedStatement } from '../common/database/prepared-statement.js';
 
@@ -28,6 +29,29 @@ function runsOpen(agentId: string, runId: string): string {
     `(SELECT count(*)::int FROM runs r WHERE r.agent_id = ${agentId} AND r.status IN ('queued', 'active') ` +
     `AND r.id <> ${runId})`
   );
+}
+
+/**
+ * SQL: the pending approval of an active run `r` (the call it waits on), read by the API with the run
+ * (the `approvals` table is the approvals feature's; runs only read it). At most one is pending.
+ */
+const AWAITING_JOIN =
+  'LEFT JOIN LATERAL (SELECT p.id, p.site_name, p.tool, p.scope, p.expires_at FROM approvals p ' +
+  "WHERE p.run_id = r.id AND p.status = 'pending' ORDER BY p.requested_at DESC LIMIT 1) ap ON r.status = 'active'";
+const AWAITING_COLUMNS =
+  'ap.id AS "ap.id", ap.site_name AS "ap.site", ap.tool AS "ap.tool", ap.scope AS "ap.scope", ap.expires_at AS "ap.expiresAt"';
+
+function awaitingOf(row: Record<string, unknown>): RunAwaiting | null {
+  if (row['ap.id'] === null || row['ap.id'] === undefined) {
+    return null;
+  }
+  return {
+    approvalId: row['ap.id'] as string,
+    site: row['ap.site'] as string,
+    tool: row['ap.tool'] as string,
+    scope: row['ap.scope'] as RunAwaiting['scope'],
+    expiresAt: (row['ap.expiresAt'] as Date).toISOString(),
+  };
 }
 
 /**
@@ -165,14 +189,25 @@ export class RunsRepository {
     return this.runs.findOneByOrFail({ agentId, deliveryId });
   }
 
-  /** The run, when its agent is one of the scope's. */
-  async findInScope(scope: Scope, runId: string): Promise<RunEntity | null> {
-    const run = await this.runs.findOneBy({ id: runId });
-    if (run === null) {
-      return null;
-    }
-    const agent = await this.dataSource.getRepository(AgentEntity).findOneBy({ id: run.agentId, ...scopeWhere(scope) });
-    return agent === null ? null : run;
+  /**
+   * The run, when its agent is one of the scope's, with the call it waits on (one statement: the run,
+   * its agent's scope and its pending approval).
+   */
+  async findInScope(scope: Scope, runId: string): Promise<RunView | null> {
+    const [name, agentInScope, key] =
+      scope.workspace !== null
+        ? ['runs_in_workspace', 'ag.workspace_id = $2', scope.workspace.id]
+        : ['runs_in_personal', 'ag.user_id = $2 AND ag.workspace_id IS NULL', scope.user.id];
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      preparedStatement(
+        name,
+        `SELECT ${this.runRows.select()}, ${AWAITING_COLUMNS} FROM runs r ` +
+          `JOIN agents ag ON ag.id = r.agent_id AND ${agentInScope} ${AWAITING_JOIN} WHERE r.id = $1`,
+      ),
+      [runId, key],
+    );
+    const row = rows[0];
+    return row === undefined ? null : Object.assign(this.runRows.from(row)!, { awaiting: awaitingOf(row) });
   }
 
   /** The agent a scheduled firing names. */
@@ -213,15 +248,27 @@ export class RunsRepository {
     return endedRunsOf(rows);
   }
 
-  /** The agent's runs, newest first, `limit + 1` of them (see pageOf). */
-  listForAgent(agentId: string, query: PageQuery): Promise<RunEntity[]> {
+  /** The agent's runs, newest first, `limit + 1` of them (see pageOf), an active one with the call it waits on. */
+  async listForAgent(agentId: string, query: PageQuery): Promise<RunView[]> {
     const qb = this.runs
       .createQueryBuilder('r')
       .where('r.agent_id = :agentId', { agentId })
       .orderBy('r.created_at', 'DESC')
       .addOrderBy('r.id', 'DESC');
     keysetWhere(qb, 'r', query.cursor, 'DESC');
-    return qb.take(query.limit + 1).getMany();
+    const runs: RunView[] = await qb.take(query.limit + 1).getMany();
+    const active = runs.filter((r) => r.status === 'active').map((r) => r.id);
+    if (active.length > 0) {
+      const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+        `SELECT r.id, ${AWAITING_COLUMNS} FROM runs r ${AWAITING_JOIN} WHERE r.id = ANY($1::uuid[])`,
+        [active],
+      );
+      const byRun = new Map(rows.map((row) => [row.id as string, awaitingOf(row)]));
+      for (const run of runs) {
+        run.awaiting = byRun.get(run.id) ?? null;
+      }
+    }
+    return runs;
   }
 
   /** The archived timeline of an ended run, if its workflow wrote one. */

@@ -152,6 +152,16 @@ export const FIELD_LABELS: Record<RequestField, Label> = {
   burst: 'Burst size',
   approve: 'Your answer',
   workspaceId: 'Workspace',
+  approvals: 'Approvals',
+  'approvals.scopes': 'Calls that wait for approval',
+  'approvals.scopes[]': (n) => `Kind of call ${nth(n)} that waits for approval`,
+  'approvals.timeoutSeconds': 'How long a call waits for a decision',
+  notify: 'Notifications',
+  'notify.url': 'Notification address',
+  'notify.events': 'Events to notify',
+  'notify.events[]': (n) => `Event ${nth(n)} to notify`,
+  decision: 'Your decision',
+  note: 'Note',
 };
 
 /** Fields the API names that are no request field: the whole request, a page, a hop of a redirect. */
@@ -161,6 +171,7 @@ const OTHER_LABELS: Record<string, Label> = {
   limit: 'Page size',
   redirect: "The site's redirect",
   site: 'Site',
+  approvalId: 'Approval',
 };
 
 /** `trigger.schema[0].type` → `trigger.schema[].type` and [0]. */

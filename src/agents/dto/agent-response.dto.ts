@@ -2,6 +2,8 @@ import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from 
 import { PageDto } from '../../common/api-schemas.js';
 import { WEBHOOK_FIELD_TYPES, type WebhookField, type WebhookFieldType } from '../agent.entity.js';
 import type { AgentResponse } from '../agents.service.js';
+import type { ApprovalPolicy, NotificationEvent } from '../../../workflows/contracts.js';
+import { APPROVALS_RESPONSE_SCHEMA, NOTIFY_RESPONSE_SCHEMA } from './agent-policy.dto.js';
 
 export class WebhookFieldResponseDto implements WebhookField {
   @ApiProperty()
@@ -84,6 +86,19 @@ export class AgentResponseDto implements AgentResponse {
   })
   webhookSecret?: string;
 
+  @ApiProperty(APPROVALS_RESPONSE_SCHEMA)
+  approvals: ApprovalPolicy | null;
+
+  @ApiProperty(NOTIFY_RESPONSE_SCHEMA)
+  notify: { url: string; events: NotificationEvent[] } | null;
+
+  @ApiPropertyOptional({
+    description:
+      'The notification signing secret (Standard Webhooks, `whsec_…`): only in the answer of the save that first set notify',
+    example: 'whsec_…',
+  })
+  notifySecret?: string;
+
   @ApiProperty({ format: 'date-time' })
   createdAt: string;
 
@@ -120,4 +135,9 @@ export class AgentPageDto extends PageDto(AgentResponseDto) {}
 export class WebhookSecretDto {
   @ApiProperty({ description: 'The new secret, shown this once', example: 'whsec_…' })
   webhookSecret: string;
+}
+
+export class NotifySecretDto {
+  @ApiProperty({ description: 'The new notification signing secret, shown this once', example: 'whsec_…' })
+  notifySecret: string;
 }

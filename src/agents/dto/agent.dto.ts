@@ -14,6 +14,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { Nullable, Optional } from '../../common/optional.js';
+import { ApprovalPolicyDto, APPROVALS_REQUEST_SCHEMA, NOTIFY_REQUEST_SCHEMA, NotifyDto } from './agent-policy.dto.js';
 import { TRIGGER_TYPES, type TriggerType, WEBHOOK_FIELD_TYPES, type WebhookFieldType } from '../agent.entity.js';
 
 export class WebhookFieldDto {
@@ -108,6 +109,20 @@ export class CreateAgentDto {
   @ValidateNested()
   @Type(() => TriggerDto)
   trigger: TriggerDto;
+
+  @ApiProperty(APPROVALS_REQUEST_SCHEMA)
+  @Nullable()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ApprovalPolicyDto)
+  approvals?: ApprovalPolicyDto | null;
+
+  @ApiProperty(NOTIFY_REQUEST_SCHEMA)
+  @Nullable()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => NotifyDto)
+  notify?: NotifyDto | null;
 }
 
 export class UpdateAgentDto {
@@ -149,4 +164,18 @@ export class UpdateAgentDto {
   @ValidateNested()
   @Type(() => TriggerDto)
   trigger?: TriggerDto;
+
+  @ApiProperty(APPROVALS_REQUEST_SCHEMA)
+  @Nullable()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ApprovalPolicyDto)
+  approvals?: ApprovalPolicyDto | null;
+
+  @ApiProperty(NOTIFY_REQUEST_SCHEMA)
+  @Nullable()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => NotifyDto)
+  notify?: NotifyDto | null;
 }

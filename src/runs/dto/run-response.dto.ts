@@ -1,7 +1,8 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PageDto } from '../../common/api-schemas.js';
 import type { RunTrigger } from '../../../workflows/contracts.js';
-import type { RunResponse } from '../run-response.js';
+import type { RunAwaiting, RunResponse } from '../run-response.js';
+import { APPROVAL_SCOPES } from '../../../workflows/contracts.js';
 import { RUN_STATUSES, type RunStatus } from '../run.entity.js';
 import type { TimelineEntry } from '../timeline.js';
 import { RUN_TRIGGERS, TIMELINE_ENTRY_MODELS, TIMELINE_ENTRY_SCHEMA } from './timeline-entry.dto.js';
@@ -92,6 +93,29 @@ export class RunResponseDto implements RunResponse {
 
   @ApiProperty({ type: RunTemporalDto })
   temporal: RunTemporalDto;
+
+  // Inline, not a $ref: a nullable $ref (allOf) would refuse the null that validators see.
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    properties: {
+      approvalId: { type: 'string', format: 'uuid' },
+      site: { type: 'string', description: "The site's name" },
+      tool: { type: 'string' },
+      scope: { type: 'string', enum: [...APPROVAL_SCOPES] },
+      expiresAt: {
+        type: 'string',
+        format: 'date-time',
+        description: 'Without a decision by then, the call is refused',
+      },
+    },
+    required: ['approvalId', 'site', 'tool', 'scope', 'expiresAt'],
+    selfRequired: true,
+    description:
+      "The call the run waits on for a person's decision (POST /runs/{id}/approvals/{approvalId}); null otherwise. " +
+      'The run stays active while it waits',
+  })
+  awaiting: RunAwaiting | null;
 
   @ApiPropertyOptional({
     type: 'array',
