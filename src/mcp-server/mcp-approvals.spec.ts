@@ -96,8 +96,10 @@ describe('decide_approval’s arguments', () => {
     const bad = refusal({ runId: 1, decision: 'maybe', note: 'x'.repeat(1001), extra: true });
     expect(bad.code).toBe('VALIDATION_ERROR');
     expect(bad.details.map((d) => d.field).sort()).toEqual(['approvalId', 'decision', 'extra', 'note', 'runId']);
-    expect(refusal({ runId: 'r1', approvalId: 'ap1', decision: 'approve', note: null }).details).toEqual([
+    expect(refusal({ runId: 'r1', approvalId: 'ap1', decision: 'approve', note: 42 }).details).toEqual([
       expect.objectContaining({ field: 'note' }),
     ]);
+    // As the REST body: a null note is no note.
+    expect(decisionOf({ runId: 'r1', approvalId: 'ap1', decision: 'approve', note: null })).not.toHaveProperty('note');
   });
 });

@@ -1,6 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
+import { ApprovalsService } from '../approvals/approvals.service.js';
 import { AppError, type FieldProblem } from '../common/app-error.js';
-import type { RunResponse } from '../runs/run-response.js';
+import type { RunAwaiting, RunResponse } from '../runs/run-response.js';
 import type { Scope } from '../workspaces/scope.js';
 import type { McpListedTool } from './mcp-site-tools.js';
 
@@ -9,15 +10,6 @@ export const DECIDE_APPROVAL_TOOL = 'decide_approval';
 
 const NOTE_MAX = 1000;
 
-/** What a run waits for, as the run response's `awaiting` names it. */
-export interface Awaiting {
-  approvalId: string;
-  site: string;
-  tool: string;
-  scope: string;
-  expiresAt: string;
-}
-
 /** A decision as decide_approval takes it (the body of POST /api/runs/:id/approvals/:approvalId, plus the ids). */
 export interface McpDecision {
   runId: string;
@@ -25,18 +17,6 @@ export interface McpDecision {
   decision: 'approve' | 'deny';
   note?: string;
 }
-
-/**
- * Decides a run's pending approval in a scope as POST /api/runs/:id/approvals/:approvalId does (RUN_NOT_FOUND
- * outside the scope, PERMISSION_DENIED under the member role, VALIDATION_ERROR for an approval that is not
- * the pending one) and answers the run with its timeline. Filled by the approvals feature's service.
- */
-export interface ApprovalDecider {
-  decide(scope: Scope, decision: McpDecision): Promise<RunResponse>;
-}
-
-/** Nest injection token of the ApprovalDecider. */
-export const APPROVAL_DECIDER = Symbol('APPROVAL_DECIDER');
 
 export const DECIDE_APPROVAL: McpListedTool = {
   name: DECIDE_APPROVAL_TOOL,
@@ -51,7 +31,11 @@ export const DECIDE_APPROVAL: McpListedTool = {
       runId: { type: 'string', description: 'The run id' },
       approvalId: { type: 'string', description: 'The approval id (the run’s awaiting.approvalId)' },
       decision: { type: 'string', enum: ['approve', 'deny'] },
-      note: { type: 'string', maxLength: NOTE_MAX, description: 'Why (shown in the run’s timeline and to the agent)' },
+      note: {
+        type: ['string', 'null'],
+        maxLength: NOTE_MAX,
+        description: 'Why (shown in the run’s timeline; a denial gives it to the agent)',
+      },
     },
     required: ['runId', 'approvalId', 'decision'],
     additionalProperties: false,
@@ -70,7 +54,7 @@ export function decisionOf(args: Record<string, unknown>): McpDecision {
   if (args.decision !== 'approve' && args.decision !== 'deny') {
     problems.push({ field: 'decision', message: 'must be "approve" or "deny"' });
   }
-  if (args.note !== undefined && (typeof args.note !== 'string' || args.note.length > NOTE_MAX)) {
+  if (args.note !== undefined && args.note !== null && (typeof args.note !== 'string' || args.note.length > NOTE_MAX)) {
     problems.push({ field: 'note', message: `must be a string of at most ${NOTE_MAX} characters` });
   }
   for (const field of Object.keys(args)) {
@@ -81,13 +65,13 @@ export function decisionOf(args: Record<string, unknown>): McpDecision {
   if (problems.length > 0) {
     throw AppError.validation(problems);
   }
-  const { runId, approvalId, decision, note } = args as unknown as McpDecision;
-  return { runId, approvalId, decision, ...(note !== undefined ? { note } : {}) };
+  const { runId, approvalId, decision, note } = args as unknown as McpDecision & { note?: string | null };
+  return { runId, approvalId, decision, ...(typeof note === 'string' ? { note } : {}) };
 }
 
-/** The run's pending approval, when it waits for one. */
-export function awaitingOf(run: RunResponse): Awaiting | null {
-  return (run as RunResponse & { awaiting?: Awaiting | null }).awaiting ?? null;
+/** The run's pending approval, when it waits for one (an active run only). */
+export function awaitingOf(run: RunResponse): RunAwaiting | null {
+  return run.status === 'active' ? (run.awaiting ?? null) : null;
 }
 
 const SCOPE_WORDS: Record<string, string> = {
@@ -100,7 +84,7 @@ const SCOPE_WORDS: Record<string, string> = {
  * What a waiting run tells an MCP client (a task's statusMessage, a wait-mode answer): the site and the tool,
  * until when, and where to decide (the run's page in the console, or decide_approval).
  */
-export function waitingWords(run: RunResponse, awaiting: Awaiting, publicBaseUrl: string): string {
+export function waitingWords(run: RunResponse, awaiting: RunAwaiting, publicBaseUrl: string): string {
   const why = SCOPE_WORDS[awaiting.scope] ?? `its scope is ${awaiting.scope}`;
   return (
     `Run ${run.id} is waiting for approval to call ${awaiting.tool} of ${awaiting.site} (${why}), ` +
@@ -109,12 +93,17 @@ export function waitingWords(run: RunResponse, awaiting: Awaiting, publicBaseUrl
   );
 }
 
-/** decide_approval: the arguments checked, then the approvals feature's decision in the caller's scope. */
+/**
+ * decide_approval: the arguments checked, then the decision of POST /api/runs/:id/approvals/:approvalId in the
+ * caller's scope (RUN_NOT_FOUND outside it, PERMISSION_DENIED under the member role, VALIDATION_ERROR for an
+ * approval that is not the pending one); answers the run with its timeline.
+ */
 @Injectable()
 export class McpApprovals {
-  constructor(@Inject(APPROVAL_DECIDER) private readonly decider: ApprovalDecider) {}
+  constructor(private readonly approvals: ApprovalsService) {}
 
   async decide(scope: Scope, args: Record<string, unknown>): Promise<RunResponse> {
-    return this.decider.decide(scope, decisionOf(args));
+    const { runId, approvalId, decision, note } = decisionOf(args);
+    return this.approvals.decide(scope, runId, approvalId, { decision, ...(note !== undefined ? { note } : {}) });
   }
 }

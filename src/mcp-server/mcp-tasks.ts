@@ -29,7 +29,7 @@ type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cance
  * that waits for an approval is `input_required`, its statusMessage saying which call and where to decide.
  */
 export function taskOf(run: RunResponse, publicBaseUrl: string): Record<string, unknown> {
-  const awaiting = run.status === 'active' ? awaitingOf(run) : null;
+  const awaiting = awaitingOf(run);
   const status: TaskStatus =
     awaiting !== null ? 'input_required' : run.status === 'queued' || run.status === 'active' ? 'working' : run.status;
   return {
