@@ -32,6 +32,7 @@ import { firstText, get, post, prepareFloor, serviceRequests } from './client.js
 import { mcpToolCall, startMcpServer } from './mcp-call.js';
 import { mcpEndpointCall } from './mcp-endpoint.js';
 import { RunWatch } from './run-watch.js';
+import { waitingRunsMemory } from './approval-wait.js';
 import { clockTicks, concurrentChat, cpuMs, cronBurst, type ScaleContext, sustainedWebhooks } from './scale.js';
 import { fmt, interleaved, line, load, percentile } from './stats.js';
 
@@ -186,6 +187,8 @@ async function main(): Promise<void> {
   process.on('exit', () => mcpServer?.child.kill());
   const allowed = siteEnv(sites, [site]);
   const stack = await Stack.start({
+    // Benchmark 5 reads the worker's heap from its metrics.
+    workerHttp: want(5),
     env: {
       ...allowed,
       SITE_ALLOW_PRIVATE_HOSTS: [allowed.SITE_ALLOW_PRIVATE_HOSTS, mcpServer?.allow].filter(Boolean).join(','),
@@ -719,6 +722,7 @@ async function main(): Promise<void> {
     }
     if (want(5)) {
       await workerCache();
+      await waitingRunsMemory({ api, stack, adminToken: admin.token, model, site: { url: site.url, apiToken } });
     }
     if (want(7)) {
       // Last: its 1,000 agents' queues would stay in the worker's cache.

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { freePort, stopChild } from '../../scripts/runtime/processes.js';
 import { type FakeModel, type RecordedRequest, toolNamed } from '../fixtures/fake-model.js';
@@ -95,11 +96,19 @@ describe('approvals (e2e)', () => {
     const port = await freePort();
     const proc = stack.spawn('api-2', 'src/main.js', { PORT: String(port) });
     const second = new Http(`http://127.0.0.1:${port}`);
-    await eventually(
-      'the second API to answer',
-      async () => (apiListening(proc) && (await second.get('/api/health/ready')).status === 200 ? true : undefined),
-      60_000,
-    );
+    try {
+      await eventually(
+        'the second API to answer',
+        async () =>
+          existsSync(proc.logFile) && apiListening(proc) && (await second.get('/api/health/ready')).status === 200
+            ? true
+            : undefined,
+        60_000,
+      );
+    } catch (err) {
+      await stopChild(proc.child);
+      throw err;
+    }
     return { http: second, stop: () => stopChild(proc.child) };
   }
 

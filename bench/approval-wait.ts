@@ -1,0 +1,138 @@
+/**
+ * Benchmark 5, second figure (issue 39): worker memory per run waiting for approval. N agents with an
+ * approval policy each start one run whose first model turn asks for a write; every run then waits,
+ * its agent's queue held in the worker's workflow cache with the wait's durable timer. The worker's
+ * RSS and V8 heap used (from its /metrics, WORKER_HTTP_PORT) are read, settled, before and once all N
+ * wait; the difference per run is the figure. The worker cannot be asked to collect its garbage, so
+ * the heap figure is the least of several readings a few hundred milliseconds apart (a collection
+ * happens between them under the idle worker's timers). The runs are cancelled and the agents deleted after.
+ */
+import { readFileSync } from 'node:fs';
+import type { FakeModel, RecordedRequest } from '../test/fixtures/fake-model.js';
+import { toolNamed } from '../test/fixtures/fake-model.js';
+import type { Http } from '../test/utils/http.js';
+import type { Stack } from '../test/utils/stack.js';
+import { registerUser } from '../test/utils/users.js';
+import { line, load } from './stats.js';
+
+export interface ApprovalWaitContext {
+  api: Http;
+  stack: Stack;
+  adminToken: string;
+  model: FakeModel;
+  site: { url: string; apiToken: string };
+}
+
+const N = 200;
+/** The team tier's agent limit: N agents need one user per 200. */
+const PER_USER = 200;
+
+function rssKb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+}
+
+/** The worker's V8 heap used (KB), from its metrics. */
+async function heapUsedKb(stack: Stack): Promise<number> {
+  const text = await (await fetch(`${stack.workerHttpUrl}/metrics`)).text();
+  const found = /^nodejs_heap_size_used_bytes\s+(\S+)/m.exec(text);
+  if (found === null) {
+    throw new Error('the worker metrics have no nodejs_heap_size_used_bytes');
+  }
+  return Number(found[1]) / 1024;
+}
+
+/** RSS and heap used of the idle worker: RSS after 3 s of quiet, the least heap of 10 readings. */
+async function settled(stack: Stack): Promise<{ rss: number; heap: number }> {
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  let heap = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < 10; i += 1) {
+    heap = Math.min(heap, await heapUsedKb(stack));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  return { rss: rssKb(stack.worker!.child.pid!), heap };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function waitingRunsMemory(ctx: ApprovalWaitContext): Promise<void> {
+  const owners: Array<{ token: string; siteId: string }> = [];
+  for (let u = 0; u < Math.ceil(N / PER_USER); u += 1) {
+    const user = await registerUser(ctx.api);
+    await ctx.api.patch(
+      `/api/admin/users/${user.id}`,
+      { tier: 'team', credits: 100_000_000 },
+      { token: ctx.adminToken },
+    );
+    const siteId = (await ctx.api.post('/api/vault/sites', { url: ctx.site.url }, { token: user.token })).body.id;
+    await ctx.api.post(`/api/vault/sites/${siteId}/token`, { token: ctx.site.apiToken }, { token: user.token });
+    owners.push({ token: user.token, siteId });
+  }
+  const agents: Array<{ id: string; token: string }> = [];
+  await load(N, 8, async (i) => {
+    const owner = owners[Math.floor(i / PER_USER)]!;
+    const res = await ctx.api.post(
+      '/api/agents',
+      {
+        name: `waits ${i}`,
+        systemPrompt: 'p',
+        siteIds: [owner.siteId],
+        trigger: { type: 'manual' },
+        approvals: { scopes: ['write'] },
+      },
+      { token: owner.token },
+    );
+    if (res.status !== 201) {
+      throw new Error(`creating an agent answered ${res.status} ${res.text}`);
+    }
+    agents.push({ id: res.body.id, token: owner.token });
+  });
+  const fallback = ctx.model.fallback;
+  // Every run's first turn asks for a write, which waits; nothing answers it during the measure.
+  ctx.model.fallback = (req: RecordedRequest) => ({
+    toolUses: [{ name: toolNamed(req, 'create_note'), input: { title: 'waits', body: 'for a person' } }],
+  });
+  const runs: Array<{ id: string; token: string }> = [];
+  try {
+    const before = await settled(ctx.stack);
+    await load(N, 8, async (i) => {
+      const agent = agents[i]!;
+      const res = await ctx.api.post(`/api/agents/${agent.id}/runs`, {}, { token: agent.token });
+      if (res.status !== 201) {
+        throw new Error(`starting a run answered ${res.status} ${res.text}`);
+      }
+      runs.push({ id: res.body.id, token: agent.token });
+    });
+    const by = Date.now() + 300_000;
+    let waiting = 0;
+    while (Date.now() < by) {
+      waiting = 0;
+      for (const owner of owners) {
+        const page = await ctx.api.get(`/api/approvals?status=pending&limit=${PER_USER}`, { token: owner.token });
+        waiting += (page.body.items as unknown[]).length;
+      }
+      if (waiting >= N) {
+        break;
+      }
+      await sleep(1000);
+    }
+    const after = await settled(ctx.stack);
+    const kb = (n: number): string => `${n.toFixed(1)} KB`;
+    line(`5. worker memory per run waiting for approval (${N} runs, one per agent)`, {
+      goal: '≤150 KB per run',
+      waiting: `${waiting}/${N}`,
+      rss_before: `${(before.rss / 1024).toFixed(1)} MB`,
+      rss_per_run: kb((after.rss - before.rss) / N),
+      heap_before: `${(before.heap / 1024).toFixed(1)} MB`,
+      heap_used_per_run: kb((after.heap - before.heap) / N),
+    });
+  } finally {
+    ctx.model.fallback = fallback;
+    await load(runs.length, 8, async (i) => {
+      await ctx.api.post(`/api/runs/${runs[i]!.id}/cancel`, undefined, { token: runs[i]!.token });
+    });
+    await load(agents.length, 8, async (i) => {
+      await ctx.api.delete(`/api/agents/${agents[i]!.id}`, { token: agents[i]!.token });
+    });
+  }
+}
