@@ -9,6 +9,7 @@ import type { RunResponse } from '../runs/run-response.js';
 import { RunsService } from '../runs/runs.service.js';
 import { validatePayload, payloadSchema } from '../webhooks/webhook-payload.js';
 import { requireRole, type Scope } from '../workspaces/scope.js';
+import { awaitingOf, waitingWords } from './mcp-approvals.js';
 import type { McpCallResult, McpListedTool, ProgressSink } from './mcp-site-tools.js';
 
 /** The tool that reads a run later (its id from an agent tool's answer). */
@@ -43,8 +44,11 @@ function outputOf(run: RunResponse): string | undefined {
   return done?.output;
 }
 
-/** A run as an agent tool's answer: its output when it completed, its error when it failed, else where it is. */
-export function runResult(run: RunResponse): McpCallResult {
+/**
+ * A run as an agent tool's answer: its output when it completed, its error when it failed, else where it is
+ * (and, when it waits for an approval, which call and where to decide).
+ */
+export function runResult(run: RunResponse, publicBaseUrl?: string): McpCallResult {
   const structured = { runId: run.id, status: run.status } as Record<string, unknown>;
   if (run.status === 'completed') {
     const output = outputOf(run) ?? '';
@@ -54,7 +58,13 @@ export function runResult(run: RunResponse): McpCallResult {
     const why = run.error?.error ?? `The run was ${run.status}`;
     return { isError: true, content: [{ type: 'text', text: why }], structuredContent: { ...structured, error: why } };
   }
-  const text = `Run ${run.id} is ${run.status}: read it later with ${GET_RUN_TOOL} (or the resource agentsite://runs/${run.id}).`;
+  const later = `read it later with ${GET_RUN_TOOL} (or the resource agentsite://runs/${run.id})`;
+  const awaiting = awaitingOf(run);
+  if (awaiting !== null && publicBaseUrl !== undefined) {
+    const text = `${waitingWords(run, awaiting, publicBaseUrl)} Then ${later}.`;
+    return { content: [{ type: 'text', text }], structuredContent: { ...structured, awaiting } };
+  }
+  const text = `Run ${run.id} is ${run.status}: ${later}.`;
   return { content: [{ type: 'text', text }], structuredContent: structured };
 }
 
@@ -73,6 +83,11 @@ export class McpAgentTools {
     private readonly enqueuer: RunEnqueueService,
     private readonly credits: CreditsService,
   ) {}
+
+  /** The service's root URL, for links into the console. */
+  get publicBaseUrl(): string {
+    return this.settings.publicBaseUrl;
+  }
 
   async list(scope: Scope): Promise<AgentTool[]> {
     const { items } = await this.agents.list(scope, { limit: 500 });
@@ -110,6 +125,17 @@ export class McpAgentTools {
           status: { type: 'string' },
           output: { type: 'string' },
           error: { type: 'string' },
+          awaiting: {
+            type: 'object',
+            description: 'The tool call the run waits to have approved (decide_approval decides it)',
+            properties: {
+              approvalId: { type: 'string' },
+              site: { type: 'string' },
+              tool: { type: 'string' },
+              scope: { type: 'string' },
+              expiresAt: { type: 'string' },
+            },
+          },
         },
         required: ['runId', 'status'],
       },
@@ -180,9 +206,27 @@ export class McpAgentTools {
   }
 }
 
-/** A timeline entry in a few words (no run data: types, tool and site names). */
-function progressMessage(entry: { type: string; tool?: string; site?: string }): string {
+interface ProgressEntry {
+  type: string;
+  tool?: string;
+  site?: string;
+  decision?: string;
+  by?: { name: string } | null;
+}
+
+/** A timeline entry in a few words (no run data: types, tool and site names, who decided). */
+export function progressMessage(entry: ProgressEntry): string {
   switch (entry.type) {
+    case 'approval_requested':
+      return `Waiting for approval to call ${entry.tool ?? 'a tool'} of ${entry.site ?? 'a site'}`;
+    case 'approval_decided':
+      return entry.decision === 'approve'
+        ? `Approved${entry.by ? ` by ${entry.by.name}` : ''}`
+        : entry.decision === 'deny'
+          ? `Denied${entry.by ? ` by ${entry.by.name}` : ''}`
+          : entry.decision === 'cancelled'
+            ? 'The run was cancelled while it waited for approval'
+            : 'No decision in time: the call was not made';
     case 'tool_call':
       return `Calling ${entry.tool ?? 'a tool'} of ${entry.site ?? 'a site'}`;
     case 'tool_result':

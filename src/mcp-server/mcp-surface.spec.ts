@@ -1,9 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
+import type { ApprovalsService } from '../approvals/approvals.service.js';
 import type { ToolCaller } from '../tools/tool-caller.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import type { VaultService } from '../vault/vault.service.js';
 import type { Scope } from '../workspaces/scope.js';
 import type { AgentTool, McpAgentTools } from './mcp-agent-tools.js';
+import { McpApprovals, type McpDecision } from './mcp-approvals.js';
 import { McpSiteTools, type McpCallResult } from './mcp-site-tools.js';
 import { McpSurface } from './mcp-surface.js';
 
@@ -27,7 +29,7 @@ function site(id: string, name: string, tools: string[]): SiteEntity {
 
 /** A surface over fake sites and agents that records what each tools/call read. */
 function world(sites: SiteEntity[], agentNames: string[]) {
-  const reads = { agentLists: 0, siteLists: 0, started: [] as string[] };
+  const reads = { agentLists: 0, siteLists: 0, started: [] as string[], decided: [] as McpDecision[] };
   const vault = {
     sitesOf: async () => {
       reads.siteLists += 1;
@@ -58,13 +60,19 @@ function world(sites: SiteEntity[], agentNames: string[]) {
     },
     wait: async () => ({ id: 'r1', status: 'completed', timeline: [{ type: 'completed', output: 'done' }] }),
   } as unknown as McpAgentTools;
-  const surface = new McpSurface(new McpSiteTools(vault, caller), agents);
-  const call = (name: string): Promise<McpCallResult> =>
+  const approvals = new McpApprovals({
+    decide: async (_scope: Scope, runId: string, approvalId: string, body: object) => {
+      reads.decided.push({ runId, approvalId, ...body } as McpDecision);
+      return { id: runId, status: 'active', awaiting: null };
+    },
+  } as unknown as ApprovalsService);
+  const surface = new McpSurface(new McpSiteTools(vault, caller), agents, approvals);
+  const call = (name: string, args: object = {}): Promise<McpCallResult> =>
     (
       surface as unknown as {
         call: (s: Scope, n: string, a: object, how: object) => Promise<McpCallResult>;
       }
-    ).call(scope, name, {}, { signal: new AbortController().signal, onProgress: undefined, task: false });
+    ).call(scope, name, args, { signal: new AbortController().signal, onProgress: undefined, task: false });
   return { reads, call };
 }
 
@@ -91,5 +99,18 @@ describe('McpSurface: resolving a tools/call name', () => {
     const alone = world([site('s3', 'Agent', ['x'])], []);
     await expect(alone.call('agent__x')).resolves.toMatchObject({ structuredContent: { site: 's3', tool: 'x' } });
     expect(alone.reads.started).toEqual([]);
+  });
+
+  it('routes decide_approval to the approvals’ decision; a site tool’s name is left alone', async () => {
+    const { reads, call } = world([site('s4', 'Decide', ['approval'])], []);
+    await expect(call('decide_approval', { runId: 'r1', approvalId: 'ap1', decision: 'deny' })).resolves.toMatchObject({
+      structuredContent: { id: 'r1', awaiting: null },
+    });
+    expect(reads.decided).toEqual([{ runId: 'r1', approvalId: 'ap1', decision: 'deny' }]);
+    await expect(call('decide_approval', { runId: 'r1' })).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(reads.decided).toHaveLength(1);
+    await expect(call('decide__approval')).resolves.toMatchObject({
+      structuredContent: { site: 's4', tool: 'approval' },
+    });
   });
 });

@@ -4,6 +4,7 @@ import { AppError } from '../common/app-error.js';
 import { readPackageVersion } from '../common/version.js';
 import type { Scope } from '../workspaces/scope.js';
 import { AGENT_PREFIX, GET_RUN_TOOL, McpAgentTools, runResult } from './mcp-agent-tools.js';
+import { DECIDE_APPROVAL, DECIDE_APPROVAL_TOOL, McpApprovals } from './mcp-approvals.js';
 import type { McpPrincipal } from './mcp-bearer.js';
 import { answering } from './mcp-errors.js';
 import { createdTask, registerTaskHandlers, TASKS_CAPABILITY } from './mcp-tasks.js';
@@ -57,6 +58,7 @@ export class McpSurface {
   constructor(
     private readonly sites: McpSiteTools,
     private readonly agents: McpAgentTools,
+    private readonly approvals: McpApprovals,
   ) {}
 
   server(principal: McpPrincipal, era: 'legacy' | 'modern'): Server {
@@ -73,7 +75,8 @@ export class McpSurface {
         },
         instructions:
           'The tools of the sites in your agentsite vault (<site>__<tool>), your agents (agent__<name>: ' +
-          'a call runs the agent) and get_run; runs are resources too (agentsite://runs/{id}).',
+          'a call runs the agent), get_run, and decide_approval (a run that waits for your approval before ' +
+          'a tool call goes on once you approve or deny it); runs are resources too (agentsite://runs/{id}).',
         cacheHints: {
           'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: 'private' },
           'resources/list': { ttlMs: 0, cacheScope: 'private' },
@@ -132,12 +135,12 @@ export class McpSurface {
     const agents = (await this.agents.list(scope)).map((a) =>
       tasks ? { ...a, listed: { ...a.listed, execution: { taskSupport: 'optional' as const } } } : a,
     );
-    const reserved = new Set([GET_RUN_TOOL, ...agents.map((a) => a.listed.name)]);
+    const reserved = new Set([GET_RUN_TOOL, DECIDE_APPROVAL_TOOL, ...agents.map((a) => a.listed.name)]);
     const sites = await this.sites.list(scope, reserved);
     return {
       agents,
       sites,
-      listed: [...agents.map((a) => a.listed), GET_RUN, ...sites.map((s) => s.listed)],
+      listed: [...agents.map((a) => a.listed), GET_RUN, DECIDE_APPROVAL, ...sites.map((s) => s.listed)],
     };
   }
 
@@ -154,6 +157,10 @@ export class McpSurface {
       }
       return runJson(await this.agents.describe(scope, args.runId));
     }
+    if (name === DECIDE_APPROVAL_TOOL) {
+      // The REST route's decision (member and up, the run in the caller's scope), answered as get_run answers.
+      return runJson(await this.approvals.decide(scope, args));
+    }
     const agentNamed = name.startsWith(AGENT_PREFIX);
     if (agentNamed) {
       const agent = (await this.agents.list(scope)).find((a) => a.listed.name === name);
@@ -161,15 +168,15 @@ export class McpSurface {
         const started = await this.agents.start(scope, agent, args);
         if (how.task) {
           // The client polls tasks/get and reads tasks/result: the task is the run.
-          return createdTask(started) as McpCallResult;
+          return createdTask(started, this.agents.publicBaseUrl) as McpCallResult;
         }
-        return runResult(await this.agents.wait(scope, started.id, signal, onProgress));
+        return runResult(await this.agents.wait(scope, started.id, signal, onProgress), this.agents.publicBaseUrl);
       }
     }
-    // A reserved name (get_run, an agent's) renames only a site tool whose own name starts as it does
-    // (get_run…, agent__…): any other name is resolved against the sites alone, as the listing names it.
+    // A reserved name (get_run, decide_approval, an agent's) renames only a site tool whose own name starts
+    // as it does (get_run…, decide_approval…, agent__…): any other is resolved against the sites alone.
     const site =
-      agentNamed || name.startsWith(GET_RUN_TOOL)
+      agentNamed || name.startsWith(GET_RUN_TOOL) || name.startsWith(DECIDE_APPROVAL_TOOL)
         ? (await this.tools(scope)).sites.find((s) => s.listed.name === name)
         : await this.sites.named(scope, name);
     if (site === undefined) {
