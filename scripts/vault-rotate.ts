@@ -3,6 +3,8 @@
  * Rotation: set VAULT_KEY=new:<key>,old:<key>, run this, then drop the old key.
  */
 import type { DataSource } from 'typeorm';
+import { notifySecretAad } from '../src/agents/notify-secret.js';
+import { NotifySecretsRepository } from '../src/agents/notify-secrets.repository.js';
 import type { CacheInvalidationBus } from '../src/common/cache/invalidation-bus.js';
 import { loadSettings } from '../src/config/settings.js';
 import { openDataSource } from '../src/database/data-source.js';
@@ -34,6 +36,7 @@ function sealedTables(
       rows: new McpOAuthClientsRepository(dataSource),
       aad: (row) => `mcp_oauth_clients:${row.id}`,
     },
+    { table: 'agents', rows: new NotifySecretsRepository(dataSource), aad: (row) => notifySecretAad(row.id) },
   ];
 }
 

@@ -186,6 +186,11 @@ export class McpAgentTools {
       if (onProgress !== undefined && run.status === 'active') {
         report(await this.runs.timeline(run));
       }
+      // A run that waits for a person's decision answers at once: holding the call would only keep the
+      // client from deciding (decide_approval) for MCP_RUN_WAIT_SECONDS.
+      if (run.status === 'active' && (run as { awaiting?: unknown }).awaiting) {
+        return this.runs.describe(run);
+      }
       if (Date.now() + POLL_MS > deadline || signal.aborted) {
         return { ...(await this.runs.describe(run)) };
       }

@@ -38,8 +38,8 @@ describe('approvals through the MCP endpoint (e2e)', () => {
 
   beforeAll(async () => {
     world = await startWorld({
-      // Wait mode answers after 10 s here (time enough to reach the wait under load), not the default 50 s.
-      env: { MCP_ALLOW_API_TOKENS: 'true', OUTGOING_CALLS_PER_MINUTE: '1000', MCP_RUN_WAIT_SECONDS: '10' },
+      // Wait mode would hold a call up to 600 s here: the wait-mode test proves it answers once the run waits for a person.
+      env: { MCP_ALLOW_API_TOKENS: 'true', OUTGOING_CALLS_PER_MINUTE: '1000', MCP_RUN_WAIT_SECONDS: '600' },
     });
     ({ site, http, model } = world);
     mcpUrl = `${world.stack.baseUrl}/mcp`;
@@ -205,7 +205,9 @@ describe('approvals through the MCP endpoint (e2e)', () => {
     }
   });
 
-  it('in wait mode tells of the wait in progress and answers that the run awaits approval, with its id', async () => {
+  // MCP_RUN_WAIT_SECONDS is 600 here: the call answers once the run waits for a person, not after the wait (the
+  // client's 60 s request timeout would fail it otherwise).
+  it('in wait mode tells of the wait in progress and answers as soon as the run awaits approval, with its id', async () => {
     const title = 'Waited for';
     scriptNote(title);
     const client = await modernClient(mcpUrl, callerHeaders(owner.token, workspaceId));

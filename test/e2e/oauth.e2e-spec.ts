@@ -4,6 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { testEnv } from '../setup/shared-runtime.js';
+import { openNotifySecret } from '../../src/agents/notify-secret.js';
+import type { Settings } from '../../src/config/settings.js';
+import { VaultCipher } from '../../src/vault/vault-cipher.js';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { expectError, Http } from '../utils/http.js';
 import { eventually } from '../utils/runs.js';
@@ -555,6 +558,21 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
     const databaseUrl = await isolatedDatabase();
     const { site, user, siteId } = await fresh({ env: { DATABASE_URL: databaseUrl } });
     await connect(site, user, siteId);
+    // An agent's notification signing secret is sealed with the vault key too.
+    const agent = await http.post(
+      '/api/agents',
+      {
+        name: 'notifies',
+        systemPrompt: 'p',
+        siteIds: [],
+        trigger: { type: 'manual' },
+        notify: { url: `${site.url}/hook`, events: ['run_completed'] },
+      },
+      { token: user.token },
+    );
+    expect(agent.status).toBe(201);
+    const notifySecret = agent.body.notifySecret as string;
+    expect(notifySecret).toMatch(/^whsec_/);
     const newKey = `t2:${Buffer.alloc(32, 7).toString('base64')}`;
     const output = await new Promise<string>((resolve, reject) => {
       const child = spawn(process.execPath, [path.join(distRoot, 'scripts', 'vault-rotate.js')], {
@@ -566,6 +584,19 @@ describe('OAuth 2.0 + PKCE connections, refresh and rotation (e2e)', () => {
       child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(out))));
     });
     expect(output).toMatch(/site_credentials: re-encrypted [1-9]\d* of [1-9]\d* entries under key "t2"/);
+    expect(output).toMatch(/agents: re-encrypted 1 of 1 entries under key "t2"/);
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      const stored = (await db.query('SELECT notify_secret FROM agents WHERE id = $1', [agent.body.id])).rows[0]
+        .notify_secret as string;
+      expect(stored.startsWith('t2:')).toBe(true);
+      // Opens under the new key alone, to the secret the user was shown.
+      const cipher = new VaultCipher({ vaultKeys: [{ id: 't2', key: Buffer.alloc(32, 7) }] } as unknown as Settings);
+      expect(openNotifySecret(cipher, agent.body.id as string, stored)).toBe(notifySecret);
+    } finally {
+      await db.end();
+    }
     const rotated = await Stack.start({
       worker: false,
       env: { ...siteEnv(sites, [site]), VAULT_KEY: newKey, DATABASE_URL: databaseUrl },
