@@ -8,10 +8,11 @@
  * It starts a Temporal dev server of its own (the cached CLI, in memory, on a free port) and, for each
  * bundle the worker may run (plain, and traced as with OTEL_EXPORTER_OTLP_ENDPOINT), a worker of that
  * bundle with stand-in activities, then drives agent queues as the API does (update-with-start for
- * manual runs, signal-with-start for webhooks, the cancel Updates) and saves each queue's history at
- * the moment named: a run completed (with a tool call), a run failed, a run active with a webhook
- * queued behind it, and a queue idle after runs (webhook, manual, one cancelled while active, one
- * taken out of the queue). No database, model or site: the activities answer as scripted below.
+ * manual runs, signal-with-start for webhooks, the cancel and decideApproval Updates) and saves each
+ * queue's history at the moment named: a run completed (with a tool call), a run failed, a run active
+ * with a webhook queued behind it, a queue idle after runs (webhook, manual, one cancelled while
+ * active, one taken out of the queue), a run whose call waits for a decision, and the same run once
+ * approved and completed. No database, model or site: the activities answer as scripted below.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -31,6 +32,7 @@ import {
   AGENT_HANDLERS,
   type CallToolInput,
   type CallToolOutput,
+  type DecideApprovalInput,
   type EnqueueResult,
   type ModelTurnInput,
   type ModelTurnOutput,
@@ -49,8 +51,11 @@ const NAMESPACE = 'default';
 const USER = '22222222-2222-4222-8222-222222222222';
 const TOOL = { name: 'notes__create_note', siteId: '33333333-3333-4333-8333-333333333333', siteName: 'Notes' };
 
-/** How a run's model turns answer: `tool` asks for a tool first; `hold` waits until released or cancelled. */
-type Turns = 'text' | 'tool' | 'fail' | 'hold';
+/**
+ * How a run's model turns answer: `tool` asks for a tool first; `approval` too, under a policy that
+ * waits for a decision on it; `hold` waits until released or cancelled.
+ */
+type Turns = 'text' | 'tool' | 'approval' | 'fail' | 'hold';
 
 /** Stand-ins for the activities the agent's queue runs, scripted per run. */
 class FakeActivities {
@@ -58,6 +63,8 @@ class FakeActivities {
   private readonly holds = new Map<string, () => void>();
   private readonly held = new Map<string, () => void>();
   readonly heldNow = new Set<string>();
+  /** Run id → the approval its wait asked for (requestApproval's input). */
+  readonly approvals = new Map<string, string>();
 
   /** Resolves once the run's held model turn has begun. */
   whenHeld(runId: string): Promise<void> {
@@ -68,7 +75,10 @@ class FakeActivities {
     this.holds.get(runId)?.();
   }
 
-  activities(): Pick<Activities, 'modelTurn' | 'callTool' | 'finishRun' | 'archiveRun'> {
+  activities(): Pick<
+    Activities,
+    'modelTurn' | 'callTool' | 'finishRun' | 'archiveRun' | 'requestApproval' | 'settleApproval'
+  > {
     return {
       modelTurn: (input: ModelTurnInput) => this.modelTurn(input),
       callTool: async (input: CallToolInput): Promise<CallToolOutput> => ({
@@ -78,6 +88,10 @@ class FakeActivities {
       }),
       finishRun: async () => undefined,
       archiveRun: async () => undefined,
+      requestApproval: async (input) => {
+        this.approvals.set(input.runId, input.approvalId);
+      },
+      settleApproval: async () => undefined,
     };
   }
 
@@ -88,7 +102,16 @@ class FakeActivities {
         ? {
             system: 'Take notes.',
             model: 'claude-sonnet-4-5',
-            tools: [{ ...TOOL, tool: 'create_note', description: 'Creates a note', input_schema: { type: 'object' } }],
+            tools: [
+              {
+                ...TOOL,
+                tool: 'create_note',
+                description: 'Creates a note',
+                input_schema: { type: 'object' },
+                scope: 'write' as const,
+              },
+            ],
+            ...(script === 'approval' ? { approvals: { scopes: ['write' as const], timeoutSeconds: 3600 } } : {}),
           }
         : undefined;
     const usage = { inputTokens: 100, outputTokens: 20 };
@@ -107,7 +130,7 @@ class FakeActivities {
         this.heldNow.delete(input.runId);
       }
     }
-    if (script === 'tool' && input.messages.length === 0) {
+    if ((script === 'tool' || script === 'approval') && input.messages.length === 0) {
       return {
         content: [{ type: 'tool_use', id: 'toolu_1', name: TOOL.name, input: { title: 'Standup' } }],
         text: '',
@@ -224,6 +247,7 @@ class Recorder {
 const MARKERS = EventType.EVENT_TYPE_MARKER_RECORDED;
 const SIGNALS = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED;
 const UPDATES_DONE = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED;
+const TIMERS = EventType.EVENT_TYPE_TIMER_STARTED;
 
 /** The four histories of one bundle, by the name they are saved under (without bundle and extension). */
 async function scenarios(rec: Recorder): Promise<Record<string, History>> {
@@ -280,6 +304,31 @@ async function scenarios(rec: Recorder): Promise<Record<string, History>> {
   }
   // Four runs archived; the cancelled one also recorded its end (finishRun).
   histories['idle-after-runs'] = await rec.settled(busy, (n) => n(MARKERS) === 5 && n(UPDATES_DONE) === 4);
+
+  // A manual run whose tool call waits for a decision (the execution's age timer and the wait's), then
+  // approved (the decideApproval Update), the call made, the run completed and archived.
+  const careful = uuid(1);
+  const waiting = request(careful, 'manual');
+  fakes.scripts.set(waiting.runId, 'approval');
+  await rec.manual(careful, waiting);
+  histories['run-awaiting-approval'] = await rec.settled(careful, (n) => n(TIMERS) === 2);
+  const decided = await rec
+    .handle(careful)
+    .executeUpdate<string, [DecideApprovalInput]>(AGENT_HANDLERS.decideApproval, {
+      args: [
+        {
+          runId: waiting.runId,
+          approvalId: fakes.approvals.get(waiting.runId)!,
+          decision: 'approve',
+          note: 'Fine',
+          by: { userId: USER, name: 'Recorder' },
+        },
+      ],
+    });
+  if (decided !== 'approved') {
+    throw new Error(`the decision answered ${decided}`);
+  }
+  histories['run-approved'] = await rec.settled(careful, (n) => n(MARKERS) === 1 && n(UPDATES_DONE) === 2);
   return histories;
 }
 

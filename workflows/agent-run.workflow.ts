@@ -19,6 +19,7 @@ import {
   type ModelContentBlock,
   type ModelMessage,
   type ModelTurnInput,
+  type NotificationEvent,
   RATE_LIMIT_TIMER_SUMMARY,
   RUN_LOG_FIELD,
   type FinishRunInput,
@@ -71,6 +72,8 @@ export interface RunEnd {
   cancelled: boolean;
   failure: RunError | undefined;
   output: string;
+  /** The events the run's context said to notify of (undefined: it ended before turn 1 gave one). */
+  notify: NotificationEvent[] | undefined;
 }
 
 /**
@@ -85,8 +88,9 @@ export async function executeRun(request: RunRequest, logRunId?: string, gate?: 
   let failure: RunError | undefined;
   let cancelled = false;
   let outcome: { output: string; recorded: boolean } = { output: '', recorded: false };
+  const seen: { context?: RunContext } = {};
   try {
-    outcome = await loop(request, gate ?? { pending: undefined });
+    outcome = await loop(request, gate ?? { pending: undefined }, seen);
   } catch (err) {
     if (isCancellation(err)) {
       cancelled = true;
@@ -105,7 +109,7 @@ export async function executeRun(request: RunRequest, logRunId?: string, gate?: 
     await CancellationScope.nonCancellable(() => records.finishRun(ended));
   }
   log.info('run ended', { ...ids, status: ended.status, ...(failure ? { code: failure.code } : {}) });
-  return { ended, cancelled, failure, output: outcome.output };
+  return { ended, cancelled, failure, output: outcome.output, notify: seen.context?.notify };
 }
 
 /**
@@ -134,7 +138,11 @@ function logIds(request: RunRequest): RunLogIds {
  * first message, what triggered the run, is the activity's to build from the run's row: a webhook's
  * payload is not carried through Temporal with every turn.
  */
-async function loop(request: RunRequest, gate: ApprovalGate): Promise<{ output: string; recorded: boolean }> {
+async function loop(
+  request: RunRequest,
+  gate: ApprovalGate,
+  seen: { context?: RunContext },
+): Promise<{ output: string; recorded: boolean }> {
   const messages: ModelMessage[] = [];
   let context: RunContext | undefined;
   let output = '';
@@ -150,6 +158,7 @@ async function loop(request: RunRequest, gate: ApprovalGate): Promise<{ output: 
     assertTurnFits(input);
     const answer = await model.modelTurn(input);
     context ??= answer.context;
+    seen.context = context;
     messages.push({ role: 'assistant', content: answer.content });
     if (answer.text !== '') {
       output = answer.text;
@@ -185,13 +194,7 @@ async function callTool(
     return { type: 'tool_result', tool_use_id: use.id, content: `No tool named ${use.name}`, is_error: true };
   }
   if (needsApproval(context.approvals, tool)) {
-    const refusal = await awaitApproval(
-      gate,
-      { ...logIds(request), runId: request.runId },
-      context.approvals!,
-      tool,
-      use,
-    );
+    const refusal = await awaitApproval(gate, { ...logIds(request), runId: request.runId }, context, tool, use);
     if (refusal !== undefined) {
       return refusal;
     }

@@ -18,6 +18,7 @@ import {
   type DecideApprovalInput,
   FAILURE,
   type ModelContentBlock,
+  type RunContext,
   type RunLogIds,
   type RunTool,
   type SettleApprovalInput,
@@ -145,16 +146,17 @@ export function needsApproval(
 /**
  * Waits for a person's decision on a call: records the request (the pending row), waits on a durable
  * timer for the Update or the policy's timeout, records the outcome. Undefined: approved, make the
- * call; else the tool result the model gets instead. Cancelled while waiting: the request is settled
+ * call; else the tool result the model gets instead. `context`: the run's (its `approvals` policy holds). Cancelled while waiting: the request is settled
  * `cancelled` (whatever else is cancelled) and the cancellation goes on.
  */
 export async function awaitApproval(
   gate: ApprovalGate,
   ids: RunLogIds & { runId: string },
-  policy: ApprovalPolicy,
+  context: RunContext,
   tool: RunTool & { scope: ApprovalScope },
   use: ToolUse,
 ): Promise<ToolResultBlock | undefined> {
+  const policy = context.approvals!;
   const approvalId = uuid4();
   const requestedAtMs = Date.now();
   const pending: Pending = {

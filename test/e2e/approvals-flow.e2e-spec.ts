@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import {
   ActivityFailure,
-  ApplicationFailure,
+  type ApplicationFailure,
   type Client,
   type Connection,
   WorkflowFailedError,

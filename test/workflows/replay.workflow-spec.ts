@@ -39,7 +39,14 @@ const bundles = {
 };
 
 /** What scripts/record-histories.ts records, per bundle (the traced ones under `agent-queue-traced-`). */
-const SCENARIOS = ['run-completed', 'run-failed', 'run-active-and-queued', 'idle-after-runs'];
+const SCENARIOS = [
+  'run-completed',
+  'run-failed',
+  'run-active-and-queued',
+  'idle-after-runs',
+  'run-awaiting-approval',
+  'run-approved',
+];
 
 /**
  * Executions that began under the code recorded replay under this code without nondeterminism: every
