@@ -198,6 +198,8 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'warn',
       // Benchmark 11 calls /mcp with the user's API token.
       ...(want(11) ? { MCP_ALLOW_API_TOKENS: 'true' } : {}),
+      // Benchmark 5 reads the worker's heap from its metrics, which answer only with the token.
+      ...(want(5) ? { METRICS_TOKEN: 'bench-metrics-token' } : {}),
     },
   });
   const api = new Http(stack.baseUrl);
