@@ -34,7 +34,9 @@ function rssKb(pid: number): number {
 
 /** The worker's V8 heap used (KB), from its metrics. */
 async function heapUsedKb(stack: Stack): Promise<number> {
-  const text = await (await fetch(`${stack.workerHttpUrl}/metrics`)).text();
+  const text = await (
+    await fetch(`${stack.workerHttpUrl}/metrics`, { headers: { authorization: `Bearer ${stack.env.METRICS_TOKEN}` } })
+  ).text();
   const found = /^nodejs_heap_size_used_bytes\s+(\S+)/m.exec(text);
   if (found === null) {
     throw new Error('the worker metrics have no nodejs_heap_size_used_bytes');

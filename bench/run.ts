@@ -138,6 +138,8 @@ async function drained(watch: RunWatch): Promise<void> {
 /** `node dist/bench/run.js 3 6` runs only benchmarks 3 and 6 (all when none is named). */
 const selected = new Set(process.argv.slice(2));
 const want = (n: number): boolean => selected.size === 0 || selected.has(String(n));
+/** `5w`: only benchmark 5's runs waiting for approval (`5` runs both of its figures). */
+const wantWaiting = want(5) || selected.has('5w');
 
 /** Which Temporal the benchmarks run on: `dev` (`npm start`'s dev server, the default) or `cluster`. */
 const TEMPORAL_KIND = process.env.BENCH_TEMPORAL ?? 'dev';
@@ -188,7 +190,7 @@ async function main(): Promise<void> {
   const allowed = siteEnv(sites, [site]);
   const stack = await Stack.start({
     // Benchmark 5 reads the worker's heap from its metrics.
-    workerHttp: want(5),
+    workerHttp: wantWaiting,
     env: {
       ...allowed,
       SITE_ALLOW_PRIVATE_HOSTS: [allowed.SITE_ALLOW_PRIVATE_HOSTS, mcpServer?.allow].filter(Boolean).join(','),
@@ -198,6 +200,8 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'warn',
       // Benchmark 11 calls /mcp with the user's API token.
       ...(want(11) ? { MCP_ALLOW_API_TOKENS: 'true' } : {}),
+      // Benchmark 5 reads the worker's heap from its metrics, which answer only with the token.
+      ...(wantWaiting ? { METRICS_TOKEN: 'bench-metrics-token-of-at-least-32-characters' } : {}),
     },
   });
   const api = new Http(stack.baseUrl);
@@ -722,6 +726,8 @@ async function main(): Promise<void> {
     }
     if (want(5)) {
       await workerCache();
+    }
+    if (wantWaiting) {
       await waitingRunsMemory({ api, stack, adminToken: admin.token, model, site: { url: site.url, apiToken } });
     }
     if (want(7)) {
