@@ -1,4 +1,3 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, startChild, WorkflowIdReusePolicy } from '@temporalio/workflow';
 import { type NotificationEvent, type NotificationInput, notificationWorkflowId } from './approvals.js';
 import type { notificationWorkflow } from './notification.workflow.js';
@@ -19,7 +18,9 @@ export async function startNotification(input: NotificationInput): Promise<void>
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     });
   } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) {
+    // @temporalio/common's WorkflowExecutionAlreadyStartedError, known by its name: workflow code imports
+    // only @temporalio/workflow (the deterministic-imports rule), which does not re-export it.
+    if ((err as Error | undefined)?.name !== 'WorkflowExecutionAlreadyStartedError') {
       throw err;
     }
   }

@@ -35,12 +35,12 @@ export interface ProcessHandle {
   logFile: string;
 }
 
-/** One API (and worker) of the real service, as separate processes, on the shared PostgreSQL and Temporal. */
 /** Whether the API process has logged that it listens (src/main.ts writes the line once listen succeeded). */
 export function apiListening(api: ProcessHandle): boolean {
   return existsSync(api.logFile) && readFileSync(api.logFile, 'utf8').includes('API listening on');
 }
 
+/** One API (and worker) of the real service, as separate processes, on the shared PostgreSQL and Temporal. */
 export class Stack {
   readonly baseUrl: string;
   api: ProcessHandle;
