@@ -296,6 +296,8 @@ describe('fault suite: hostile input', () => {
         asOwner,
       )
     ).body.id as string;
+    // A run of the owner's, for the routes that name one beside another parameter (its approvals).
+    const runId = (await http.post(`/api/agents/${agentId}/runs`, { input: 'x' }, asOwner)).body.id as string;
     const real: Record<string, string> = { tool, userId: stranger.id, agentId, invitationId };
     const byName: Record<string, unknown> = {
       siteId,
@@ -315,6 +317,8 @@ describe('fault suite: hostile input', () => {
         [/^\/api\/agents\//, 'id', 'AGENT_NOT_FOUND', 'AGENT_NOT_FOUND'],
         [/^\/api\/webhooks\/agent\//, 'agentId', 'AGENT_NOT_FOUND', 'AGENT_NOT_FOUND'],
         [/^\/api\/runs\//, 'id', 'RUN_NOT_FOUND', 'RUN_NOT_FOUND'],
+        // An approval is named beside its run: no such approval of this run is a bad `approvalId`.
+        [/^\/api\/runs\/.*\/approvals\//, 'approvalId', 'VALIDATION_ERROR', 'VALIDATION_ERROR'],
         [/^\/api\/vault\/sites\//, 'id', 'NOT_FOUND', 'NOT_FOUND'],
         [/^\/api\/vault\/sites\/.*\/tools\//, 'tool', 'NOT_FOUND', 'NOT_FOUND'],
         [/^\/api\/workspaces\//, 'id', 'WORKSPACE_NOT_FOUND', 'WORKSPACE_NOT_FOUND'],
@@ -332,7 +336,13 @@ describe('fault suite: hostile input', () => {
       return { malformed: row[2], unknown: row[3], ...(row[4] !== undefined ? { wellFormed: row[4] } : {}) };
     };
     const realId = (route: string): string =>
-      route.startsWith('/api/workspaces') ? workspaceId : route.startsWith('/api/vault') ? siteId : agentId;
+      route.startsWith('/api/workspaces')
+        ? workspaceId
+        : route.startsWith('/api/vault')
+          ? siteId
+          : route.startsWith('/api/runs')
+            ? runId
+            : agentId;
 
     interface Probe {
       what: string;

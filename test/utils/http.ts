@@ -26,7 +26,11 @@ export class Http {
   constructor(private readonly baseUrl: string) {}
 
   async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<HttpAnswer<T>> {
-    const headers: Record<string, string> = { ...options.headers };
+    // A connection per request: a kept-alive one can be closed by the server (its 5 s idle timeout)
+    // while this process's event loop is busy (a suite compiling the OpenAPI document, starting sites),
+    // and the next request written on it fails with "other side closed" (CI saw it). Loopback
+    // connections cost next to nothing.
+    const headers: Record<string, string> = { connection: 'close', ...options.headers };
     if (options.token !== undefined) {
       headers.authorization = `Bearer ${options.token}`;
     }
