@@ -42,6 +42,10 @@ export const workflowIds = {
   scheduledTrigger: (agentId: string): string => `scheduled-${agentId}`,
   /** The daily clean-up of old runs (RUN_RETENTION_DAYS), one per task queue (one per deployment). */
   runRetention: (taskQueue: string): string => `run-retention-${taskQueue}`,
+  /** The reconciler of ended runs without an archive (terminated, or ended before archiving existed). */
+  runReconcile: (taskQueue: string): string => `run-reconcile-${taskQueue}`,
+  /** The reconciler of card purchases still pending (a missed Stripe webhook). */
+  purchaseReconcile: (taskQueue: string): string => `purchase-reconcile-${taskQueue}`,
 };
 
 /** Names of the agent queue's handlers (the API calls them by name; the workflow defines them). */

@@ -1,14 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import {
-  type Client,
-  isGrpcServiceError,
-  ScheduleAlreadyRunning,
-  ScheduleNotFoundError,
-  ScheduleOverlapPolicy,
-  WorkflowNotFoundError,
-} from '@temporalio/client';
+import { type Client, isGrpcServiceError, WorkflowNotFoundError } from '@temporalio/client';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
+import { type ScheduleSync, syncMaintenanceSchedule } from '../temporal/maintenance-schedule.js';
 import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
 import { type DeleteExpiredRunsResult, workflowIds } from '../../workflows/contracts.js';
 import { RunsRepository } from './runs.repository.js';
@@ -45,57 +39,23 @@ export class RunRetentionService {
    * Makes the schedule match the setting, idempotently (the worker calls it at every start, several
    * workers at once included): created or updated when RUN_RETENTION_DAYS is set, deleted when not.
    */
-  async syncSchedule(): Promise<'created' | 'updated' | 'removed' | 'absent'> {
-    const handle = this.client.schedule.getHandle(this.scheduleId);
+  async syncSchedule(): Promise<ScheduleSync> {
     const days = this.settings.runRetentionDays;
-    if (days === undefined) {
-      try {
-        await handle.delete();
-        return 'removed';
-      } catch (err) {
-        if (err instanceof ScheduleNotFoundError) {
-          return 'absent';
-        }
-        throw err;
-      }
-    }
-    const action = {
-      type: 'startWorkflow' as const,
-      workflowType: 'runRetentionWorkflow',
-      workflowId: this.scheduleId,
-      taskQueue: this.settings.temporalTaskQueue,
-      args: [],
-    };
-    const spec = { cronExpressions: [RETENTION_CRON], timezone: 'UTC' };
-    // The days are the worker's setting, read by the activity; the note only tells operators.
-    const note = `deletes ended runs older than ${days} days (RUN_RETENTION_DAYS)`;
-    const update = (): Promise<void> =>
-      handle.update((previous) => ({ ...previous, spec, action, state: { ...previous.state, note } }));
-    try {
-      await update();
-      return 'updated';
-    } catch (err) {
-      if (!(err instanceof ScheduleNotFoundError)) {
-        throw err;
-      }
-    }
-    try {
-      await this.client.schedule.create({
-        scheduleId: this.scheduleId,
-        spec,
-        action,
-        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: RETENTION_CATCHUP_WINDOW },
-        state: { note },
-      });
-      return 'created';
-    } catch (err) {
-      if (err instanceof ScheduleAlreadyRunning) {
-        // Another process created it meanwhile.
-        await update();
-        return 'updated';
-      }
-      throw err;
-    }
+    return syncMaintenanceSchedule(
+      this.client,
+      this.scheduleId,
+      days === undefined
+        ? undefined
+        : {
+            scheduleId: this.scheduleId,
+            workflowType: 'runRetentionWorkflow',
+            taskQueue: this.settings.temporalTaskQueue,
+            spec: { cronExpressions: [RETENTION_CRON] },
+            // The days are the worker's setting, read by the activity; the note only tells operators.
+            note: `deletes ended runs older than ${days} days (RUN_RETENTION_DAYS)`,
+            catchupWindow: RETENTION_CATCHUP_WINDOW,
+          },
+    );
   }
 
   /**
