@@ -1,7 +1,7 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import type { ModelTurnInput, RunContext, RunRequest } from '../workflows/contracts.js';
+import type { ModelTurnInput, ModelTurnOutput, RunContext, RunRequest, RunTool, RunToolSet } from '../workflows/contracts.js';
 import { type ActivityDeps, createActivities } from './index.js';
 
 const RUN = '6f1c1f4e-2d55-4a55-9d1e-0f4c5b8a7e01';
@@ -24,24 +24,55 @@ function request(): RunRequest {
   };
 }
 
-function deps() {
-  const context: RunContext = { system: 's', model: 'm', tools: [] };
-  const startRun = jest.fn<ActivityDeps['runs']['startRun']>(async () => ({ context, trigger: 'Run now.' }));
-  const turn = jest.fn<ActivityDeps['model']['turn']>(async () => ({
-    content: [{ type: 'text' as const, text: 'ok' }],
-    text: 'ok',
-    stopReason: 'end_turn',
-    usage: { inputTokens: 1, outputTokens: 1 },
-    credits: 1,
+const HASH = 'a'.repeat(64);
+const TOOL = (name: string): RunTool => ({
+  name,
+  description: `DESCRIPTION of ${name}`,
+  input_schema: { type: 'object', properties: { q: { type: 'string', description: 'SCHEMA' } } },
+  siteId: 'site-1',
+  siteName: 'Notes',
+  tool: name.replace('notes__', ''),
+  scope: 'write',
+});
+const SET: RunToolSet = { system: 'SYSTEM PROMPT', tools: [TOOL('notes__create'), TOOL('notes__list')] };
+
+function deps(answer: 'text' | 'tool' = 'text') {
+  const context: RunContext = { model: 'm', toolSet: HASH };
+  const startRun = jest.fn<ActivityDeps['runs']['startRun']>(async () => ({
+    context,
+    toolSet: SET,
+    trigger: 'Run now.',
   }));
+  const toolSet = jest.fn<ActivityDeps['runs']['toolSet']>(async () => SET);
+  const turn = jest.fn<ActivityDeps['model']['turn']>(async () =>
+    answer === 'text'
+      ? {
+          content: [{ type: 'text' as const, text: 'ok' }],
+          text: 'ok',
+          stopReason: 'end_turn',
+          usage: { inputTokens: 1, outputTokens: 1 },
+          credits: 1,
+        }
+      : {
+          content: [
+            { type: 'tool_use' as const, id: 't1', name: 'notes__create', input: {} },
+            { type: 'tool_use' as const, id: 't2', name: 'notes__nope', input: {} },
+            { type: 'tool_use' as const, id: 't3', name: 'notes__create', input: {} },
+          ],
+          text: '',
+          stopReason: 'tool_use',
+          usage: { inputTokens: 1, outputTokens: 1 },
+          credits: 1,
+        },
+  );
   const finishRun = jest.fn(async () => undefined);
   const all = {
     workerIdentity: 'test',
-    runs: { startRun, finishRun, enqueueScheduledRun: jest.fn() },
+    runs: { startRun, finishRun, toolSet, enqueueScheduledRun: jest.fn() },
     model: { turn },
     tools: { call: jest.fn() },
   } as unknown as ActivityDeps;
-  return { all, startRun, turn };
+  return { all, startRun, turn, toolSet };
 }
 
 describe('modelTurn (turn 1)', () => {
@@ -66,7 +97,7 @@ describe('modelTurn (turn 1)', () => {
       start: request(),
       last: false,
     };
-    const output = await env().run(createActivities(all).modelTurn, input);
+    const output = (await env().run(createActivities(all).modelTurn, input)) as ModelTurnOutput;
     expect(turn.mock.calls[0]![0]).toMatchObject({ messages: [{ role: 'user', content: 'Run now.' }, later] });
     expect(turn.mock.calls[0]![0]).not.toHaveProperty('triggerFromRow');
     expect(JSON.stringify(output)).not.toContain('Run now.');
@@ -86,6 +117,45 @@ describe('modelTurn (turn 1)', () => {
     expect(startRun).not.toHaveBeenCalled();
     expect((turn.mock.calls[0]![0] as { triggerFromRow?: boolean }).triggerFromRow).toBe(true);
     expect(turn.mock.calls[0]![0]).toMatchObject({ messages: [{ role: 'assistant', content: 'earlier' }] });
+  });
+
+  it('gives a workflow that asks for tool sets the hash and no tool definition or system prompt', async () => {
+    const { all, turn } = deps('tool');
+    const input: ModelTurnInput = { runId: RUN, userId: OWNER, messages: [], start: request(), toolSets: true, last: false };
+    const output = (await env().run(createActivities(all).modelTurn, input)) as ModelTurnOutput;
+    expect(output.context).toEqual({ model: 'm', toolSet: HASH });
+    expect(output.routes).toEqual([
+      { name: 'notes__create', siteId: 'site-1', siteName: 'Notes', tool: 'create', scope: 'write' },
+    ]);
+    expect(JSON.stringify(output)).not.toMatch(/DESCRIPTION|SCHEMA|SYSTEM PROMPT/);
+    // The model is shown the whole set.
+    expect(turn.mock.calls[0]![0]).toMatchObject({ system: 'SYSTEM PROMPT', model: 'm' });
+    expect(turn.mock.calls[0]![0].tools.map((t) => t.name)).toEqual(['notes__create', 'notes__list']);
+  });
+
+  it('gives a workflow of the old code (no toolSets) the tools themselves, and no routes', async () => {
+    const { all } = deps('tool');
+    const input: ModelTurnInput = { runId: RUN, userId: OWNER, messages: [], start: request(), last: false };
+    const output = (await env().run(createActivities(all).modelTurn, input)) as ModelTurnOutput;
+    expect(output.context).toEqual({ model: 'm', system: 'SYSTEM PROMPT', tools: SET.tools });
+    expect(output).not.toHaveProperty('routes');
+  });
+
+  it('reads a later turn’s tool set by the hash its context carries', async () => {
+    const { all, turn, toolSet } = deps('tool');
+    const input: ModelTurnInput = {
+      runId: RUN,
+      userId: OWNER,
+      messages: [{ role: 'assistant', content: 'earlier' }],
+      context: { model: 'm', toolSet: HASH },
+      last: false,
+    };
+    const output = (await env().run(createActivities(all).modelTurn, input)) as ModelTurnOutput;
+    expect(toolSet).toHaveBeenCalledWith(HASH);
+    expect(turn.mock.calls[0]![0]).toMatchObject({ system: 'SYSTEM PROMPT' });
+    expect(turn.mock.calls[0]![0].tools).toHaveLength(2);
+    expect(output.routes?.map((r) => r.name)).toEqual(['notes__create']);
+    expect(output).not.toHaveProperty('context');
   });
 
   it('refuses a turn whose run or user differ from those of the run it starts: nothing started, nothing charged', async () => {

@@ -13,11 +13,12 @@ import type {
   RequestApprovalInput,
   RunContext,
   RunRequest,
+  RunToolSet,
   ScheduledTriggerInput,
   ScheduledTriggerResult,
   SettleApprovalInput,
 } from '../workflows/contracts.js';
-import { endsRun, modelToolsOf } from '../workflows/contracts.js';
+import { endsRun, modelToolsOf, routesFor } from '../workflows/contracts.js';
 import { ActivityError, classified } from './failures.js';
 import { notifyActivities, type NotificationsPort } from './notify.js';
 
@@ -26,12 +27,18 @@ export interface RunsPort {
   /**
    * `execution`: the workflow execution that asks (from Temporal, not from the input). Also answers
    * the run's first message, built from its row (triggerMessage): it goes to the model, not back to
-   * the workflow.
+   * the workflow. `context` names the run's tool set by its hash (stored, and recorded on the run's
+   * row); `toolSet` is that set.
    */
   startRun(
     request: RunRequest,
     execution: { workflowId: string; runId: string },
-  ): Promise<{ context: RunContext; trigger: string }>;
+  ): Promise<{ context: RunContext; toolSet: RunToolSet; trigger: string }>;
+  /**
+   * A run's tool set by its hash (immutable: cached by the worker), checked against the hash; a set
+   * that is gone or does not match is an error.
+   */
+  toolSet(hash: string): Promise<RunToolSet>;
   /**
    * Records how the run ended; `execution` as for startRun: only the workflow the run's row names
    * (and, once the run has started, the execution that started it) may end it.
@@ -93,6 +100,26 @@ export class MissingRunContextError extends Error {
 }
 
 const HEARTBEAT_INTERVAL_MS = 1_000;
+
+/**
+ * Turn 1's context for the workflow: by its tool set's hash, or, for a workflow of the old code (it did
+ * not ask for `toolSets`), with the system prompt and the tools themselves, as that code reads them.
+ */
+function contextFor(started: { context: RunContext; toolSet: RunToolSet }, byHash: boolean): RunContext {
+  if (byHash) {
+    return started.context;
+  }
+  const { toolSet: _hash, ...rest } = started.context;
+  return { ...rest, system: started.toolSet.system, tools: started.toolSet.tools };
+}
+
+/** A later turn's tool set: read by its hash, or carried by a run of the old shape. */
+async function toolSetOf(runs: RunsPort, context: RunContext): Promise<RunToolSet> {
+  if (context.toolSet !== undefined) {
+    return runs.toolSet(context.toolSet);
+  }
+  return { system: context.system ?? '', tools: context.tools ?? [] };
+}
 
 /** The workflow execution that scheduled the activity, as Temporal says (never from the input). */
 function executionOf(ctx: Context): { workflowId: string; runId: string } {
@@ -172,17 +199,18 @@ export function createActivities(deps: ActivityDeps) {
             input.start !== undefined
               ? await deps.runs.startRun(input.start, executionOf(Context.current()))
               : undefined;
-          const context = started?.context ?? input.context;
+          const context = started !== undefined ? contextFor(started, input.toolSets === true) : input.context;
           if (context === undefined) {
             throw new MissingRunContextError();
           }
-          const tools = modelToolsOf(context.tools);
+          const set = started?.toolSet ?? (await toolSetOf(deps.runs, context));
+          const tools = modelToolsOf(set.tools);
           const answer = await deps.model.turn(
             {
               runId: input.runId,
               userId: input.userId,
               model: context.model,
-              system: context.system,
+              system: set.system,
               // The run's first message, from its row: turn 1 has it from startRun, later turns read it
               // with their credit check.
               messages:
@@ -203,7 +231,9 @@ export function createActivities(deps: ActivityDeps) {
               executionOf(Context.current()),
             );
           }
-          return { ...answer, ...(started !== undefined ? { context } : {}), ended };
+          // A run that carries its tool set by hash gets the routes of the tools this answer calls.
+          const routes = context.toolSet !== undefined ? { routes: routesFor(answer.content, set.tools) } : {};
+          return { ...answer, ...(started !== undefined ? { context } : {}), ...routes, ended };
         }),
       );
     },

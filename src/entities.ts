@@ -9,6 +9,7 @@ import { McpOAuthClientEntity } from './oauth/mcp-oauth-client.entity.js';
 import { OAuthStateEntity } from './oauth/oauth-state.entity.js';
 import { RunArchiveEntity } from './runs/run-archive.entity.js';
 import { RunEntity } from './runs/run.entity.js';
+import { RunToolSetEntity } from './runs/run-tool-set.entity.js';
 import { UserEntity } from './users/user.entity.js';
 import { CredentialEntity } from './vault/credential.entity.js';
 import { SiteEntity } from './vault/site.entity.js';
@@ -31,6 +32,7 @@ export const ENTITIES: EntityClass[] = [
   AgentEntity,
   RunEntity,
   RunArchiveEntity,
+  RunToolSetEntity,
   ChatSessionEntity,
   ChatMessageEntity,
   WorkspaceEntity,

@@ -4,6 +4,7 @@ import {
   CancellationScope,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   sleep,
@@ -22,11 +23,13 @@ import {
   type NotificationEvent,
   RATE_LIMIT_TIMER_SUMMARY,
   RUN_LOG_FIELD,
+  RUN_TOOL_SETS_PATCH,
   type FinishRunInput,
   type RunContext,
   type RunError,
   type RunLogIds,
   type RunRequest,
+  type RunToolRoute,
   type ToolResultBlock,
   modelContentOf,
 } from './contracts.js';
@@ -145,6 +148,8 @@ async function loop(
 ): Promise<{ output: string; recorded: boolean }> {
   const messages: ModelMessage[] = [];
   let context: RunContext | undefined;
+  // The routes of the tools the model has called (a run that carries its tool set by hash).
+  const routes = new Map<string, RunToolRoute>();
   let output = '';
   for (let turn = 1; turn <= MAX_MODEL_TURNS; turn += 1) {
     const input: ModelTurnInput = {
@@ -152,13 +157,18 @@ async function loop(
       runId: request.runId,
       userId: request.userId,
       messages,
-      ...(context === undefined ? { start: request } : { context }),
+      ...(context === undefined
+        ? { start: request, ...(patched(RUN_TOOL_SETS_PATCH) ? { toolSets: true as const } : {}) }
+        : { context }),
       last: turn === MAX_MODEL_TURNS,
     };
     assertTurnFits(input);
     const answer = await model.modelTurn(input);
     context ??= answer.context;
     seen.context = context;
+    for (const route of answer.routes ?? []) {
+      routes.set(route.name, route);
+    }
     messages.push({ role: 'assistant', content: answer.content });
     if (answer.text !== '') {
       output = answer.text;
@@ -171,7 +181,8 @@ async function loop(
     );
     const results: ToolResultBlock[] = [];
     for (const use of uses) {
-      results.push(await callTool(request, context, use, gate));
+      const tool = context.tools?.find((t) => t.name === use.name) ?? routes.get(use.name);
+      results.push(await callTool(request, context, tool, use, gate));
     }
     messages.push({ role: 'user', content: results });
   }
@@ -186,10 +197,10 @@ async function loop(
 async function callTool(
   request: RunRequest,
   context: RunContext,
+  tool: RunToolRoute | undefined,
   use: Extract<ModelContentBlock, { type: 'tool_use' }>,
   gate: ApprovalGate,
 ): Promise<ToolResultBlock> {
-  const tool = context.tools.find((t) => t.name === use.name);
   if (tool === undefined) {
     return { type: 'tool_result', tool_use_id: use.id, content: `No tool named ${use.name}`, is_error: true };
   }

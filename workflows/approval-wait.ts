@@ -21,7 +21,7 @@ import {
   type ModelContentBlock,
   type RunContext,
   type RunLogIds,
-  type RunTool,
+  type RunToolRoute,
   type SettleApprovalInput,
   type ToolResultBlock,
 } from './contracts.js';
@@ -137,8 +137,8 @@ type ToolUse = Extract<ModelContentBlock, { type: 'tool_use' }>;
 /** Whether a call of `tool` waits for a decision under the run's policy. */
 export function needsApproval(
   policy: ApprovalPolicy | undefined,
-  tool: RunTool,
-): tool is RunTool & {
+  tool: RunToolRoute,
+): tool is RunToolRoute & {
   scope: ApprovalScope;
 } {
   return policy !== undefined && tool.scope !== undefined && (policy.scopes as string[]).includes(tool.scope);
@@ -154,7 +154,7 @@ export async function awaitApproval(
   gate: ApprovalGate,
   ids: RunLogIds & { runId: string },
   context: RunContext,
-  tool: RunTool & { scope: ApprovalScope },
+  tool: RunToolRoute & { scope: ApprovalScope },
   use: ToolUse,
 ): Promise<ToolResultBlock | undefined> {
   const policy = context.approvals!;

@@ -16,8 +16,10 @@ export interface ModelTool {
   input_schema: Record<string, unknown>;
 }
 
-/** A model tool and the site tool it stands for. */
-export interface RunTool extends ModelTool {
+/** Where a call of a run's tool goes: the model's name of it → the site tool it stands for. */
+export interface RunToolRoute {
+  /** The model's name of the tool. */
+  name: string;
   siteId: string;
   siteName: string;
   /** The site's own name of the tool (the model's name may have been mapped to fit its pattern). */
@@ -28,15 +30,59 @@ export interface RunTool extends ModelTool {
   scope?: 'read' | 'write' | 'delete' | 'admin';
 }
 
+/** A model tool and the site tool it stands for. */
+export interface RunTool extends ModelTool, RunToolRoute {
+  name: string;
+}
+
+/**
+ * What the model is shown of a run besides its conversation: the system prompt and the tools. Stored
+ * once per distinct content in PostgreSQL (run_tool_sets, named by the sha256 of its canonical JSON)
+ * when the run starts; the workflow carries only that hash, so tool definitions (up to megabytes with
+ * several sites at the manifest limits) never travel through Temporal.
+ */
+export interface RunToolSet {
+  system: string;
+  tools: RunTool[];
+}
+
+/** The route of a tool (a RunTool without what the model is shown of it). */
+export function routeOf(tool: RunTool): RunToolRoute {
+  return {
+    name: tool.name,
+    siteId: tool.siteId,
+    siteName: tool.siteName,
+    tool: tool.tool,
+    ...(tool.protocol !== undefined ? { protocol: tool.protocol } : {}),
+    ...(tool.scope !== undefined ? { scope: tool.scope } : {}),
+  };
+}
+
+/** The routes of the tools an answer calls, of those the run has (each once). */
+export function routesFor(content: ModelContentBlock[], tools: RunTool[]): RunToolRoute[] {
+  const called = new Set(content.flatMap((b) => (b.type === 'tool_use' ? [b.name] : [])));
+  return tools.filter((t) => called.has(t.name)).map(routeOf);
+}
+
 /** What the model is shown of a run's tools (RunTool without the site it stands for). */
 export function modelToolsOf(tools: RunTool[]): ModelTool[] {
   return tools.map(({ name, description, input_schema }) => ({ name, description, input_schema }));
 }
 
+/**
+ * What turn 1 returns and the workflow carries into the run's later turns. Today's shape names the
+ * run's tool set by its hash (`toolSet`); the routes of the tools the model calls come back with each
+ * turn's answer (ModelTurnOutput.routes). Runs started before tool sets were stored (their workflow
+ * did not ask for them: ModelTurnInput.toolSets) carry `system` and `tools` themselves.
+ */
 export interface RunContext {
-  system: string;
   model: string;
-  tools: RunTool[];
+  /** The sha256 (hex) of the run's tool set (RunToolSet), read by each model turn. */
+  toolSet?: string;
+  /** The old shape: the system prompt, carried with every turn. */
+  system?: string;
+  /** The old shape: the tools, definitions included, carried with every turn. */
+  tools?: RunTool[];
   /** The agent's approval policy when it has one (a call whose scope is listed waits for a decision). */
   approvals?: ApprovalPolicy;
   /** The events the agent notifies of (its `notify.events`); absent: none. */
@@ -89,6 +135,11 @@ export interface ModelTurnInput extends RunLogIds {
   start?: RunRequest;
   /** Later turns: the context turn 1 returned. */
   context?: RunContext;
+  /**
+   * Turn 1: the workflow takes the context by its tool set's hash (RunContext.toolSet). Absent: a
+   * workflow of the old code (patched('run-tool-sets') false), which gets the tools themselves.
+   */
+  toolSets?: true;
   /** The turn limit: the run ends with this turn whatever the model answers. */
   last: boolean;
 }
@@ -101,6 +152,11 @@ export interface ModelTurnOutput {
   credits: number;
   /** Turn 1: the run's context. */
   context?: RunContext;
+  /**
+   * A run carrying its tool set by hash: the routes of the tools this answer calls that the run has
+   * (a name the set lacks has none; the workflow answers the model that there is no such tool).
+   */
+  routes?: RunToolRoute[];
   /** This turn ended the run, and the run's row already says `completed`. */
   ended?: boolean;
 }
@@ -130,6 +186,13 @@ export interface CallToolOutput {
   /** The answer's JSON was longer than MAX_TOOL_RESULT_BYTES: its length in bytes. */
   truncated?: number;
 }
+
+/**
+ * The patch that moved tool definitions out of the workflow's payloads: a run started under it asks
+ * turn 1 for its context by tool set hash (ModelTurnInput.toolSets); one that started before carries
+ * the tools themselves, as it recorded them.
+ */
+export const RUN_TOOL_SETS_PATCH = 'run-tool-sets';
 
 /** Ends a run early: turns of the model per run. */
 export const MAX_MODEL_TURNS = 20;

@@ -17,6 +17,7 @@ export const TABLE_OWNERS: Readonly<Record<string, string>> = {
   agents: 'agents',
   runs: 'runs',
   run_archives: 'runs',
+  run_tool_sets: 'runs',
   credit_ledger: 'credits',
   credit_holds: 'credits',
   chat_sessions: 'chat',

@@ -14,6 +14,7 @@ import type {
   FinishRunInput,
   RunContext,
   RunRequest,
+  RunToolSet,
   RunTrigger,
   ScheduledTriggerResult,
 } from '../../workflows/contracts.js';
@@ -24,6 +25,7 @@ import { RunRetentionService } from './run-retention.service.js';
 import { RunSkippedError } from './run-skipped.error.js';
 import { agentPoliciesOf } from './run-context.js';
 import { buildRunTools } from './run-tools.js';
+import { RunToolSetsService } from './run-tool-sets.service.js';
 import { RunExecutionRepository } from './run-execution.repository.js';
 import { RunsRepository } from './runs.repository.js';
 
@@ -40,6 +42,7 @@ export class RunRecordsService implements RunsPort {
     private readonly archives: RunArchiveService,
     private readonly retention: RunRetentionService,
     private readonly metrics: MetricsService,
+    private readonly toolSets: RunToolSetsService,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
@@ -54,7 +57,7 @@ export class RunRecordsService implements RunsPort {
   async startRun(
     request: RunRequest,
     execution: { workflowId: string; runId: string },
-  ): Promise<{ context: RunContext; trigger: string }> {
+  ): Promise<{ context: RunContext; toolSet: RunToolSet; trigger: string }> {
     if (![request.runId, request.agentId, request.userId].every((id) => typeof id === 'string' && UUID.test(id))) {
       throw this.refusedStart(request, 'malformed ids');
     }
@@ -77,19 +80,30 @@ export class RunRecordsService implements RunsPort {
     if (started.ownerCredits <= 0) {
       throw new AppError('NO_CREDITS', 'Insufficient credit balance');
     }
-    const context: RunContext = {
+    const toolSet: RunToolSet = {
       // The webhook's action only where the API accepted one for this run: the payload's, in the row.
       system:
         (started.promptSource === 'webhook_action' ? webhookAction(started.trigger.payload) : null) ??
         agent.systemPrompt,
-      model: agent.model ?? this.settings.defaultModel,
       tools: buildRunTools(
         agent.siteIds.map((id) => sites.find((s) => s.id === id)).filter((s): s is SiteEntity => s !== undefined),
       ),
+    };
+    // The run keeps the set it started with: stored by content, named on the run's row; the workflow
+    // carries only its hash (a retried turn 1 names the set of the attempt that answers).
+    const hash = await this.toolSets.attach(request.runId, toolSet);
+    const context: RunContext = {
+      model: agent.model ?? this.settings.defaultModel,
+      toolSet: hash,
       // The policy the run started with holds for the whole run (a PATCH applies to later runs).
       ...agentPoliciesOf(agent),
     };
-    return { context, trigger: triggerMessage(started.trigger) };
+    return { context, toolSet, trigger: triggerMessage(started.trigger) };
+  }
+
+  /** A run's tool set by its hash (cached by this process; checked against the hash). */
+  toolSet(hash: string): Promise<RunToolSet> {
+    return this.toolSets.read(hash);
   }
 
   private refusedStart(request: RunRequest, why: string): AppError {

@@ -5,6 +5,7 @@ import { type Settings } from '../config/settings.js';
 import { type ScheduleSync, syncMaintenanceSchedule } from '../temporal/maintenance-schedule.js';
 import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
 import { type DeleteExpiredRunsResult, workflowIds } from '../../workflows/contracts.js';
+import { RunToolSetsService } from './run-tool-sets.service.js';
 import { RunsRepository } from './runs.repository.js';
 
 /** Runs one clean-up activity deletes at most (each costs a Temporal call and its share of a DELETE). */
@@ -26,6 +27,7 @@ export class RunRetentionService {
 
   constructor(
     private readonly runs: RunsRepository,
+    private readonly toolSets: RunToolSetsService,
     @Inject(TEMPORAL_CLIENT) private readonly client: Client,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
@@ -76,11 +78,13 @@ export class RunRetentionService {
       }
     }
     const deleted = gone.length === 0 ? 0 : await this.runs.deleteEnded(gone);
-    if (deleted > 0) {
-      this.logger.log(`deleted ${deleted} runs older than ${days} days`);
+    // The tool sets no run names any more (their runs deleted here or before), as many as runs a batch.
+    const sets = await this.toolSets.deleteOrphans(limit);
+    if (deleted > 0 || sets > 0) {
+      this.logger.log(`deleted ${deleted} runs older than ${days} days and ${sets} tool sets no run uses`);
     }
     // A run whose queue execution still goes on waits for the next clean-up (it closes within moments).
-    return { deleted, more: expired.length === limit && deleted > 0 };
+    return { deleted, more: (expired.length === limit && deleted > 0) || sets === limit };
   }
 
   /**

@@ -49,6 +49,10 @@ export class RunEntity {
   @Column({ name: 'temporal_run_id', type: 'text', nullable: true })
   temporalRunId: string | null;
 
+  /** The run's tool set (run_tool_sets), from its start on: its workflow carries only this hash. */
+  @Column({ name: 'tool_set_hash', type: 'text', nullable: true })
+  toolSetHash: string | null;
+
   @Column({ type: 'jsonb', nullable: true })
   error: { error: string; code: string } | null;
 

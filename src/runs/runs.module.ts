@@ -13,6 +13,9 @@ import { RunEnqueueService } from './run-enqueue.service.js';
 import { RunRecordsService } from './run-records.service.js';
 import { RunRetentionService } from './run-retention.service.js';
 import { RunToolsService } from './run-tools.service.js';
+import { RunToolSetEntity } from './run-tool-set.entity.js';
+import { RunToolSetsRepository } from './run-tool-sets.repository.js';
+import { RunToolSetsService } from './run-tool-sets.service.js';
 import { RunEntity } from './run.entity.js';
 import { RunExecutionRepository } from './run-execution.repository.js';
 import { RunsController } from './runs.controller.js';
@@ -31,7 +34,7 @@ import { RunsService } from './runs.service.js';
  */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([RunEntity, RunArchiveEntity]),
+    TypeOrmModule.forFeature([RunEntity, RunArchiveEntity, RunToolSetEntity]),
     AgentsModule,
     UsersModule,
     CreditsModule,
@@ -46,6 +49,8 @@ import { RunsService } from './runs.service.js';
     RunEnqueueService,
     RunRecordsService,
     RunToolsService,
+    RunToolSetsRepository,
+    RunToolSetsService,
     RunArchiveService,
     RunRetentionService,
   ],

@@ -59,7 +59,7 @@ afterAll(async () => {
 function contextWith(approvals: ApprovalPolicy): RunContext {
   return {
     ...CONTEXT,
-    tools: CONTEXT.tools.map((t) => ({ ...t, scope: t.name === 'lookup' ? 'write' : 'read' })),
+    tools: (CONTEXT.tools ?? []).map((t) => ({ ...t, scope: t.name === 'lookup' ? 'write' : 'read' })),
     approvals,
   };
 }
