@@ -50,6 +50,8 @@ type History = proto.temporal.api.history.v1.IHistory;
 const NAMESPACE = 'default';
 const USER = '22222222-2222-4222-8222-222222222222';
 const TOOL = { name: 'notes__create_note', siteId: '33333333-3333-4333-8333-333333333333', siteName: 'Notes' };
+/** The run's tool set as today's workflows carry it: its sha256 (run_tool_sets), never its tools. */
+const TOOL_SET_HASH = 'c'.repeat(64);
 
 /**
  * How a run's model turns answer: `tool` asks for a tool first; `approval` too, under a policy that
@@ -97,23 +99,24 @@ class FakeActivities {
 
   private async modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput> {
     const script = this.scripts.get(input.runId) ?? 'text';
+    const policy = script === 'approval' ? { approvals: { scopes: ['write' as const], timeoutSeconds: 3600 } } : {};
+    const tool = {
+      ...TOOL,
+      tool: 'create_note',
+      description: 'Creates a note',
+      input_schema: { type: 'object' },
+      scope: 'write' as const,
+    };
+    // A workflow that asks for tool sets (patched 'run-tool-sets') gets the set's hash, and each tool
+    // answer the route of its tool; an older one the system prompt and the tools themselves.
+    const byHash = input.toolSets === true || input.context?.toolSet !== undefined;
     const context =
-      input.start !== undefined
-        ? {
-            system: 'Take notes.',
-            model: 'claude-sonnet-4-5',
-            tools: [
-              {
-                ...TOOL,
-                tool: 'create_note',
-                description: 'Creates a note',
-                input_schema: { type: 'object' },
-                scope: 'write' as const,
-              },
-            ],
-            ...(script === 'approval' ? { approvals: { scopes: ['write' as const], timeoutSeconds: 3600 } } : {}),
-          }
-        : undefined;
+      input.start === undefined
+        ? undefined
+        : byHash
+          ? { model: 'claude-sonnet-4-5', toolSet: TOOL_SET_HASH, ...policy }
+          : { system: 'Take notes.', model: 'claude-sonnet-4-5', tools: [tool], ...policy };
+    const { description: _d, input_schema: _s, ...route } = tool;
     const usage = { inputTokens: 100, outputTokens: 20 };
     if (script === 'fail') {
       throw ApplicationFailure.nonRetryable('The model refused the request', 'MODEL_ERROR');
@@ -138,6 +141,7 @@ class FakeActivities {
         usage,
         credits: 1,
         context,
+        ...(byHash ? { routes: [route] } : {}),
         ended: false,
       };
     }
@@ -227,7 +231,10 @@ class Recorder {
     for (;;) {
       const history = await this.handle(agentId).fetchHistory();
       const events = history.events ?? [];
-      const count = (type: EventType): number => events.filter((e) => e.eventType === type).length;
+      // A patch's marker (patched(), markerName core_patch) is not a local activity's: not counted.
+      const count = (type: EventType): number =>
+        events.filter((e) => e.eventType === type && e.markerRecordedEventAttributes?.markerName !== 'core_patch')
+          .length;
       const last = events.at(-1)?.eventType;
       const idle =
         last !== EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED && last !== EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED;

@@ -176,6 +176,44 @@ describe('executeRun: Retry-After waits', () => {
   }, 30_000);
 });
 
+describe('executeRun: the tool set by hash', () => {
+  it("asks turn 1 for the context by tool set hash, carries only the hash, and routes calls by the answers' routes", async () => {
+    const toolSet = 'f'.repeat(64);
+    const route = { name: 'notes__look', siteId: 'site-9', siteName: 'Routed', tool: 'look.up', scope: 'read' as const };
+    const { calls, ids, handle } = await runAll({
+      context: { model: 'test-model', toolSet },
+      modelTurn: (_input, turn) => {
+        if (turn === 1) {
+          // The answer calls a tool of the set and one the set lacks (no route for it).
+          const answer = toolUseAnswer('use-1', 'notes__look');
+          return {
+            ...answer,
+            content: [...answer.content, { type: 'tool_use', id: 'use-2', name: 'ghost', input: {} }],
+            routes: [route],
+          };
+        }
+        // A later answer calls the same tool without bringing its route again.
+        return turn === 2 ? toolUseAnswer('use-3', 'notes__look') : textAnswer('done');
+      },
+    });
+    const [runId] = ids as [string];
+    const turns = inputsOf<ModelTurnInput>(calls, 'modelTurn');
+    expect(turns.map((t) => t.toolSets)).toEqual([true, undefined, undefined]);
+    expect(turns.slice(1).map((t) => t.context)).toEqual([
+      { model: 'test-model', toolSet },
+      { model: 'test-model', toolSet },
+    ]);
+    expect(inputsOf<CallToolInput>(calls, 'callTool').map((c) => [c.siteId, c.siteName, c.tool])).toEqual([
+      ['site-9', 'Routed', 'look.up'],
+      ['site-9', 'Routed', 'look.up'],
+    ]);
+    const second = turns[1]!.messages.at(-1)!.content as ToolResultBlock[];
+    expect(second[1]).toEqual({ type: 'tool_result', tool_use_id: 'use-2', content: 'No tool named ghost', is_error: true });
+    expect(lastToolResults(calls, runId)).toMatchObject([{ tool_use_id: 'use-3', content: JSON.stringify({ ok: 2 }) }]);
+    await expectReplays(handle);
+  }, 30_000);
+});
+
 describe('executeRun: turns and tools', () => {
   it(`ends the run with turn ${MAX_MODEL_TURNS} whatever the model asks`, async () => {
     const { calls, ids } = await runAll({ modelTurn: (_input, turn) => toolUseAnswer(`use-${turn}`) });

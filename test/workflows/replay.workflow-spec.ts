@@ -5,6 +5,7 @@ import { describe, expect, it } from '@jest/globals';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { workflowSource } from '../../src/temporal/worker-factory.js';
+import { RUN_TOOL_SETS_PATCH } from '../../workflows/contracts.js';
 
 /** dist/test/workflows → the repository's test/fixtures/histories (they are not compiled into dist). */
 const HISTORIES = path.resolve(
@@ -46,6 +47,10 @@ const SCENARIOS = [
   'idle-after-runs',
   'run-awaiting-approval',
   'run-approved',
+  // Recorded after tool definitions left the payloads (patch 'run-tool-sets'): turn 1 answers the tool
+  // set's hash, each tool answer the route of its tool.
+  'tool-sets-run-completed',
+  'tool-sets-run-approved',
 ];
 
 /**
@@ -62,6 +67,16 @@ describe('workflow replay of the recorded histories', () => {
     expect([...recorded].sort()).toEqual(
       SCENARIOS.flatMap((s) => [`agent-queue-${s}.b64`, `agent-queue-traced-${s}.b64`]).sort(),
     );
+  });
+
+  it('holds runs of both shapes: the tool-sets ones took the patch, the older ones did not', () => {
+    for (const name of recorded) {
+      const bytes = Buffer.from(readFileSync(path.join(HISTORIES, name), 'utf8'), 'base64').toString('latin1');
+      expect({ name, patched: bytes.includes(RUN_TOOL_SETS_PATCH) }).toEqual({
+        name,
+        patched: name.includes('tool-sets'),
+      });
+    }
   });
 
   for (const name of recorded) {
