@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { type Client, type Connection, ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
 import pg from 'pg';
@@ -249,6 +250,21 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
         oldId,
         RETENTION_DAYS + 1,
       ]);
+      // Tool sets: the runs' one (the fresh run still names it), one no run names for two hours (as the
+      // old run's would be once deleted, had the fresh run another set), and one just made that no run
+      // names yet (a run starting as the clean-up runs): only the second goes.
+      const setOf = async (runId: string): Promise<string> =>
+        ((await db.query('SELECT tool_set_hash FROM runs WHERE id = $1', [runId])).rows[0] as { tool_set_hash: string })
+          .tool_set_hash;
+      const shared = await setOf(freshId);
+      expect(await setOf(oldId)).toBe(shared);
+      const orphan = (content: string): string => createHash('sha256').update(content).digest('hex');
+      const [stale, recent] = [orphan('{"system":"stale","tools":[]}'), orphan('{"system":"recent","tools":[]}')];
+      await db.query(
+        "INSERT INTO run_tool_sets (hash, content, used_at) VALUES ($1, '{}', now() - interval '2 hours'), ($2, '{}', now())",
+        [stale, recent],
+      );
+      await db.query("UPDATE run_tool_sets SET used_at = now() - interval '2 hours' WHERE hash = $1", [shared]);
 
       const taskQueue = world.stack.env.TEMPORAL_TASK_QUEUE!;
       const schedule = temporal.schedule.getHandle(`run-retention-${taskQueue}`);
@@ -265,6 +281,12 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
       );
       expectError(await world.http.get(`/api/runs/${oldId}`, { token: user.token }), 'RUN_NOT_FOUND', 404);
       expect((await db.query('SELECT 1 FROM run_archives WHERE run_id = $1', [oldId])).rowCount).toBe(0);
+      // The same batch deletes the sets no run names, after the runs.
+      await eventually('the stale tool set to be deleted', async () =>
+        (await db.query('SELECT 1 FROM run_tool_sets WHERE hash = $1', [stale])).rowCount === 0 ? true : undefined,
+      );
+      const kept = (await db.query('SELECT hash FROM run_tool_sets WHERE hash = ANY($1)', [[shared, stale, recent]])).rows;
+      expect(kept.map((r: { hash: string }) => r.hash).sort()).toEqual([shared, recent].sort());
       await executionGone(oldExecution);
       // The fresh run keeps everything.
       expect((await getRun(user, freshId)).status).toBe('completed');
