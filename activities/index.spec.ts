@@ -1,7 +1,14 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import type { ModelTurnInput, ModelTurnOutput, RunContext, RunRequest, RunTool, RunToolSet } from '../workflows/contracts.js';
+import type {
+  ModelTurnInput,
+  ModelTurnOutput,
+  RunContext,
+  RunRequest,
+  RunTool,
+  RunToolSet,
+} from '../workflows/contracts.js';
 import { type ActivityDeps, createActivities } from './index.js';
 
 const RUN = '6f1c1f4e-2d55-4a55-9d1e-0f4c5b8a7e01';
@@ -121,7 +128,14 @@ describe('modelTurn (turn 1)', () => {
 
   it('gives a workflow that asks for tool sets the hash and no tool definition or system prompt', async () => {
     const { all, turn } = deps('tool');
-    const input: ModelTurnInput = { runId: RUN, userId: OWNER, messages: [], start: request(), toolSets: true, last: false };
+    const input: ModelTurnInput = {
+      runId: RUN,
+      userId: OWNER,
+      messages: [],
+      start: request(),
+      toolSets: true,
+      last: false,
+    };
     const output = (await env().run(createActivities(all).modelTurn, input)) as ModelTurnOutput;
     expect(output.context).toEqual({ model: 'm', toolSet: HASH });
     expect(output.routes).toEqual([

@@ -285,7 +285,8 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
       await eventually('the stale tool set to be deleted', async () =>
         (await db.query('SELECT 1 FROM run_tool_sets WHERE hash = $1', [stale])).rowCount === 0 ? true : undefined,
       );
-      const kept = (await db.query('SELECT hash FROM run_tool_sets WHERE hash = ANY($1)', [[shared, stale, recent]])).rows;
+      const kept = (await db.query('SELECT hash FROM run_tool_sets WHERE hash = ANY($1)', [[shared, stale, recent]]))
+        .rows;
       expect(kept.map((r: { hash: string }) => r.hash).sort()).toEqual([shared, recent].sort());
       await executionGone(oldExecution);
       // The fresh run keeps everything.

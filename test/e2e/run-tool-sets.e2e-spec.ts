@@ -33,7 +33,10 @@ const filler = (marker: string, n: number): string => `${marker} ${n} `.padEnd(D
  */
 function manifestAtLimits(site: ReferenceSite, index: number): Record<string, unknown> {
   const manifest = site.manifest() as { tools: Array<Record<string, unknown>> };
-  const tools: Array<Record<string, unknown>> = manifest.tools.map((t, n) => ({ ...t, description: filler(`${DESCRIPTION_MARKER} own`, n) }));
+  const tools: Array<Record<string, unknown>> = manifest.tools.map((t, n) => ({
+    ...t,
+    description: filler(`${DESCRIPTION_MARKER} own`, n),
+  }));
   for (let n = tools.length; n < TOOLS_PER_SITE; n += 1) {
     tools.push({
       name: `filler_tool_${n}`,

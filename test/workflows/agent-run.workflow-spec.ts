@@ -179,7 +179,13 @@ describe('executeRun: Retry-After waits', () => {
 describe('executeRun: the tool set by hash', () => {
   it("asks turn 1 for the context by tool set hash, carries only the hash, and routes calls by the answers' routes", async () => {
     const toolSet = 'f'.repeat(64);
-    const route = { name: 'notes__look', siteId: 'site-9', siteName: 'Routed', tool: 'look.up', scope: 'read' as const };
+    const route = {
+      name: 'notes__look',
+      siteId: 'site-9',
+      siteName: 'Routed',
+      tool: 'look.up',
+      scope: 'read' as const,
+    };
     const { calls, ids, handle } = await runAll({
       context: { model: 'test-model', toolSet },
       modelTurn: (_input, turn) => {
@@ -208,7 +214,12 @@ describe('executeRun: the tool set by hash', () => {
       ['site-9', 'Routed', 'look.up'],
     ]);
     const second = turns[1]!.messages.at(-1)!.content as ToolResultBlock[];
-    expect(second[1]).toEqual({ type: 'tool_result', tool_use_id: 'use-2', content: 'No tool named ghost', is_error: true });
+    expect(second[1]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'use-2',
+      content: 'No tool named ghost',
+      is_error: true,
+    });
     expect(lastToolResults(calls, runId)).toMatchObject([{ tool_use_id: 'use-3', content: JSON.stringify({ ok: 2 }) }]);
     await expectReplays(handle);
   }, 30_000);
