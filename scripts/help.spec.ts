@@ -19,6 +19,7 @@ const COMMANDS: Array<[string, RegExp]> = [
   ['chromium.js', /^usage: npm run chromium:install/],
   ['stripe-mock.js', /^usage: npm run stripe-mock:install/],
   ['bundle-workflows.js', /^usage: node dist\/scripts\/bundle-workflows\.js/],
+  ['clean-dist.js', /^usage: node dist\/scripts\/clean-dist\.js/],
   ['openapi-document.js', /^usage: node dist\/scripts\/openapi-document\.js/],
   ['record-histories.js', /^usage: node dist\/scripts\/record-histories\.js/],
   ['screenshots.js', /^usage: node dist\/scripts\/screenshots\.js/],
