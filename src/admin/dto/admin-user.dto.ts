@@ -42,6 +42,7 @@ export class AdminPlanDto implements AdminPlan {
       },
     },
     required: ['tier', 'setBy', 'setAt', 'overridden'],
+    selfRequired: true,
     description:
       "An admin's tier change, in force over the subscription's events until cleared or the plan changes; null when none holds",
   })

@@ -192,6 +192,7 @@ export class LedgerEntryDto implements LedgerEntry {
     nullable: true,
     properties: { from: { type: 'string', enum: [...TIERS] }, to: { type: 'string', enum: [...TIERS] } },
     required: ['from', 'to'],
+    selfRequired: true,
     description: 'The tiers of a tier_change (from, to); else null',
   })
   tierChange!: TierChange | null;
