@@ -21,6 +21,7 @@ import type {
 import { endsRun, modelToolsOf, routesFor } from '../workflows/contracts.js';
 import { ActivityError, classified } from './failures.js';
 import { notifyActivities, type NotificationsPort } from './notify.js';
+import { purchaseActivities, type PurchasesPort } from './purchases.js';
 
 /** Run bookkeeping and the agent's queue, filled by the worker with the application's services. */
 export interface RunsPort {
@@ -85,6 +86,8 @@ export interface ActivityDeps {
   model: ModelPort;
   tools: ToolsPort;
   notifications: NotificationsPort;
+  /** The purchase reconciler's port (the worker fills it; absent, its activity does nothing). */
+  purchases?: PurchasesPort;
 }
 
 /**
@@ -150,6 +153,7 @@ async function withHeartbeat<T>(work: (signal: AbortSignal) => Promise<T>): Prom
 export function createActivities(deps: ActivityDeps) {
   return {
     ...notifyActivities(deps),
+    ...purchaseActivities(deps),
     async echo(input: EchoInput): Promise<EchoOutput> {
       Context.current().log.info('echo');
       return { message: input.message, handledBy: deps.workerIdentity || hostname() };

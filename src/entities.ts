@@ -2,6 +2,7 @@ import { AgentEntity } from './agents/agent.entity.js';
 import { ApprovalEntity } from './approvals/approval.entity.js';
 import { RevokedTokenEntity } from './auth/revoked-token.entity.js';
 import { BillingCustomerEntity, BillingEventEntity, CreditPurchaseEntity } from './billing/billing.entities.js';
+import { TierOverrideEntity } from './billing/tier-override.entity.js';
 import { ChatMessageEntity, ChatSessionEntity } from './chat/chat.entities.js';
 import type { EntityClass } from './database/data-source.js';
 import { ConnectedAppEntity, McpAuthorizationStateEntity } from './mcp-auth/mcp-auth.entities.js';
@@ -41,6 +42,7 @@ export const ENTITIES: EntityClass[] = [
   BillingCustomerEntity,
   CreditPurchaseEntity,
   BillingEventEntity,
+  TierOverrideEntity,
   WebhookDeliveryEntity,
   McpAuthorizationStateEntity,
   ConnectedAppEntity,

@@ -12,6 +12,7 @@ import { AuthService } from './auth/auth.service.js';
 import { ADMIN_ONLY, IS_PUBLIC, TERMS_REQUIRED } from './auth/decorators.js';
 import { BillingController } from './billing/billing.controller.js';
 import { BillingService } from './billing/billing.service.js';
+import { TierOverrideService } from './billing/tier-override.service.js';
 import { NO_RATE_LIMIT } from './common/rate-limit.js';
 import { SETTINGS } from './config/settings.module.js';
 import { AboutController } from './health/about.controller.js';
@@ -74,6 +75,7 @@ const stub = (token: unknown) => ({ provide: token as string, useValue: {} });
     ConsoleSessions,
     UsersService,
     BillingService,
+    TierOverrideService,
     WorkspacesService,
     TemporalCodecService,
     ReadinessService,

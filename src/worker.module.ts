@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { ApprovalsModule } from './approvals/approvals.module.js';
+import { BillingModule } from './billing/billing.module.js';
 import { CacheModule } from './common/cache/invalidation-bus.js';
 import { SettingsModule } from './config/settings.module.js';
 import { type Settings } from './config/settings.js';
@@ -29,6 +30,7 @@ import { TracingModule } from './tracing/tracing.module.js';
     ApprovalsModule,
     ModelModule,
     NotificationsModule,
+    BillingModule,
     TracingModule,
   ],
 })

@@ -32,6 +32,7 @@ import { RunToolsService } from './runs/run-tools.service.js';
 import { ApprovalRecordsService } from './approvals/approval-records.service.js';
 import { RunRecordsService } from './runs/run-records.service.js';
 import { RunRetentionService } from './runs/run-retention.service.js';
+import { PurchaseReconcileService } from './billing/purchase-reconcile.service.js';
 
 /** gRPC PERMISSION_DENIED and UNIMPLEMENTED: the server does not let this caller use the operator service. */
 const OPERATOR_SERVICE_REFUSED = [7, 12];
@@ -101,6 +102,8 @@ async function main(): Promise<void> {
   // The daily clean-up of old runs follows RUN_RETENTION_DAYS: scheduled when set, unscheduled when not.
   const retention = await app.get(RunRetentionService).syncSchedule();
   logger.log(`run retention schedule: ${retention}`);
+  // Pending card purchases looked up at Stripe every 5 minutes: scheduled with Stripe, removed without.
+  logger.log(`purchase reconcile schedule: ${await app.get(PurchaseReconcileService).syncSchedule()}`);
   const identity = `${process.pid}@${hostname()}`;
   const { worker, connection } = await createWorker({
     connection: connectionOptions,
@@ -117,6 +120,7 @@ async function main(): Promise<void> {
       model: app.get(ModelTurnService),
       tools: app.get(RunToolsService),
       notifications: app.get(NotificationSenderService),
+      purchases: app.get(PurchaseReconcileService),
     },
   }).catch(async (err: unknown) => {
     // The native connection has a TLS stack of its own (rustls): it may refuse what the client accepted.

@@ -45,6 +45,8 @@ function subscribed(at: Date | null = T0) {
     userId: USER,
     customerId: 'cus_1',
     subscriptionId: 'sub_1',
+    subscriptionTier: 'pro',
+    subscriptionStatus: 'active',
     statusEventAt: at,
     updatedAt: T0,
   });

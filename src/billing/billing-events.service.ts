@@ -4,6 +4,8 @@ import { AppError } from '../common/app-error.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import { BillingRepository } from './billing.repository.js';
 import { BillingService } from './billing.service.js';
+import { TierOverrideService } from './tier-override.service.js';
+import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import {
   type BillingEvent,
   type InvoiceEvent,
@@ -32,6 +34,7 @@ export class BillingEventsService {
     private readonly service: BillingService,
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
     private readonly metrics: MetricsService,
+    private readonly overrides: TierOverrideService,
   ) {}
 
   async receive(rawBody: Buffer, signature: string | undefined): Promise<EventReceipt> {
@@ -106,25 +109,37 @@ export class BillingEventsService {
       return;
     }
     const ours = event.subscriptionId !== null && event.subscriptionId === customer.subscriptionId;
+    // Stripe's side is kept as it is (admins see it); the plan in force follows it unless an admin's
+    // override holds it back (TierOverrideService), until the plan itself changes.
+    const apply = async (tier: Tier, status: SubscriptionStatus, subscriptionId: string | null): Promise<void> => {
+      const sold = subscriptionId === null ? null : tier;
+      await this.billing.keepSubscriptionPlan(em, user.id, { tier: sold, status: sold === null ? null : status });
+      if (!(await this.overrides.holdsBack(em, user.id, { at: event.created, tier, status }))) {
+        await this.billing.setPlan(em, user.id, tier, status);
+      }
+      await this.billing.setSubscription(em, user.id, subscriptionId, event.created);
+    };
     if (event.kind !== 'subscription_changed') {
       if (ours) {
-        await this.billing.setPlan(em, user.id, user.tier, event.kind === 'invoice_paid' ? 'active' : 'past_due');
-        await this.billing.setSubscription(em, user.id, customer.subscriptionId, event.created);
+        const status = event.kind === 'invoice_paid' ? 'active' : 'past_due';
+        await apply(customer.subscriptionTier ?? user.tier, status, customer.subscriptionId);
       }
       return;
     }
     if (ours && event.status === 'ended') {
       // Cancelled at Stripe (the dashboard, or unpaid renewals exhausted): the free tier.
-      await this.billing.setPlan(em, user.id, 'free', 'canceled');
-      await this.billing.setSubscription(em, user.id, null, event.created);
+      await apply('free', 'canceled', null);
     } else if (ours && event.status !== 'ended') {
-      await this.billing.setPlan(em, user.id, event.tier ?? user.tier, event.status);
-      await this.billing.setSubscription(em, user.id, customer.subscriptionId, event.created);
+      if (event.tier !== null && customer.subscriptionTier !== null && event.tier !== customer.subscriptionTier) {
+        // The subscription's price changed at Stripe: a deliberate change of plan ends an override.
+        await this.overrides.endOnPlanChange(em, user.id);
+      }
+      await apply(event.tier ?? customer.subscriptionTier ?? user.tier, event.status, customer.subscriptionId);
     } else if (customer.subscriptionId === null && event.status === 'active' && event.tier !== null) {
       // A subscription the API started but could not record (the process stopped after Stripe's
-      // answer): adopted, so a paid tier is never lost.
-      await this.billing.setPlan(em, user.id, event.tier, 'active');
-      await this.billing.setSubscription(em, user.id, event.subscriptionId, event.created);
+      // answer): adopted, so a paid tier is never lost (a new subscription ends an override).
+      await this.overrides.endOnPlanChange(em, user.id);
+      await apply(event.tier, 'active', event.subscriptionId);
     }
   }
 }

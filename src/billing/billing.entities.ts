@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 
 /** A user's account at the payment provider (Stripe's customer, and the subscription that sells the tier). */
 @Entity({ name: 'billing_customers' })
@@ -20,6 +21,14 @@ export class BillingCustomerEntity {
    */
   @Column({ name: 'status_event_at', type: 'timestamptz', precision: 3, nullable: true })
   statusEventAt: Date | null;
+
+  /** The tier the subscription sells, as last applied (the API's change or an event); null on none. */
+  @Column({ name: 'subscription_tier', type: 'text', nullable: true })
+  subscriptionTier: Tier | null;
+
+  /** The subscription's status, as last applied; null when unknown (before it was kept). */
+  @Column({ name: 'subscription_status', type: 'text', nullable: true })
+  subscriptionStatus: SubscriptionStatus | null;
 
   @Column({ name: 'updated_at', type: 'timestamptz', precision: 3 })
   updatedAt: Date;

@@ -10,9 +10,13 @@ import { BillingEventsService } from './billing-events.service.js';
 import { BillingRepository } from './billing.repository.js';
 import { BillingService } from './billing.service.js';
 import { NoPaymentProvider, PAYMENT_PROVIDER, type PaymentProvider, TestPaymentProvider } from './payment-provider.js';
+import { PurchaseMetrics } from './purchase-metrics.js';
+import { PurchaseReconcileService } from './purchase-reconcile.service.js';
 import { StripePaymentProvider } from './stripe-payment-provider.js';
 import { StripeWebhookController } from './stripe-webhook.controller.js';
 import { TIER_LIMITS } from './tiers.js';
+import { TierOverrideEntity } from './tier-override.entity.js';
+import { TierOverrideService } from './tier-override.service.js';
 
 /** The provider the settings name. */
 export function paymentProviderFor(
@@ -36,7 +40,7 @@ export function paymentProviderFor(
 
 @Module({
   imports: [
-    TypeOrmModule.forFeature([BillingCustomerEntity, CreditPurchaseEntity, BillingEventEntity]),
+    TypeOrmModule.forFeature([BillingCustomerEntity, CreditPurchaseEntity, BillingEventEntity, TierOverrideEntity]),
     CreditsModule,
     UsersModule,
   ],
@@ -45,7 +49,11 @@ export function paymentProviderFor(
     BillingService,
     BillingEventsService,
     BillingRepository,
+    PurchaseMetrics,
+    PurchaseReconcileService,
+    TierOverrideService,
     { provide: PAYMENT_PROVIDER, inject: [SETTINGS], useFactory: (settings: Settings) => paymentProviderFor(settings) },
   ],
+  exports: [PurchaseReconcileService, TierOverrideService],
 })
 export class BillingModule {}

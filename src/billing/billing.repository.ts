@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { type DataSource, type EntityManager } from 'typeorm';
+import { type DataSource, type EntityManager, In } from 'typeorm';
 import { keysetWhere, type PageQuery } from '../common/pagination.js';
 import { UserEntity } from '../users/user.entity.js';
 import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import { lockUserRow } from '../users/user-lock.js';
 import { UsersService } from '../users/users.service.js';
 import { BillingCustomerEntity, CreditPurchaseEntity, type PurchaseStatus } from './billing.entities.js';
+import { TierOverrideEntity } from './tier-override.entity.js';
 
 /**
  * The SQL of billing: a user's customer and subscription at the provider (`billing_customers`),
@@ -95,6 +96,59 @@ export class BillingRepository {
     );
   }
 
+  /** What the subscription sells as last applied (Stripe's side, shown to admins), in `em`'s transaction. */
+  async keepSubscriptionPlan(
+    em: EntityManager,
+    userId: string,
+    plan: { tier: Tier | null; status: SubscriptionStatus | null },
+  ): Promise<void> {
+    await em
+      .getRepository(BillingCustomerEntity)
+      .update({ userId }, { subscriptionTier: plan.tier, subscriptionStatus: plan.status });
+  }
+
+  tierOverride(userId: string, em?: EntityManager): Promise<TierOverrideEntity | null> {
+    return (em ?? this.dataSource.manager).getRepository(TierOverrideEntity).findOneBy({ userId });
+  }
+
+  tierOverrides(userIds: string[]): Promise<TierOverrideEntity[]> {
+    return userIds.length === 0
+      ? Promise.resolve([])
+      : this.dataSource.getRepository(TierOverrideEntity).findBy({ userId: In(userIds) });
+  }
+
+  customersOf(userIds: string[]): Promise<BillingCustomerEntity[]> {
+    return userIds.length === 0
+      ? Promise.resolve([])
+      : this.dataSource.getRepository(BillingCustomerEntity).findBy({ userId: In(userIds) });
+  }
+
+  /** An admin's override (a new one replaces the previous, and forgets what it held back). */
+  async setTierOverride(
+    em: EntityManager,
+    row: Pick<TierOverrideEntity, 'userId' | 'tier' | 'setBy' | 'setAt'>,
+  ): Promise<void> {
+    await em
+      .getRepository(TierOverrideEntity)
+      .upsert({ ...row, overriddenAt: null, overriddenTier: null, overriddenStatus: null }, ['userId']);
+  }
+
+  /** A subscription event the override held back: when it was created, and what it would have set. */
+  async recordOverridden(
+    em: EntityManager,
+    userId: string,
+    event: { at: Date; tier: Tier; status: SubscriptionStatus },
+  ): Promise<void> {
+    await em
+      .getRepository(TierOverrideEntity)
+      .update({ userId }, { overriddenAt: event.at, overriddenTier: event.tier, overriddenStatus: event.status });
+  }
+
+  /** True when there was one to clear. */
+  async clearTierOverride(em: EntityManager, userId: string): Promise<boolean> {
+    return ((await em.getRepository(TierOverrideEntity).delete({ userId })).affected ?? 0) > 0;
+  }
+
   async createPurchase(purchase: { id: string; userId: string; credits: number; amountCents: number }): Promise<void> {
     await this.dataSource.getRepository(CreditPurchaseEntity).insert({
       ...purchase,
@@ -144,6 +198,38 @@ export class BillingRepository {
       .orderBy('p.created_at', 'ASC')
       .limit(limit)
       .getMany();
+  }
+
+  /**
+   * Every user's purchases still pending that were made before `before`, oldest first, after the
+   * cursor `after` (the last one of the previous batch): the reconciler's batch.
+   */
+  stalePendingPurchases(
+    before: Date,
+    limit: number,
+    after?: { createdAt: Date; id: string },
+  ): Promise<CreditPurchaseEntity[]> {
+    const qb = this.dataSource
+      .getRepository(CreditPurchaseEntity)
+      .createQueryBuilder('p')
+      .where("p.status = 'pending'")
+      .andWhere('p.created_at < :before', { before });
+    if (after !== undefined) {
+      qb.andWhere('(p.created_at, p.id) > (:afterAt, :afterId)', { afterAt: after.createdAt, afterId: after.id });
+    }
+    return qb.orderBy('p.created_at', 'ASC').addOrderBy('p.id', 'ASC').limit(limit).getMany();
+  }
+
+  /** Purchases pending now: how many, how many made before `stuckBefore`, and when the oldest was made. */
+  async pendingStats(stuckBefore: Date): Promise<{ pending: number; stuck: number; oldest: Date | null }> {
+    const rows: Array<{ pending: number; stuck: number; oldest: Date | null }> = await this.dataSource.query(
+      `SELECT count(*)::int AS pending, (count(*) FILTER (WHERE created_at < $1))::int AS stuck,
+              min(created_at) AS oldest
+         FROM credit_purchases WHERE status = 'pending'`,
+      [stuckBefore],
+    );
+    const row = rows[0]!;
+    return { pending: row.pending, stuck: row.stuck, oldest: row.oldest === null ? null : new Date(row.oldest) };
   }
 
   /** The user's purchases, newest first (keyset on created_at, id). */

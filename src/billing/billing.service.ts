@@ -3,14 +3,15 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { type Page, pageOf, type PageQuery } from '../common/pagination.js';
-import type { PaymentProviderName } from '../config/settings.js';
 import { CreditsService } from '../credits/credits.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type { LedgerEntry } from '../credits/ledger-entry.js';
 import type { UserEntity } from '../users/user.entity.js';
-import { type SubscriptionStatus, type Tier, TIERS } from '../users/user-fields.js';
-import type { CreditPurchaseEntity, PurchaseStatus } from './billing.entities.js';
+import { type Tier, TIERS } from '../users/user-fields.js';
+import type { CreditPurchaseEntity } from './billing.entities.js';
 import { BillingRepository } from './billing.repository.js';
+import { type BillingResponse, type PurchaseResult, purchaseSummary, type PurchaseSummary } from './billing-views.js';
+import { PurchaseMetrics, type ReconcileOutcome, type ReconcileVia } from './purchase-metrics.js';
 import {
   type BillingCustomer,
   PAYMENT_PROVIDER,
@@ -18,41 +19,7 @@ import {
   type PaymentProvider,
   paymentsNotConfigured,
 } from './payment-provider.js';
-import { CREDIT_PRICE_CENTS, limitsOf, TIER_LIMITS, type TierLimits } from './tiers.js';
-
-export interface BillingResponse {
-  tier: Tier;
-  credits: number;
-  subscriptionStatus: SubscriptionStatus;
-  paymentMethod: { brand: string; last4: string } | null;
-  limits: TierLimits;
-  /** Every tier with its limits and price, lowest first: what a change of plan gives or takes away. */
-  plans: TierPlan[];
-  /** Who takes the payments here, so a client knows which card field to show. */
-  provider: PaymentProviderName;
-  /** Stripe's publishable key for its card field; null when the provider has none. */
-  publishableKey: string | null;
-}
-
-/** One tier of TIER_LIMITS, named. */
-export interface TierPlan extends TierLimits {
-  tier: Tier;
-}
-
-export interface PurchaseSummary {
-  id: string;
-  credits: number;
-  amountCents: number;
-  status: PurchaseStatus;
-  createdAt: string;
-  settledAt: string | null;
-}
-
-export interface PurchaseResult {
-  /** The balance now: with the credits when the payment succeeded, without them while it is pending. */
-  credits: number;
-  purchase: PurchaseSummary;
-}
+import { CREDIT_PRICE_CENTS, limitsOf, TIER_LIMITS } from './tiers.js';
 
 /** A pending purchase is looked up at the provider once it is this old (its event should have come). */
 export const RECONCILE_AFTER_MS = 2 * 60_000;
@@ -62,17 +29,6 @@ export const MISSING_CHARGE_FAILS_AFTER_MS = 60 * 60_000;
 const RECONCILE_BATCH = 5;
 
 const NO_PAYMENT_METHOD_MESSAGE = 'Add a payment method first: POST /api/billing/payment-method';
-
-export function purchaseSummary(row: CreditPurchaseEntity): PurchaseSummary {
-  return {
-    id: row.id,
-    credits: row.credits,
-    amountCents: row.amountCents,
-    status: row.status,
-    createdAt: row.createdAt.toISOString(),
-    settledAt: row.settledAt?.toISOString() ?? null,
-  };
-}
 
 /**
  * Payment method, credit purchases and subscriptions, through the payment provider. A purchase is
@@ -88,6 +44,7 @@ export class BillingService {
     @Inject(PAYMENT_PROVIDER) private readonly provider: PaymentProvider,
     private readonly credits: CreditsService,
     private readonly metrics: MetricsService,
+    private readonly purchaseMetrics: PurchaseMetrics,
   ) {}
 
   async describe(userId: string): Promise<BillingResponse> {
@@ -117,7 +74,8 @@ export class BillingService {
   /**
    * Settles the user's purchases still pending well after their charge (the provider's answer and
    * its event both went missing: a crash, a webhook endpoint not configured) by asking the provider.
-   * Called when the user reads their billing; a provider that cannot be asked leaves them as they are.
+   * Called when the user reads their billing; the schedule's batch (PurchaseReconcileService) does the
+   * same for every user. A provider that cannot be asked leaves them as they are.
    */
   async reconcile(userId: string, now = new Date()): Promise<void> {
     if (!this.provider.configured) {
@@ -129,28 +87,45 @@ export class BillingService {
       RECONCILE_BATCH,
     );
     for (const purchase of stale) {
-      try {
-        const found = await this.provider.lookupCharge(purchase);
-        await this.billing.transaction(async (em) => {
-          if (found.status === 'succeeded') {
-            await this.settlePurchase(em, purchase.id, found.ref);
-          } else if (found.status === 'failed') {
-            await this.failPurchase(em, purchase.id, found.ref, found.failure);
-          } else if (
-            found.status === 'missing' &&
-            now.getTime() - purchase.createdAt.getTime() > MISSING_CHARGE_FAILS_AFTER_MS
-          ) {
-            await this.failPurchase(em, purchase.id, null, 'never charged: the payment provider has no such payment');
-          }
-        });
-      } catch (err) {
-        this.logger.warn({
-          message: 'a pending purchase could not be looked up; it stays pending',
-          purchaseId: purchase.id,
-          errorType: err instanceof Error ? err.name : 'unknown',
-        });
-      }
+      await this.reconcileOne(purchase, now, 'read');
     }
+  }
+
+  /**
+   * Asks the provider about one pending purchase and settles it through the webhook's path
+   * (settlePurchase / failPurchase, under the purchase's row lock): whichever of the event, the
+   * user's read and the schedule comes first grants the credits, the others find it settled.
+   */
+  async reconcileOne(purchase: CreditPurchaseEntity, now: Date, via: ReconcileVia): Promise<ReconcileOutcome> {
+    let outcome: ReconcileOutcome;
+    try {
+      const found = await this.provider.lookupCharge(purchase);
+      outcome = await this.billing.transaction(async (em): Promise<ReconcileOutcome> => {
+        if (found.status === 'succeeded') {
+          return (await this.settlePurchase(em, purchase.id, found.ref)) ? 'succeeded' : 'already_settled';
+        }
+        if (found.status === 'failed') {
+          return (await this.failPurchase(em, purchase.id, found.ref, found.failure)) ? 'failed' : 'already_settled';
+        }
+        if (
+          found.status === 'missing' &&
+          now.getTime() - purchase.createdAt.getTime() > MISSING_CHARGE_FAILS_AFTER_MS
+        ) {
+          const never = 'never charged: the payment provider has no such payment';
+          return (await this.failPurchase(em, purchase.id, null, never)) ? 'failed' : 'already_settled';
+        }
+        return 'still_pending';
+      });
+    } catch (err) {
+      outcome = 'error';
+      this.logger.warn({
+        message: 'a pending purchase could not be looked up; it stays pending',
+        purchaseId: purchase.id,
+        errorType: err instanceof Error ? err.name : 'unknown',
+      });
+    }
+    this.purchaseMetrics.reconciled.inc({ outcome, via });
+    return outcome;
   }
 
   /** Without a payment provider, every payment is refused before anything else is looked at. */
@@ -276,13 +251,20 @@ export class BillingService {
     return true;
   }
 
-  /** Marks a pending purchase failed (a settled one stays as it is). */
-  async failPurchase(em: EntityManager, purchaseId: string, paymentRef: string | null, failure: string): Promise<void> {
+  /** Marks a pending purchase failed (a settled one stays as it is); false when it was not pending. */
+  async failPurchase(
+    em: EntityManager,
+    purchaseId: string,
+    paymentRef: string | null,
+    failure: string,
+  ): Promise<boolean> {
     const row = await this.billing.lockPurchase(em, purchaseId);
-    if (row?.status === 'pending') {
-      await this.billing.settlePurchase(em, purchaseId, 'failed', paymentRef, failure.slice(0, 500));
-      this.metrics.creditPurchases.inc({ outcome: 'failed' });
+    if (row?.status !== 'pending') {
+      return false;
     }
+    await this.billing.settlePurchase(em, purchaseId, 'failed', paymentRef, failure.slice(0, 500));
+    this.metrics.creditPurchases.inc({ outcome: 'failed' });
+    return true;
   }
 
   /**
@@ -303,6 +285,8 @@ export class BillingService {
     const customer = tier === 'free' && current === null ? undefined : await this.customerOf(user);
     await this.billing.withLockedUser(userId, async (locked, em) => {
       const subscriptionId = (await this.billing.customer(userId, em))?.subscriptionId ?? null;
+      // The user's own change of plan is deliberate: an admin's override ends (TierOverrideService).
+      await this.billing.clearTierOverride(em, userId);
       if (customer === undefined || (tier === 'free' && subscriptionId === null)) {
         await this.billing.setPlan(em, userId, 'free', 'active');
         return;
@@ -317,6 +301,8 @@ export class BillingService {
       if (customer.customerId !== null) {
         // Provider events created before now describe an older state: they change nothing.
         await this.billing.setSubscription(em, userId, result.subscriptionId, new Date());
+        const sold = result.subscriptionId === null ? null : tier;
+        await this.billing.keepSubscriptionPlan(em, userId, { tier: sold, status: sold && result.status });
       }
       await this.billing.setPlan(em, userId, tier, result.status);
     });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { type EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
@@ -10,6 +11,9 @@ import {
   type LedgerEntry,
   type LedgerReason,
   runIdOf,
+  type TierChange,
+  tierChangeOf,
+  tierChangeReference,
 } from './ledger-entry.js';
 
 /** Credits a model turn costs: one per started thousand tokens, at least one. */
@@ -73,6 +77,7 @@ export class CreditsService {
         reason: row.reason as LedgerReason,
         balanceAfter: row.balanceAfter,
         runId: runIdOf(row.reference),
+        tierChange: row.reason === 'tier_change' ? tierChangeOf(row.reference) : null,
         createdAt: row.createdAt.toISOString(),
       })),
       nextCursor: rows.length > limit && last !== undefined ? encodeLedgerCursor(last.id) : null,
@@ -87,6 +92,16 @@ export class CreditsService {
     if (credits > 0) {
       await this.creditRows.recordOpening(em, { userId, credits, reason });
     }
+  }
+
+  /**
+   * An admin's change of the user's tier, as a ledger row of no amount (`tier_change`: who, from, to),
+   * in the caller's transaction (which changes the tier).
+   */
+  async recordTierChange(em: EntityManager, userId: string, change: TierChange & { by: string }): Promise<void> {
+    const balance = await this.lockBalance(em, userId);
+    const reference = tierChangeReference(change, randomUUID());
+    await this.creditRows.record(em, { userId, delta: 0, reason: 'tier_change', reference, balance });
   }
 
   /**

@@ -1,7 +1,14 @@
 import { AppError } from '../common/app-error.js';
 
 /** Why a balance moved: the `reason` of every ledger row the service writes. */
-export const LEDGER_REASONS = ['signup_grant', 'purchase', 'model_turn', 'chat_turn', 'admin_adjustment'] as const;
+export const LEDGER_REASONS = [
+  'signup_grant',
+  'purchase',
+  'model_turn',
+  'chat_turn',
+  'admin_adjustment',
+  'tier_change',
+] as const;
 export type LedgerReason = (typeof LEDGER_REASONS)[number];
 
 /** One movement of a balance, as GET /api/billing/ledger answers it. */
@@ -13,7 +20,30 @@ export interface LedgerEntry {
   balanceAfter: number;
   /** The run a model turn was charged for; null for every other movement. */
   runId: string | null;
+  /** An admin's change of the tier (`tier_change`, amount 0): from which tier to which; null otherwise. */
+  tierChange: TierChange | null;
   createdAt: string;
+}
+
+/**
+ * A `tier_change` row's reference: `tier:<from>:<to>:by:<admin id>:<unique>`, so the ledger keeps who
+ * changed the tier and how (the admin's id is kept for operators, not answered to the user).
+ */
+const TIER_REFERENCE = /^tier:([a-z_]+):([a-z_]+):by:/;
+
+/** The tiers of a tier change (the users feature's names; billing checks them before writing). */
+export interface TierChange {
+  from: string;
+  to: string;
+}
+
+export function tierChangeReference(change: TierChange & { by: string }, unique: string): string {
+  return `tier:${change.from}:${change.to}:by:${change.by}:${unique}`;
+}
+
+export function tierChangeOf(reference: string | null): TierChange | null {
+  const match = reference === null ? null : TIER_REFERENCE.exec(reference);
+  return match === null ? null : { from: match[1]!, to: match[2]! };
 }
 
 /** A run's charge reference is `run:<run id>:<temporal run id>:<activity id>` (activities/index.ts). */

@@ -29,6 +29,7 @@ export const TABLE_OWNERS: Readonly<Record<string, string>> = {
   billing_customers: 'billing',
   credit_purchases: 'billing',
   billing_events: 'billing',
+  tier_overrides: 'billing',
   webhook_deliveries: 'webhooks',
   mcp_authorization_state: 'mcp-auth',
   connected_apps: 'mcp-auth',

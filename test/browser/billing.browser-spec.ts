@@ -8,9 +8,12 @@ import {
   startConsoleWorld,
   tokenOf,
   type ConsoleWorld,
+  WIDTHS,
 } from './harness.js';
+import { sql } from '../utils/db.js';
 import {
   addPaymentMethod,
+  adminRow,
   adminSetsUser,
   buyCredits,
   acceptInvitation,
@@ -216,12 +219,15 @@ describe('console: plan & credits, workspaces, admin', () => {
     await screenshot(admin, 'admin');
     const me = await w.http.get('/api/me', { token: await tokenOf(page) });
     expect(me.body).toMatchObject({ tier: 'team', credits: 1234 });
-    // The user's own ledger says who set it.
+    // The user's own ledger says who set it: the plan, then the credits.
     await openBilling(page);
-    const newest = page.getByRole('table', { name: 'Credit ledger' }).getByRole('row').nth(1).getByRole('cell');
-    await expect(newest.nth(1).textContent()).resolves.toBe('Set by an administrator');
+    const entries = page.getByRole('table', { name: 'Credit ledger' }).getByRole('row');
+    await expect(entries.nth(1).getByRole('cell').nth(1).textContent()).resolves.toBe(
+      'Plan changed by an administrator (free to team)',
+    );
+    await expect(entries.nth(2).getByRole('cell').nth(1).textContent()).resolves.toBe('Set by an administrator');
 
-    // The ledger shows 20 entries at a time, older ones on request (22 here: signup, 21 adjustments).
+    // The ledger shows 20 entries at a time, older ones on request (23 here: signup, the plan, 21 adjustments).
     const me2 = me.body as { id: string };
     for (let credits = 1; credits <= 20; credits += 1) {
       await w.http.patch(`/api/admin/users/${me2.id}`, { credits }, { token: w.admin.token });
@@ -232,7 +238,7 @@ describe('console: plan & credits, workspaces, admin', () => {
     await expect(rows.count()).resolves.toBe(21);
     await page.getByRole('button', { name: 'Show older entries' }).click();
     await page.getByRole('cell', { name: 'Credits for signing up' }).waitFor();
-    await expect(rows.count()).resolves.toBe(23);
+    await expect(rows.count()).resolves.toBe(24);
     await expect(page.getByRole('button', { name: 'Show older entries' }).count()).resolves.toBe(0);
     await admin.close();
     await page.close();
@@ -267,5 +273,39 @@ describe('console: plan & credits on a server without payments (PAYMENT_PROVIDER
     await expectAccessible(page, 'plan & credits (payments off)');
     await page.close();
     expect(w.pageErrors).toEqual([]);
+  });
+  describe.each(WIDTHS)('the admin page at %i px wide', (width) => {
+    it('shows the subscription’s plan beside the tier, a tier an administrator set over it and what it held back, and returns the user to the subscription’s plan', async () => {
+      const user = await registerUser(w.http);
+      // A subscription as Stripe's events leave it (the suites' payments here are the test provider's).
+      await sql(
+        `INSERT INTO billing_customers (user_id, customer_id, subscription_id, subscription_tier, subscription_status, updated_at)
+         VALUES ($1, $2, $3, 'harness', 'past_due', now())`,
+        [user.id, `cus_browser_${width}_${user.id.slice(0, 8)}`, `sub_browser_${width}_${user.id.slice(0, 8)}`],
+      );
+      await w.http.patch(`/api/admin/users/${user.id}`, { tier: 'team' }, { token: w.admin.token });
+      await sql(
+        `UPDATE tier_overrides SET overridden_at = now(), overridden_tier = 'harness', overridden_status = 'past_due'
+          WHERE user_id = $1`,
+        [user.id],
+      );
+      const admin = await w.newPage({ width });
+      await signIn(admin, { email: w.admin.email, password: w.admin.password });
+      const row = await adminRow(admin, user.email);
+      await row.getByText('Subscription: harness, past due').waitFor();
+      await row.getByText('Set by an administrator: team holds over the subscription').waitFor();
+      await row.getByText(/^Held back on .+: harness, past due$/).waitFor();
+      await expectAccessible(admin, `admin-override-${width}`);
+      await screenshot(admin, `admin-override-${width}`);
+
+      await row.getByRole('button', { name: `Use the subscription’s plan for ${user.email}` }).click();
+      await row.getByText('Set by an administrator').waitFor({ state: 'detached' });
+      await expect(admin.getByLabel(`Tier of ${user.email}`).inputValue()).resolves.toBe('harness');
+      await row.getByText('Subscription: harness, past due').waitFor();
+      const me = await w.http.get('/api/me', { token: user.token });
+      expect(me.body).toMatchObject({ tier: 'harness', subscriptionStatus: 'past_due' });
+      await admin.close();
+      expect(w.pageErrors).toEqual([]);
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { SUBSCRIPTION_STATUSES, type SubscriptionStatus, TIERS, type Tier } from '../../users/user-fields.js';
-import { LEDGER_REASONS, type LedgerEntry, type LedgerReason } from '../../credits/ledger-entry.js';
-import type { BillingResponse, PurchaseResult, PurchaseSummary, TierPlan } from '../billing.service.js';
+import { LEDGER_REASONS, type LedgerEntry, type LedgerReason, type TierChange } from '../../credits/ledger-entry.js';
+import type { BillingResponse, PurchaseResult, PurchaseSummary, TierPlan } from '../billing-views.js';
 import { PURCHASE_STATUSES, type PurchaseStatus } from '../billing.entities.js';
 import { PAYMENT_PROVIDERS, type PaymentProviderName } from '../../config/settings.js';
 import type { TierLimits } from '../tiers.js';
@@ -171,7 +171,7 @@ export class LedgerEntryDto implements LedgerEntry {
     enum: LEDGER_REASONS,
     enumName: 'LedgerReason',
     description:
-      'signup_grant: the credits a new account starts with; purchase: bought credits; model_turn: an agent run’s model turn; chat_turn: a chat reply’s model turn; admin_adjustment: set by an admin',
+      'signup_grant: the credits a new account starts with; purchase: bought credits; model_turn: an agent run’s model turn; chat_turn: a chat reply’s model turn; admin_adjustment: set by an admin; tier_change: an admin changed the tier (amount 0, see tierChange)',
   })
   reason!: LedgerReason;
 
@@ -185,6 +185,17 @@ export class LedgerEntryDto implements LedgerEntry {
     description: 'The run charged (model_turn); else null',
   })
   runId!: string | null;
+
+  // Inline, not a $ref: a nullable $ref (allOf) would refuse the null that validators see.
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    properties: { from: { type: 'string', enum: [...TIERS] }, to: { type: 'string', enum: [...TIERS] } },
+    required: ['from', 'to'],
+    selfRequired: true,
+    description: 'The tiers of a tier_change (from, to); else null',
+  })
+  tierChange!: TierChange | null;
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;

@@ -4,6 +4,8 @@ import { MetricsService } from '../../metrics/metrics.service.js';
 import { BillingEventsService } from '../billing-events.service.js';
 import type { BillingRepository } from '../billing.repository.js';
 import { BillingService } from '../billing.service.js';
+import { PurchaseMetrics } from '../purchase-metrics.js';
+import { TierOverrideService } from '../tier-override.service.js';
 import { FakeBillingRepository } from './fake-billing.repository.js';
 import { FakePaymentProvider } from './fake-payment-provider.js';
 
@@ -18,7 +20,13 @@ export function billingFixture(options: { configured?: boolean; balance?: number
   const provider = new FakePaymentProvider(options.configured ?? true);
   const metrics = new MetricsService();
   const billing = standIn<BillingRepository>(rows);
-  const service = new BillingService(billing, provider, credits, metrics);
-  const events = new BillingEventsService(billing, service, provider, metrics);
+  const service = new BillingService(billing, provider, credits, metrics, new PurchaseMetrics(metrics, billing));
+  const events = new BillingEventsService(
+    billing,
+    service,
+    provider,
+    metrics,
+    new TierOverrideService(billing, credits),
+  );
   return { rows, creditRows, provider, metrics, service, events };
 }

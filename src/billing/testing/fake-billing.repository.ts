@@ -5,6 +5,7 @@ import { UserEntity } from '../../users/user.entity.js';
 import type { SubscriptionStatus, Tier } from '../../users/user-fields.js';
 import type { BillingCustomerEntity, CreditPurchaseEntity, PurchaseStatus } from '../billing.entities.js';
 import type { BillingRepository } from '../billing.repository.js';
+import type { TierOverrideEntity } from '../tier-override.entity.js';
 
 type Used =
   | 'findUserOrFail'
@@ -23,7 +24,11 @@ type Used =
   | 'settlePurchase'
   | 'pendingPurchases'
   | 'purchases'
-  | 'recordEvent';
+  | 'recordEvent'
+  | 'keepSubscriptionPlan'
+  | 'tierOverride'
+  | 'recordOverridden'
+  | 'clearTierOverride';
 
 /**
  * Billing's rows in memory: users' plans and cards, customers, purchases and the events applied.
@@ -35,6 +40,7 @@ export class FakeBillingRepository implements Pick<BillingRepository, Used> {
   customers = new Map<string, BillingCustomerEntity>();
   purchaseRows = new Map<string, CreditPurchaseEntity>();
   events = new Set<string>();
+  overrides = new Map<string, TierOverrideEntity>();
   /** The balance a user row shows (the credits feature owns it): wired to the credits fake by the spec. */
   balanceOf: (userId: string) => number = () => 0;
 
@@ -108,6 +114,8 @@ export class FakeBillingRepository implements Pick<BillingRepository, Used> {
       userId,
       customerId,
       subscriptionId: null,
+      subscriptionTier: null,
+      subscriptionStatus: null,
       statusEventAt: null,
       updatedAt: new Date(),
     });
@@ -196,5 +204,35 @@ export class FakeBillingRepository implements Pick<BillingRepository, Used> {
       purchaseRows: copy(this.purchaseRows),
       events: new Set(this.events),
     };
+  }
+
+  async keepSubscriptionPlan(
+    _em: EntityManager,
+    userId: string,
+    plan: { tier: Tier | null; status: SubscriptionStatus | null },
+  ): Promise<void> {
+    const customer = this.customers.get(userId);
+    if (customer !== undefined) {
+      Object.assign(customer, { subscriptionTier: plan.tier, subscriptionStatus: plan.status });
+    }
+  }
+
+  async tierOverride(userId: string): Promise<TierOverrideEntity | null> {
+    return this.overrides.get(userId) ?? null;
+  }
+
+  async recordOverridden(
+    _em: EntityManager,
+    userId: string,
+    event: { at: Date; tier: Tier; status: SubscriptionStatus },
+  ): Promise<void> {
+    const row = this.overrides.get(userId);
+    if (row !== undefined) {
+      Object.assign(row, { overriddenAt: event.at, overriddenTier: event.tier, overriddenStatus: event.status });
+    }
+  }
+
+  async clearTierOverride(_em: EntityManager, userId: string): Promise<boolean> {
+    return this.overrides.delete(userId);
   }
 }

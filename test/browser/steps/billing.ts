@@ -3,7 +3,7 @@
  * for the browser specs (billing.browser-spec.ts and the issue's end-to-end scenario).
  */
 import { expect } from '@jest/globals';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import type { World } from '../../utils/world.js';
 import { tokenOf } from '../harness.js';
 
@@ -129,11 +129,8 @@ export async function acceptInvitation(page: Page, workspaceName: string): Promi
  * As a signed-in admin, on the Admin page: changes a user's tier and/or credits and saves, waiting
  * for the row to say so.
  */
-export async function adminSetsUser(
-  page: Page,
-  email: string,
-  changes: { tier?: string; credits?: number; role?: string; subscriptionStatus?: string },
-): Promise<void> {
+/** The admin page's row of a user (pages of users are loaded until it shows). */
+export async function adminRow(page: Page, email: string): Promise<Locator> {
   await page.goto('/admin');
   await page.getByRole('table', { name: 'Users' }).waitFor();
   const row = page.getByRole('row').filter({ hasText: email });
@@ -145,6 +142,15 @@ export async function adminSetsUser(
     await more.click();
     await page.getByRole('button', { name: 'Show more users' }).or(row).first().waitFor();
   }
+  return row;
+}
+
+export async function adminSetsUser(
+  page: Page,
+  email: string,
+  changes: { tier?: string; credits?: number; role?: string; subscriptionStatus?: string },
+): Promise<void> {
+  const row = await adminRow(page, email);
   if (changes.tier !== undefined) {
     await page.getByLabel(`Tier of ${email}`).selectOption(changes.tier);
   }

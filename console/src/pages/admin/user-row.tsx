@@ -2,8 +2,9 @@ import { type FormEvent, useState } from 'react';
 import { api, type Schemas, unwrap } from '../../api/client';
 import { useAction } from '../../api/hooks';
 import { ErrorNote } from '../../components/ui';
+import { PlanNote } from './plan-note';
 
-type User = Schemas['UserResponseDto'];
+type User = Schemas['AdminUserDto'];
 type Patch = Schemas['AdminUserPatchDto'];
 
 const TIERS = { free: 'free', pro: 'pro', harness: 'harness', team: 'team' } satisfies Record<Schemas['Tier'], string>;
@@ -67,6 +68,12 @@ export function UserRow({ user, onChanged }: { user: User; onChanged: (user: Use
     setSaved(true);
     await onChanged(answer);
   });
+  // Returned to the subscription's plan: the choices show the tier and status now in force.
+  const returned = async (changed: User) => {
+    setTier(changed.tier);
+    setStatus(changed.subscriptionStatus);
+    await onChanged(changed);
+  };
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setSaved(false);
@@ -82,6 +89,7 @@ export function UserRow({ user, onChanged }: { user: User; onChanged: (user: Use
       </td>
       <td>
         <Choice id={`${formId}-tier`} label={`Tier of ${user.email}`} value={tier} options={TIERS} onChange={setTier} />
+        <PlanNote user={user} onChanged={returned} />
       </td>
       <td>
         <label className="visually-hidden" htmlFor={`${formId}-credits`}>

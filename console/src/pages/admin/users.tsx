@@ -5,7 +5,7 @@ import { Busy, ErrorNote, PageTitle } from '../../components/ui';
 import { useSession } from '../../session/session';
 import { UserRow } from './user-row';
 
-type User = Schemas['UserResponseDto'];
+type User = Schemas['AdminUserDto'];
 
 const PAGE_SIZE = 25;
 
@@ -41,7 +41,8 @@ export function AdminPage() {
       <PageTitle>Admin: users</PageTitle>
       <p className="hint">
         Changes apply from the user’s next request. Credits set here are written to their ledger as an administrator’s
-        adjustment. Granting <code>admin</code> makes them an administrator too.
+        adjustment. A tier set here holds against their subscription’s renewals until you return them to their
+        subscription’s plan or the plan itself changes. Granting <code>admin</code> makes them an administrator too.
       </p>
       {!loaded && page.busy ? <Busy label="Loading users…" /> : null}
       {users.length > 0 ? (

@@ -14,6 +14,7 @@ const REASONS = {
   model_turn: 'Agent run (model turn)',
   chat_turn: 'Chat reply (model turn)',
   admin_adjustment: 'Set by an administrator',
+  tier_change: 'Plan changed by an administrator',
 } satisfies Record<Schemas['LedgerReason'], string>;
 
 export interface LedgerState {
@@ -96,6 +97,7 @@ export function Ledger({ ledger }: { ledger: LedgerState }) {
                 <td>{formatDate(entry.createdAt)}</td>
                 <td>
                   {REASONS[entry.reason]}
+                  {entry.tierChange === null ? null : ` (${entry.tierChange.from} to ${entry.tierChange.to})`}
                   {entry.runId === null ? null : (
                     <>
                       {' '}
