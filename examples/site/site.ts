@@ -308,6 +308,11 @@ export class ReferenceSite {
   readonly revocations: Array<{ hint: string | null; known: boolean; failed?: true }> = [];
   /** While true, the revocation endpoint answers 503 and revokes nothing. */
   failRevocations = false;
+  /**
+   * Whether the token endpoint issues refresh tokens. false plays a provider that grants only an access
+   * token: the connection ends when it expires.
+   */
+  issueRefreshTokens = true;
   /** Token requests that have started waiting out tokenDelayMs. */
   stalledTokenRequests = 0;
   accessTokenTtlSeconds: number;
@@ -812,12 +817,14 @@ export class ReferenceSite {
       used: false,
     };
     this.accessTokens.set(access.token, access);
-    this.refreshTokens.set(refresh.token, refresh);
+    if (this.issueRefreshTokens) {
+      this.refreshTokens.set(refresh.token, refresh);
+    }
     return {
       access_token: access.token,
       ...(this.faults.tokenWithoutType ? {} : { token_type: 'Bearer' }),
       expires_in: this.accessTokenTtlSeconds,
-      refresh_token: refresh.token,
+      ...(this.issueRefreshTokens ? { refresh_token: refresh.token } : {}),
       ...(withScope ? { scope: scopes.join(' ') } : {}),
     };
   }

@@ -1,15 +1,17 @@
 import { type DataSource } from 'typeorm';
+import { type ExpiredCounters } from './rate-limit-sweeper.js';
 import { type CounterStore } from './reconciled-rate-limit.js';
 
 /*
  * The SQL of the rate-limit counters (table rate_limits, shared by every limiter of every process:
  * infrastructure, not a feature's rows). RateLimitReconciler (reconciled-rate-limit.ts) decides
- * what to send; this store sends it in one statement per flush and one per heartbeat.
+ * what to send; this store sends it in one statement per flush and one per heartbeat. The
+ * ExpiredCounterSweeper (rate-limit-sweeper.ts) deletes the rows whose window ended.
  */
 
 /** The heartbeats' rows: one per second, counting the processes that beat in it. */
 const PROCESS_KEY_PREFIX = 'api-limit-processes';
-/** Heartbeat rows outlive their second a little, then the expired rows' cleanup deletes them. */
+/** Heartbeat rows outlive their second a little, then the sweeper deletes them. */
 const PROCESS_ROW_TTL_MS = 10_000;
 
 /**
@@ -60,4 +62,29 @@ export function postgresCounterStore(dataSource: DataSource, table: string): Cou
   };
 }
 
-type PgQuery = (q: { name: string; text: string; values: unknown[] }) => Promise<{ rows: unknown[] }>;
+/**
+ * Deletes up to `max` rows whose window ended (every limiter's keys and the heartbeats): the index
+ * rate_limits_expire finds them, the LIMIT bounds the statement.
+ */
+export function postgresExpiredCounters(dataSource: DataSource, table: string): ExpiredCounters {
+  const pool = (dataSource.driver as unknown as { master: { query: PgQuery } }).master;
+  return {
+    async deleteExpired(now, max) {
+      const result = await pool.query({
+        name: 'agentsite-rate-limit-expire',
+        text: `
+          DELETE FROM ${table} WHERE key = ANY(ARRAY(
+            SELECT key FROM ${table} WHERE expire < $1 ORDER BY expire LIMIT $2
+          ))`,
+        values: [now, max],
+      });
+      return result.rowCount ?? 0;
+    },
+  };
+}
+
+type PgQuery = (q: {
+  name: string;
+  text: string;
+  values: unknown[];
+}) => Promise<{ rows: unknown[]; rowCount?: number | null }>;

@@ -6,7 +6,8 @@ import { type DataSource } from 'typeorm';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { AppError } from './app-error.js';
-import { postgresCounterStore } from './rate-limit-counters.repository.js';
+import { postgresCounterStore, postgresExpiredCounters } from './rate-limit-counters.repository.js';
+import { ExpiredCounterSweeper, SWEEP_MAX_INTERVAL_MS, sweepIntervalFor } from './rate-limit-sweeper.js';
 import { RateLimitReconciler, type ReconciledLimiter } from './reconciled-rate-limit.js';
 
 /** The table migrations create for rate-limiter-flexible; shared by every API and worker process. */
@@ -37,6 +38,20 @@ export function rateLimitExempt(reflector: Reflector, context: ExecutionContext)
   return reflector.getAllAndOverride<boolean>(NO_RATE_LIMIT, [context.getHandler(), context.getClass()]) === true;
 }
 
+/** One sweeper of ended windows per process (per data source), started by the first limiter. */
+const sweepers = new WeakMap<DataSource, ExpiredCounterSweeper>();
+
+/** Starts (once per data source) the sweep of the counters whose window ended, at most every intervalMs. */
+export function sweepExpiredCounters(dataSource: DataSource, intervalMs: number): ExpiredCounterSweeper {
+  let sweeper = sweepers.get(dataSource);
+  if (sweeper === undefined) {
+    sweeper = new ExpiredCounterSweeper(postgresExpiredCounters(dataSource, RATE_LIMIT_TABLE), intervalMs);
+    sweepers.set(dataSource, sweeper);
+  }
+  sweeper.start(intervalMs);
+  return sweeper;
+}
+
 /**
  * Builds a limiter whose counters live in PostgreSQL, the one store every API and worker process
  * shares. No in-memory fallback: a per-process counter cannot hold a limit across processes (each
@@ -46,6 +61,7 @@ export function rateLimitExempt(reflector: Reflector, context: ExecutionContext)
 export function postgresLimiter(dataSource: DataSource, keyPrefix: string, points: number, durationSeconds: number) {
   const pool = (dataSource.driver as unknown as { master: unknown }).master;
   keyPrefix = limitKeyPrefix(keyPrefix, points, durationSeconds);
+  sweepExpiredCounters(dataSource, Math.min(sweepIntervalFor(durationSeconds), SWEEP_MAX_INTERVAL_MS));
   return new RateLimiterPostgres({
     storeClient: pool,
     storeType: 'pool',
@@ -54,9 +70,9 @@ export function postgresLimiter(dataSource: DataSource, keyPrefix: string, point
     keyPrefix,
     points,
     duration: durationSeconds,
-    // Every 5 minutes, the library deletes the rows of windows that ended an hour ago (every limiter's,
-    // the API limits' and their heartbeats included): otherwise the table only grows.
-    clearExpiredByTimeout: true,
+    // Not the library's cleanup (an unbounded DELETE every 5 minutes of the rows that ended an hour
+    // ago, per limiter): the process's sweeper deletes every limiter's ended rows in bounded batches.
+    clearExpiredByTimeout: false,
   });
 }
 
@@ -100,10 +116,12 @@ export class ApiRateLimits implements OnApplicationShutdown {
   readonly perIp: ReconciledLimiter;
   readonly perUser: ReconciledLimiter;
   private readonly reconciler: RateLimitReconciler;
+  private readonly sweeper: ExpiredCounterSweeper;
 
   constructor(@InjectDataSource() dataSource: DataSource, @Inject(SETTINGS) settings: Settings) {
     this.reconciler = new RateLimitReconciler(postgresCounterStore(dataSource, RATE_LIMIT_TABLE));
     const window = settings.rateLimitWindowSeconds;
+    this.sweeper = sweepExpiredCounters(dataSource, sweepIntervalFor(window));
     this.perIp = this.reconciler.limiter(
       limitKeyPrefix('api-ip', settings.rateLimitPerIp, window),
       settings.rateLimitPerIp,
@@ -117,6 +135,7 @@ export class ApiRateLimits implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.sweeper.stop();
     await this.reconciler.close();
   }
 }

@@ -13,6 +13,7 @@ import { Billing1764500000000 } from './migrations/1764500000000-billing.js';
 import { CacheInvalidation1764600000000 } from './migrations/1764600000000-cache-invalidation.js';
 import { ChatSessionsByUser1764600000200 } from './migrations/1764600000200-chat-sessions-by-user.js';
 import { RateLimitsUnlogged1764600000300 } from './migrations/1764600000300-rate-limits-unlogged.js';
+import { RateLimitsExpireIndex1765000021200 } from './migrations/1765000021200-rate-limits-expire-index.js';
 import { SiteCacheInvalidation1764600000400 } from './migrations/1764600000400-site-cache-invalidation.js';
 import { CreditsCacheUpdate1764600000500 } from './migrations/1764600000500-credits-cache-update.js';
 import { RequestPathIndexes1764700000000 } from './migrations/1764700000000-request-path-indexes.js';
@@ -55,6 +56,7 @@ export const MIGRATIONS = [
   McpAuthorizationServer1765000019000,
   ApprovalsNotifications1765000020000,
   BillingReliability1765000021100,
+  RateLimitsExpireIndex1765000021200,
   RunToolSets1765000021400,
 ];
 

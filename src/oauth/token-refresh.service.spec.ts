@@ -121,9 +121,25 @@ describe('TokenRefreshService.refresh (single flight, refusals)', () => {
     expect(store.rows.get(SITE_ID)?.status).toBe('active');
   });
 
-  it('answers unauthorized without a request when there is no refresh token, and frees the lease', async () => {
-    const { tokens, http, store } = withPair(-1000, null);
-    expect((await failureOf(tokens.tokenFor(site))).kind).toBe('unauthorized');
+  it('without a refresh token: the access token serves to its expiry, then reconnect, asking nobody', async () => {
+    // Within the refresh skew, but still valid: used as it is (there is nothing to refresh it with).
+    const valid = withPair(REFRESH_SKEW_MS - 10_000, null);
+    await expect(valid.tokens.tokenFor(site)).resolves.toEqual({ token: 'at-1', generation: 1, kind: 'oauth2' });
+    expect(valid.http.requests).toEqual([]);
+
+    const expired = withPair(-1000, null);
+    const failure = await failureOf(expired.tokens.tokenFor(site));
+    expect(failure).toMatchObject({ kind: 'reauth_required', retryable: false, code: 'TOOL_EXECUTION_ERROR' });
+    expect(failure.message).toMatch(
+      /^Shop needs reconnecting: its access expired at \d{4}-\d\d-\d\d \d\d:\d\d UTC and it gave no refresh token$/,
+    );
+    expect(expired.http.requests).toEqual([]);
+    expect(expired.store.rows.get(SITE_ID)?.refreshLeaseOwner).toBeNull();
+  });
+
+  it('answers unauthorized without a request when the site refused a token that cannot be refreshed, and frees the lease', async () => {
+    const { tokens, http, store } = withPair(REFRESH_SKEW_MS + 60_000, null);
+    expect((await failureOf(tokens.tokenFor(site, 1))).kind).toBe('unauthorized');
     expect(http.requests).toEqual([]);
     expect(store.rows.get(SITE_ID)?.refreshLeaseOwner).toBeNull();
   });

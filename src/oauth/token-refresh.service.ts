@@ -68,10 +68,17 @@ export class TokenRefreshService {
       const secret = this.credentials.open(row) as Extract<CredentialSecret, { kind: 'bearer' }>;
       return { token: secret.token, generation: row.generation, kind: 'bearer' };
     }
+    const secret = this.credentials.open(row) as Extract<CredentialSecret, { kind: 'oauth2' }>;
+    if (secret.refreshToken === null && staleGeneration === undefined) {
+      // Nothing to renew it with: the access token serves until it expires, then the user reconnects.
+      if (row.expiresAt !== null && row.expiresAt.getTime() <= Date.now()) {
+        throw accessExpired(site.manifest.name, row.expiresAt);
+      }
+      return { token: secret.accessToken, generation: row.generation, kind: 'oauth2' };
+    }
     if (needsRefresh(row) || (staleGeneration !== undefined && row.generation === staleGeneration)) {
       return this.refresh(site, row.generation);
     }
-    const secret = this.credentials.open(row) as Extract<CredentialSecret, { kind: 'oauth2' }>;
     return { token: secret.accessToken, generation: row.generation, kind: 'oauth2' };
   }
 
@@ -221,6 +228,18 @@ export class TokenRefreshService {
 }
 
 const refreshLogger = new Logger('Credentials');
+
+/**
+ * An OAuth connection whose access token expired and that came without a refresh token: refused before
+ * anything is sent, and not retried (only the user can reconnect it).
+ */
+export function accessExpired(siteName: string, expiredAt: Date): ToolCallFailure {
+  const at = `${expiredAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  return new ToolCallFailure(
+    'reauth_required',
+    `${siteName} needs reconnecting: its access expired at ${at} and it gave no refresh token`,
+  );
+}
 
 function needsRefresh(row: CredentialEntity): boolean {
   return row.kind === 'oauth2' && row.expiresAt !== null && row.expiresAt.getTime() - REFRESH_SKEW_MS <= Date.now();

@@ -80,6 +80,22 @@ export class CredentialsService {
     }
   }
 
+  /**
+   * Whether the service can renew the credential itself: an OAuth grant that came with a refresh token.
+   * A row that cannot be opened is not (it must be stored again anyway).
+   */
+  refreshable(row: CredentialEntity): boolean {
+    if (row.kind !== 'oauth2') {
+      return false;
+    }
+    try {
+      const secret = this.open(row);
+      return secret.kind === 'oauth2' && secret.refreshToken !== null;
+    } catch {
+      return false;
+    }
+  }
+
   /** Stores a credential for a site with none; false when one exists already (TOKEN_EXISTS). */
   async insertBearer(siteId: string, token: string, expiresAt: Date | null): Promise<CredentialEntity | null> {
     const row = this.repo.create({

@@ -29,9 +29,41 @@ export interface SiteResponse {
     expiresAt?: string | null;
     scopes?: string[] | null;
     requiredScope?: string | null;
+    connection?: CredentialConnection;
   };
   manifestFetchedAt: string;
   createdAt: string;
+}
+
+/**
+ * Whether the stored credential can be used now, and until when: `expired` once an access token that
+ * cannot be renewed (a bearer token with an expiry, an OAuth grant without a refresh token) is past its
+ * expiry; `reconnect_required` once the site refused to renew it.
+ */
+export type ConnectionStatus = 'connected' | 'expired' | 'reconnect_required';
+
+export interface CredentialConnection {
+  status: ConnectionStatus;
+  /** When the stored access ends (null: no expiry known); renewed automatically when refreshable. */
+  expiresAt: string | null;
+  /** OAuth with a refresh token: the service renews the access itself; otherwise reconnect by expiresAt. */
+  refreshable: boolean;
+}
+
+/** The connection of a stored credential at `now`; `refreshable`: it holds an OAuth refresh token. */
+export function connectionOf(
+  credential: CredentialEntity,
+  refreshable: boolean,
+  now = Date.now(),
+): CredentialConnection {
+  const expiresAt = credential.expiresAt;
+  const status: ConnectionStatus =
+    credential.status === 'reauth_required'
+      ? 'reconnect_required'
+      : !refreshable && expiresAt !== null && expiresAt.getTime() <= now
+        ? 'expired'
+        : 'connected';
+  return { status, expiresAt: expiresAt?.toISOString() ?? null, refreshable };
 }
 
 export interface TokenAnswer {
@@ -39,7 +71,12 @@ export interface TokenAnswer {
   expiresAt: string | null;
 }
 
-export function toSiteResponse(site: SiteEntity, credential: CredentialEntity | null): SiteResponse {
+/** `refreshable`: the credential holds an OAuth refresh token (see CredentialsService.refreshable). */
+export function toSiteResponse(
+  site: SiteEntity,
+  credential: CredentialEntity | null,
+  refreshable = false,
+): SiteResponse {
   const { manifest } = site;
   return {
     id: site.id,
@@ -69,6 +106,7 @@ export function toSiteResponse(site: SiteEntity, credential: CredentialEntity | 
             expiresAt: credential.expiresAt?.toISOString() ?? null,
             ...(credential.kind === 'oauth2' ? { scopes: credential.scopes } : {}),
             ...(site.protocol === 'mcp' ? { requiredScope: credential.requiredScope ?? null } : {}),
+            connection: connectionOf(credential, refreshable),
           },
     manifestFetchedAt: site.manifestFetchedAt.toISOString(),
     createdAt: site.createdAt.toISOString(),

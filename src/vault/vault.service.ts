@@ -82,7 +82,8 @@ export class VaultService {
   }
 
   async describe(site: SiteEntity): Promise<SiteResponse> {
-    return toSiteResponse(site, await this.credentials.findForSite(site.id));
+    const credential = await this.credentials.findForSite(site.id);
+    return toSiteResponse(site, credential, credential !== null && this.credentials.refreshable(credential));
   }
 
   /**
@@ -150,7 +151,10 @@ export class VaultService {
   async list(scope: Scope, query: PageQuery): Promise<Page<SiteResponse>> {
     const { rows, credentials } = await this.sites.page(scope, query);
     const bySite = new Map(credentials.map((c) => [c.siteId, c]));
-    return pageOf(rows, query.limit, (site) => toSiteResponse(site, bySite.get(site.id) ?? null));
+    return pageOf(rows, query.limit, (site) => {
+      const credential = bySite.get(site.id) ?? null;
+      return toSiteResponse(site, credential, credential !== null && this.credentials.refreshable(credential));
+    });
   }
 
   async refreshManifest(site: SiteEntity): Promise<SiteResponse> {

@@ -3,10 +3,15 @@ import { PageDto } from '../../common/api-schemas.js';
 import { SITE_SCOPES, type SiteScope } from '../../sites/scopes.js';
 import type { CredentialKind, CredentialStatus } from '../credential.entity.js';
 import { type McpToolAnnotations, SITE_PROTOCOLS, type SiteProtocol } from '../../sites/mcp-state.js';
-import type { SiteResponse, TokenAnswer } from '../site-response.js';
+import type { ConnectionStatus, CredentialConnection, SiteResponse, TokenAnswer } from '../site-response.js';
 
 const CREDENTIAL_KINDS = ['bearer', 'oauth2'] as const satisfies readonly CredentialKind[];
 const CREDENTIAL_STATUSES = ['active', 'reauth_required'] as const satisfies readonly CredentialStatus[];
+const CONNECTION_STATUSES = [
+  'connected',
+  'expired',
+  'reconnect_required',
+] as const satisfies readonly ConnectionStatus[];
 
 export class SiteAuthDto {
   @ApiProperty({ enum: CREDENTIAL_KINDS, description: 'How the site takes credentials' })
@@ -65,6 +70,32 @@ export class SiteToolDto {
   annotations?: SiteToolAnnotationsDto;
 }
 
+/** Whether the stored credential can be used now, and until when. */
+export class CredentialConnectionDto implements CredentialConnection {
+  @ApiProperty({
+    enum: CONNECTION_STATUSES,
+    description:
+      'connected: calls use it; expired: its access ended and cannot be renewed (connect again, or store a new token); ' +
+      'reconnect_required: the site refused to renew it',
+  })
+  status: ConnectionStatus;
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'When the stored access ends (null: no expiry known). Renewed automatically when refreshable',
+  })
+  expiresAt: string | null;
+
+  @ApiProperty({
+    description:
+      'true: an OAuth connection with a refresh token, renewed by the service; false: a token, or an OAuth grant without ' +
+      'a refresh token, which ends at expiresAt',
+  })
+  refreshable: boolean;
+}
+
 export class SiteCredentialDto {
   // OpenAPI 3.0.3: a nullable enum lists null among its values.
   @ApiProperty({ enum: [...CREDENTIAL_KINDS, null], nullable: true, description: 'null: no credential is stored' })
@@ -96,6 +127,12 @@ export class SiteCredentialDto {
     description: 'MCP: the scope the server asked for in a refusal (insufficient_scope); connect again to grant it',
   })
   requiredScope?: string | null;
+
+  @ApiPropertyOptional({
+    type: CredentialConnectionDto,
+    description: 'Present when a credential is stored: whether it can be used now, and until when',
+  })
+  connection?: CredentialConnectionDto;
 }
 
 /** A vault site: its manifest as the service read it, and its credential as a hint. */

@@ -115,13 +115,29 @@ export function connectionOf(site: Site, now = Date.now()): Connection {
     };
   }
   if (credential.kind === 'oauth2') {
+    // The service says whether it can renew the access; without a refresh token it ends at expiresAt.
+    const renewable = credential.connection?.refreshable !== false;
+    const endsAt = credential.connection?.expiresAt ?? expiresAt;
+    if (!renewable && endsAt !== null && (credential.connection?.status === 'expired' || Date.parse(endsAt) <= now)) {
+      return {
+        state: 'expired',
+        label: 'Connection expired',
+        tone: 'bad',
+        usable: false,
+        scopes,
+        detail: `Expired at ${formatDate(endsAt)}: reconnect ${name} to call its tools again (${name} does not let its access be renewed).`,
+      };
+    }
     return {
       state: 'oauth',
       label: 'Connected with OAuth',
-      tone: 'ok',
+      tone: renewable || endsAt === null ? 'ok' : 'warn',
       usable: true,
       scopes,
-      detail: `Allowed scopes: ${scopes.join(', ') || 'none'}. Access is renewed automatically.`,
+      detail:
+        renewable || endsAt === null
+          ? `Allowed scopes: ${scopes.join(', ') || 'none'}. Access is renewed automatically.`
+          : `Connected — expires at ${formatDate(endsAt)}, reconnect then: ${name} does not let its access be renewed. Allowed scopes: ${scopes.join(', ') || 'none'}.`,
     };
   }
   return {

@@ -14,7 +14,8 @@ async function startConnection(site: Site, tools: string[]): Promise<void> {
 
 /**
  * Connect by OAuth, choosing the tools: the connection asks only for the scopes they need. A
- * connection the site refused to renew gets one button that asks again for what was granted before.
+ * connection the site refused to renew, or whose access expired without a way to renew it, gets one
+ * button that asks again for what was granted before.
  * The connection's state is shown once, by the connection panel around this form.
  */
 export function OAuthConnect({ site, connection }: { site: Site; connection: Connection }) {
@@ -44,7 +45,7 @@ export function OAuthConnect({ site, connection }: { site: Site; connection: Con
   return (
     <section aria-labelledby="oauth-heading">
       <h3 id="oauth-heading">Connect with OAuth</h3>
-      {connection.state === 'reconnect' ? (
+      {connection.state === 'reconnect' || connection.state === 'expired' ? (
         <div className="notice">
           <button
             type="button"
