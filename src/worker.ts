@@ -31,6 +31,7 @@ import { NotificationSenderService } from './notifications/notification-sender.s
 import { RunToolsService } from './runs/run-tools.service.js';
 import { ApprovalRecordsService } from './approvals/approval-records.service.js';
 import { RunRecordsService } from './runs/run-records.service.js';
+import { RunReconcileService } from './runs/run-reconcile.service.js';
 import { RunRetentionService } from './runs/run-retention.service.js';
 
 /** gRPC PERMISSION_DENIED and UNIMPLEMENTED: the server does not let this caller use the operator service. */
@@ -101,6 +102,8 @@ async function main(): Promise<void> {
   // The daily clean-up of old runs follows RUN_RETENTION_DAYS: scheduled when set, unscheduled when not.
   const retention = await app.get(RunRetentionService).syncSchedule();
   logger.log(`run retention schedule: ${retention}`);
+  // Runs whose execution ended without ending or archiving them (terminated by an operator).
+  logger.log(`run reconcile schedule: ${await app.get(RunReconcileService).syncSchedule()}`);
   const identity = `${process.pid}@${hostname()}`;
   const { worker, connection } = await createWorker({
     connection: connectionOptions,

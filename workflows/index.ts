@@ -3,3 +3,4 @@ export { scheduledTriggerWorkflow } from './scheduled-trigger.workflow.js';
 export { echoWorkflow } from './echo.workflow.js';
 export { runRetentionWorkflow } from './run-retention.workflow.js';
 export { notificationWorkflow } from './notification.workflow.js';
+export { runReconcileWorkflow } from './run-reconcile.workflow.js';
