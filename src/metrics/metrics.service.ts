@@ -83,7 +83,7 @@ export class MetricsService {
 
   readonly runsReconciled = new Counter({
     name: 'agentsite_runs_reconciled_total',
-    help: "Runs the run reconciler put right after their Temporal execution ended without doing so, by outcome: failed (left queued or active, e.g. terminated by an operator; ended as failed), archived (ended without an archive; archived from its history), unavailable (its history was gone; archived saying so)",
+    help: 'Runs the run reconciler put right after their Temporal execution ended without doing so, by outcome: failed (left queued or active, e.g. terminated by an operator; ended as failed), archived (ended without an archive; archived from its history), unavailable (its history was gone; archived saying so)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

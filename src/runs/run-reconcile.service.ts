@@ -109,7 +109,10 @@ export class RunReconcileService {
     return {
       examined: candidates.length,
       reconciled,
-      next: candidates.length === limit && last !== undefined ? { queuedAt: last.queuedAt.toISOString(), id: last.id } : null,
+      next:
+        candidates.length === limit && last !== undefined
+          ? { queuedAt: last.queuedAt.toISOString(), id: last.id }
+          : null,
     };
   }
 
@@ -197,7 +200,10 @@ const LOST_FROM_QUEUE =
   "The run was lost before it started: its agent's queue was stopped and started again without it";
 
 /** The run's error, in words, from how its execution ended. */
-function endedBy(execution: Exclude<Execution, { state: 'running' }>, queued: boolean): { error: string; code: string } {
+function endedBy(
+  execution: Exclude<Execution, { state: 'running' }>,
+  queued: boolean,
+): { error: string; code: string } {
   const before = queued ? ' before it started' : '';
   if (execution.state === 'gone') {
     return {
