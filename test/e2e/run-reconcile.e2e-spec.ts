@@ -111,8 +111,8 @@ describe('run reconciler (e2e)', () => {
 
   async function closed(execution: { workflowId: string; runId: string | null }): Promise<void> {
     await eventually(`${execution.runId} to close`, async () =>
-      (await temporal.workflow.getHandle(execution.workflowId, execution.runId ?? undefined).describe()).status
-        .name !== 'RUNNING'
+      (await temporal.workflow.getHandle(execution.workflowId, execution.runId ?? undefined).describe()).status.name !==
+      'RUNNING'
         ? true
         : undefined,
     );
@@ -253,7 +253,7 @@ describe('run reconciler (e2e)', () => {
   });
 
   it(
-    "a run whose execution was deleted before it was archived says its timeline is no longer available",
+    'a run whose execution was deleted before it was archived says its timeline is no longer available',
     async () => {
       const { user, fire, agentId } = await webhookAgent();
       world.model.script({ stall: true });
