@@ -10,6 +10,8 @@ import type {
   ModelCall,
   ModelTurnInput,
   ModelTurnOutput,
+  ReconcileRunsCursor,
+  ReconcileRunsResult,
   RequestApprovalInput,
   RunContext,
   RunRequest,
@@ -49,6 +51,11 @@ export interface RunsPort {
   archiveRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void>;
   /** One batch of the RUN_RETENTION_DAYS clean-up (the age is the worker's setting, not an input). */
   deleteExpiredRuns(): Promise<DeleteExpiredRunsResult>;
+  /**
+   * One batch of the run reconciler, from `after` (the previous batch's cursor; only where to go on,
+   * the runs' state is read from the database and Temporal).
+   */
+  reconcileRuns(after: ReconcileRunsCursor | null): Promise<ReconcileRunsResult>;
   /**
    * `caller`: the workflow that asks (from Temporal, not the input), which must be a firing of the
    * agent's schedule (its scheduled-trigger workflow); it is also the one that waits for the run.
@@ -173,6 +180,12 @@ export function createActivities(deps: ActivityDeps) {
     async deleteExpiredRuns(): Promise<DeleteExpiredRunsResult> {
       Context.current().log.info('deleteExpiredRuns');
       return classified(() => deps.runs.deleteExpiredRuns());
+    },
+
+    /** The run reconciler's batch: runs whose execution ended without ending or archiving them. */
+    async reconcileRuns(after: ReconcileRunsCursor | null): Promise<ReconcileRunsResult> {
+      Context.current().log.info('reconcileRuns');
+      return classified(() => deps.runs.reconcileRuns(after ?? null));
     },
 
     async enqueueScheduledRun(input: ScheduledTriggerInput): Promise<ScheduledTriggerResult> {

@@ -31,6 +31,7 @@ import { NotificationSenderService } from './notifications/notification-sender.s
 import { RunToolsService } from './runs/run-tools.service.js';
 import { ApprovalRecordsService } from './approvals/approval-records.service.js';
 import { RunRecordsService } from './runs/run-records.service.js';
+import { RunReconcileService } from './runs/run-reconcile.service.js';
 import { RunRetentionService } from './runs/run-retention.service.js';
 import { PurchaseReconcileService } from './billing/purchase-reconcile.service.js';
 
@@ -104,6 +105,8 @@ async function main(): Promise<void> {
   logger.log(`run retention schedule: ${retention}`);
   // Pending card purchases looked up at Stripe every 5 minutes: scheduled with Stripe, removed without.
   logger.log(`purchase reconcile schedule: ${await app.get(PurchaseReconcileService).syncSchedule()}`);
+  // Runs whose execution ended without ending or archiving them (terminated by an operator).
+  logger.log(`run reconcile schedule: ${await app.get(RunReconcileService).syncSchedule()}`);
   const identity = `${process.pid}@${hostname()}`;
   const { worker, connection } = await createWorker({
     connection: connectionOptions,

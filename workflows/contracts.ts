@@ -108,6 +108,19 @@ export interface DeleteExpiredRunsResult {
   more: boolean;
 }
 
+/** Where a run reconciler's batch goes on from: the last run it looked at (queued_at, id). */
+export interface ReconcileRunsCursor {
+  queuedAt: string;
+  id: string;
+}
+
+/** One batch of the run reconciler: runs it looked at, runs it ended or archived, and where to go on (null: done). */
+export interface ReconcileRunsResult {
+  examined: number;
+  reconciled: number;
+  next: ReconcileRunsCursor | null;
+}
+
 export interface ScheduledTriggerInput {
   agentId: string;
 }

@@ -25,6 +25,7 @@ import { WebhookDeliveries1765000017600 } from './migrations/1765000017600-webho
 import { McpSites1765000017700 } from './migrations/1765000017700-mcp-sites.js';
 import { McpAuthorizationServer1765000019000 } from './migrations/1765000019000-mcp-authorization-server.js';
 import { ApprovalsNotifications1765000020000 } from './migrations/1765000020000-approvals-notifications.js';
+import { RunReconcile1765000021000 } from './migrations/1765000021000-run-reconcile.js';
 import { BillingReliability1765000021100 } from './migrations/1765000021100-billing-reliability.js';
 import { RunToolSets1765000021400 } from './migrations/1765000021400-run-tool-sets.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
@@ -55,6 +56,7 @@ export const MIGRATIONS = [
   McpSites1765000017700,
   McpAuthorizationServer1765000019000,
   ApprovalsNotifications1765000020000,
+  RunReconcile1765000021000,
   BillingReliability1765000021100,
   RateLimitsExpireIndex1765000021200,
   RunToolSets1765000021400,

@@ -81,6 +81,13 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly runsReconciled = new Counter({
+    name: 'agentsite_runs_reconciled_total',
+    help: 'Runs the run reconciler put right after their Temporal execution ended without doing so, by outcome: failed (left queued or active, e.g. terminated by an operator; ended as failed), archived (ended without an archive; archived from its history), unavailable (its history was gone; archived saying so)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly runDuration = new Histogram({
     name: 'agentsite_run_duration_seconds',
     help: 'From the start of a run to its end, by trigger and status (runs that never started are not observed)',

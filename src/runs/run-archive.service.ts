@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
 import type { FinishRunInput } from '../../workflows/contracts.js';
+import type { RunEntity } from './run.entity.js';
 import { RunsRepository } from './runs.repository.js';
 import { RunsService } from './runs.service.js';
 
@@ -50,6 +51,20 @@ export class RunArchiveService {
       // Not ended, or another execution's: logged with ids only, the run keeps its history as before.
       this.logger.warn(`run ${run.id}: not archived (status ${run.status}, execution ${execution.runId})`);
     }
+  }
+
+  /**
+   * The run reconciler's archive of an ended run whose execution closed (or is gone) without archiving
+   * it: the same reader and write as the run's own step, over the whole execution's history (the
+   * reader picks the run's part), an archive written already kept as it is. False when none was
+   * written (one existed, or the run is gone).
+   */
+  async archiveEnded(run: RunEntity): Promise<boolean> {
+    const timeline = await this.reader.timeline(run);
+    return this.runs.saveArchive(
+      { runId: run.id, workflowId: run.workflowId, temporalRunId: run.temporalRunId ?? '', timeline },
+      true,
+    );
   }
 
   private refuse(input: FinishRunInput, execution: { workflowId: string }): never {

@@ -12,6 +12,8 @@ import type { SiteEntity } from '../vault/site.entity.js';
 import type {
   DeleteExpiredRunsResult,
   FinishRunInput,
+  ReconcileRunsCursor,
+  ReconcileRunsResult,
   RunContext,
   RunRequest,
   RunToolSet,
@@ -21,6 +23,7 @@ import type {
 import { triggerMessage, webhookAction, workflowIds } from '../../workflows/contracts.js';
 import { RunArchiveService } from './run-archive.service.js';
 import { RunEnqueueService } from './run-enqueue.service.js';
+import { RunReconcileService } from './run-reconcile.service.js';
 import { RunRetentionService } from './run-retention.service.js';
 import { RunSkippedError } from './run-skipped.error.js';
 import { agentPoliciesOf } from './run-context.js';
@@ -41,6 +44,7 @@ export class RunRecordsService implements RunsPort {
     private readonly credits: CreditsService,
     private readonly archives: RunArchiveService,
     private readonly retention: RunRetentionService,
+    private readonly reconciler: RunReconcileService,
     private readonly metrics: MetricsService,
     private readonly toolSets: RunToolSetsService,
     @Inject(SETTINGS) private readonly settings: Settings,
@@ -144,6 +148,10 @@ export class RunRecordsService implements RunsPort {
 
   deleteExpiredRuns(): Promise<DeleteExpiredRunsResult> {
     return this.retention.deleteExpired();
+  }
+
+  reconcileRuns(after: ReconcileRunsCursor | null): Promise<ReconcileRunsResult> {
+    return this.reconciler.reconcileBatch(after);
   }
 
   /**

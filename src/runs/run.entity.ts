@@ -68,6 +68,10 @@ export class RunEntity {
   @Column({ name: 'ended_at', type: 'timestamptz', precision: 3, nullable: true })
   endedAt: Date | null;
 
+  /** When its timeline was archived (run_archives); null until then (see RunReconcileService). */
+  @Column({ name: 'archived_at', type: 'timestamptz', precision: 3, nullable: true })
+  archivedAt: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz', precision: 3 })
   createdAt: Date;
 }

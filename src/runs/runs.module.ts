@@ -8,6 +8,8 @@ import { ToolsModule } from '../tools/tools.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AgentRunsController } from './agent-runs.controller.js';
 import { RunArchiveService } from './run-archive.service.js';
+import { RunReconcileRepository } from './run-reconcile.repository.js';
+import { RunReconcileService } from './run-reconcile.service.js';
 import { RunArchiveEntity } from './run-archive.entity.js';
 import { RunEnqueueService } from './run-enqueue.service.js';
 import { RunRecordsService } from './run-records.service.js';
@@ -53,8 +55,17 @@ import { RunsService } from './runs.service.js';
     RunToolSetsService,
     RunArchiveService,
     RunRetentionService,
+    RunReconcileRepository,
+    RunReconcileService,
   ],
-  exports: [RunsService, RunEnqueueService, RunRecordsService, RunToolsService, RunRetentionService],
+  exports: [
+    RunsService,
+    RunEnqueueService,
+    RunRecordsService,
+    RunToolsService,
+    RunRetentionService,
+    RunReconcileService,
+  ],
 })
 export class RunsModule implements OnModuleInit {
   constructor(

@@ -279,26 +279,45 @@ export class RunsRepository {
   /**
    * Writes an ended run's archive, only for the execution the run's row names (or, before its first
    * turn, its workflow id): a forged workflow cannot write another run's timeline. A retry of the same
-   * execution rewrites it. False when nothing was written (no such ended run: the agent was deleted).
+   * execution rewrites it. The run's row records when (`archived_at`: it leaves the reconciler's
+   * index). False when nothing was written (no such ended run: the agent was deleted).
+   * `ifAbsent` (the run reconciler): an archive written already (by the run's own step, even at the
+   * same moment) is kept as it is, and the row is marked archived either way.
    */
-  async saveArchive(archive: {
-    runId: string;
-    workflowId: string;
-    temporalRunId: string;
-    timeline: TimelineEntry[];
-  }): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
-      preparedStatement(
-        'runs_save_archive',
-        'INSERT INTO run_archives (run_id, temporal_run_id, timeline) ' +
-          'SELECT r.id, $2, $3::json FROM runs r WHERE r.id = $1 AND r.workflow_id = $4 ' +
-          `AND r.status IN ${ENDED} AND COALESCE(r.temporal_run_id, $2) = $2 ` +
-          'ON CONFLICT (run_id) DO UPDATE SET timeline = EXCLUDED.timeline, archived_at = now() ' +
-          'WHERE run_archives.temporal_run_id = EXCLUDED.temporal_run_id RETURNING run_id',
-      ),
+  async saveArchive(
+    archive: {
+      runId: string;
+      workflowId: string;
+      temporalRunId: string;
+      timeline: TimelineEntry[];
+    },
+    ifAbsent = false,
+  ): Promise<boolean> {
+    const insert =
+      'INSERT INTO run_archives (run_id, temporal_run_id, timeline) ' +
+      'SELECT r.id, $2, $3::json FROM runs r WHERE r.id = $1 AND r.workflow_id = $4 ' +
+      `AND r.status IN ${ENDED} AND COALESCE(r.temporal_run_id, $2) = $2 `;
+    const rows: Array<{ written: boolean }> = await this.dataSource.query(
+      ifAbsent
+        ? preparedStatement(
+            'runs_save_archive_if_absent',
+            `WITH kept AS (${insert} ON CONFLICT (run_id) DO NOTHING RETURNING run_id) ` +
+              `UPDATE runs SET archived_at = now() WHERE id = $1 AND status IN ${ENDED} ` +
+              'RETURNING EXISTS (SELECT 1 FROM kept) AS written',
+          )
+        : preparedStatement(
+            'runs_save_archive',
+            `WITH kept AS (${insert} ` +
+              'ON CONFLICT (run_id) DO UPDATE SET timeline = EXCLUDED.timeline, archived_at = now() ' +
+              'WHERE run_archives.temporal_run_id = EXCLUDED.temporal_run_id RETURNING run_id, archived_at) ' +
+              'UPDATE runs r SET archived_at = kept.archived_at FROM kept WHERE r.id = kept.run_id ' +
+              'RETURNING true AS written',
+          ),
       [archive.runId, archive.temporalRunId, JSON.stringify(archive.timeline), archive.workflowId],
     );
-    return rows.length > 0;
+    // An UPDATE answers TypeORM's raw query with [rows, count].
+    const [updated] = rows as unknown as [Array<{ written: boolean }>, number];
+    return updated.some((row) => row.written);
   }
 
   /** Up to `limit` ended runs created more than `days` days ago, oldest first. */

@@ -58,6 +58,21 @@ function timelineFromRow(run: RunEntity): TimelineEntry[] {
   return timeline;
 }
 
+/** What a started run says once neither Temporal nor the archive has its steps. */
+export const HISTORY_UNAVAILABLE =
+  "This run's timeline is no longer available: Temporal no longer keeps its history, and no copy of it was archived";
+
+/**
+ * A started run whose execution Temporal no longer keeps, without an archive (it ended before it
+ * could write one; see RunReconcileService): its row's trigger and end, and an entry that says the
+ * steps between are gone, rather than a timeline that looks as if the run did nothing.
+ */
+export function timelineWithoutHistory(run: RunEntity): TimelineEntry[] {
+  const [triggered, ...end] = timelineFromRow(run);
+  const at = (run.startedAt ?? run.queuedAt).toISOString();
+  return [triggered!, { at, type: 'history_unavailable', message: HISTORY_UNAVAILABLE }, ...end];
+}
+
 /** The `triggered` entry as the run's row tells it (when it was queued, by what, with what). */
 function triggeredOf(run: RunEntity): TriggeredEntryDto {
   return {
@@ -153,7 +168,7 @@ export class RunsService {
       );
     } catch (err) {
       if (isNotFound(err)) {
-        return timelineFromRow(run);
+        return timelineWithoutHistory(run);
       }
       throw err;
     }

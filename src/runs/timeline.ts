@@ -7,6 +7,7 @@ import type {
   CancelledEntryDto,
   CompletedEntryDto,
   FailedEntryDto,
+  HistoryUnavailableEntryDto,
   ModelTurnEntryDto,
   TokenRefreshedEntryDto,
   ToolCallEntryDto,
@@ -43,7 +44,8 @@ export type TimelineEntry =
   | FailedEntryDto
   | CancelledEntryDto
   | ApprovalRequestedEntryDto
-  | ApprovalDecidedEntryDto;
+  | ApprovalDecidedEntryDto
+  | HistoryUnavailableEntryDto;
 
 function toMs(ts: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
   if (!ts) {
@@ -286,6 +288,9 @@ export interface RunOutcome {
   error?: { error: string; code: string };
 }
 
+/** The codes of a run whose execution was cut short from outside (see RunReconcileService). */
+const OPERATOR_CODES: ReadonlySet<string> = new Set(['TERMINATED', 'TIMED_OUT']);
+
 /**
  * The entry that ends an archived timeline: what the history's close event will show (the run's
  * workflow writes its archive just before it closes, so that event is not in the history yet). A
@@ -296,6 +301,10 @@ export function terminalEntry(outcome: RunOutcome, at: string, reference: Failur
     case 'completed':
       return { at, type: 'completed', output: outcome.output ?? '' };
     case 'failed':
+      if (outcome.error !== undefined && OPERATOR_CODES.has(outcome.error.code)) {
+        // Written by the run reconciler from Temporal's own close (an operator's terminate reason).
+        return { at, type: 'failed', error: outcome.error.error, code: outcome.error.code };
+      }
       return {
         at,
         type: 'failed',

@@ -8,6 +8,7 @@ import { loadSettings, type Settings } from '../../src/config/settings.js';
 import { dataSourceOptions, openDataSource, runMigrations } from '../../src/database/data-source.js';
 import { RequestPathIndexes1764700000000 } from '../../src/database/migrations/1764700000000-request-path-indexes.js';
 import { ENTITIES } from '../../src/entities.js';
+import { RunReconcileRepository } from '../../src/runs/run-reconcile.repository.js';
 import { RunsRepository } from '../../src/runs/runs.repository.js';
 import { UserEntity } from '../../src/users/user.entity.js';
 import { UsersRepository } from '../../src/users/users.repository.js';
@@ -265,5 +266,35 @@ describe('query plans of request paths', () => {
     expect(await setup.query('SELECT 1 FROM oauth_states WHERE site_id = $1', [doomed])).toEqual([]);
     expect(await setup.query('SELECT 1 FROM oauth_states WHERE site_id = $1', [others])).toHaveLength(OTHERS);
     expect(rowsRead(deleted.plans, 'oauth_states')).toBeLessThan(5);
+  });
+
+  it("the run reconciler's batch reads the runs not yet archived, not every run that ever ended", async () => {
+    const [agentId] = await newAgents(users[5]!, null, 1);
+    const insert = (status: string, n: number, archived: boolean, minutesAgo: number): Promise<Array<{ id: string }>> =>
+      setup.query(
+        'INSERT INTO runs (id, agent_id, user_id, status, triggered_by, system_prompt_source, workflow_id, ' +
+          'temporal_run_id, queued_at, archived_at) ' +
+          "SELECT gen_random_uuid(), $1, $2, $3, 'webhook', 'agent', 'agent-x', 'execution', " +
+          'now() - make_interval(mins => $5), CASE WHEN $4 THEN now() END FROM generate_series(1, $6) RETURNING id',
+        [agentId, users[5], status, archived, minutesAgo, n],
+      );
+    // Many archived runs (what the table mostly holds), two left active long ago, one just queued.
+    await insert('completed', 5 * OTHERS, true, 60);
+    const stuck = (await insert('active', 2, false, 60)).map((r) => r.id);
+    const fresh = await insert('active', 1, false, 0);
+    const reconcile = new RunReconcileRepository(explained);
+
+    const first = await plansOf(() => reconcile.candidates(null, 300, 1000));
+    const ids = first.result.map((r) => r.id);
+    expect(ids).toEqual(expect.arrayContaining(stuck));
+    expect(ids).not.toContain(fresh[0]!.id);
+    expect(rowsRead(first.plans, 'runs')).toBeLessThan(OTHERS);
+
+    const sorted = first.result.filter((r) => stuck.includes(r.id));
+    const after = { queuedAt: sorted[0]!.queuedAt.toISOString(), id: sorted[0]!.id };
+    const next = await plansOf(() => reconcile.candidates(after, 300, 1000));
+    expect(next.result.map((r) => r.id)).toContain(sorted[1]!.id);
+    expect(next.result.map((r) => r.id)).not.toContain(sorted[0]!.id);
+    expect(rowsRead(next.plans, 'runs')).toBeLessThan(OTHERS);
   });
 });

@@ -206,11 +206,17 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
       await deleteFromTemporal(user, failedId);
       expect(await getRun(user, failedId)).toEqual(failedBefore);
       // A run without an archive (its queue could not write it), once Temporal deleted its history: its
-      // row still tells how it was triggered and how it ended (no 500).
+      // row still tells how it was triggered and how it ended (no 500), and that the steps between are gone.
       await db.query('DELETE FROM run_archives WHERE run_id = $1', [failedId]);
       const fromRow = await getRun(user, failedId);
       expect(fromRow.timeline).toEqual([
         { at: failedBefore.queuedAt, type: 'triggered', triggeredBy: 'manual' },
+        {
+          at: failedBefore.startedAt,
+          type: 'history_unavailable',
+          message:
+            "This run's timeline is no longer available: Temporal no longer keeps its history, and no copy of it was archived",
+        },
         { at: failedBefore.endedAt, type: 'failed', code: 'MODEL_ERROR', error: failedBefore.error?.error },
       ]);
 

@@ -229,6 +229,17 @@ export class ApprovalDecidedEntryDto extends EntryBase {
   note: string | null;
 }
 
+export class HistoryUnavailableEntryDto extends EntryBase {
+  @ApiProperty({ enum: ['history_unavailable'] })
+  type: 'history_unavailable';
+
+  @ApiProperty({
+    description:
+      "Why the steps between the trigger and the end are missing: Temporal no longer keeps the run's history and no copy was archived",
+  })
+  message: string;
+}
+
 const ENTRIES = {
   triggered: TriggeredEntryDto,
   model_turn: ModelTurnEntryDto,
@@ -241,6 +252,7 @@ const ENTRIES = {
   cancelled: CancelledEntryDto,
   approval_requested: ApprovalRequestedEntryDto,
   approval_decided: ApprovalDecidedEntryDto,
+  history_unavailable: HistoryUnavailableEntryDto,
 };
 
 export const TIMELINE_ENTRY_MODELS = Object.values(ENTRIES);

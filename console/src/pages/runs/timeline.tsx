@@ -140,6 +140,12 @@ function Body({ entry, waits }: { entry: Entry; waits: Waits }) {
       );
     case 'cancelled':
       return <strong>Cancelled</strong>;
+    case 'history_unavailable':
+      return (
+        <>
+          <strong>Steps no longer available</strong>: <span className="muted">{entry.message}</span>
+        </>
+      );
     default:
       return null;
   }
