@@ -3,8 +3,9 @@ import type { Activities } from '../activities/index.js';
 import type { ReconcileRunsCursor } from './contracts.js';
 
 const reconcile = proxyActivities<Activities>({
-  // A batch makes one Temporal call per workflow it looks at, and reads the histories it archives.
-  startToCloseTimeout: '10 minutes',
+  // A batch makes one Temporal call per workflow it looks at, and reads the histories it archives; no
+  // longer than the worker's longest activity (LONGEST_ACTIVITY_TIMEOUT_SECONDS: its shutdown drains it).
+  startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
 
