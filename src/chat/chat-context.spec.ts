@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ModelMessage } from '../../workflows/contracts.js';
 import {
+  briefOf,
   condenseConversation,
   droppedNote,
   jsonBytes,
@@ -159,6 +160,18 @@ describe('condenseConversation (the chat context policy)', () => {
     expect(condensed.omittedResults).toBe(0);
     expect(condensed.droppedTurns).toBe(3);
     expect(condensed.messages).toHaveLength(1);
+  });
+
+  it("a reply's brief: its large tool results as placeholders (null when none), counted as omitted when sent", () => {
+    const reply = exchange(1, 5000).slice(1);
+    const brief = briefOf(reply)!;
+    expect(results(brief)).toEqual(['[tool result of 5 KB omitted: notes__get_note]']);
+    expect(brief[0]).toBe(reply[0]);
+    expect(results(reply)[0]).toHaveLength(5000);
+    expect(briefOf(exchange(2, 100).slice(1))).toBeNull();
+    const messages: ModelMessage[] = [{ role: 'user', content: 'question 1' }, ...brief, ...exchange(2, 100)];
+    messages.push({ role: 'user', content: 'the last question' });
+    expect(condenseConversation(messages, jsonBytes(messages))).toMatchObject({ omittedResults: 1, droppedTurns: 0 });
   });
 
   it('the budget for messages is the setting less the system prompt, the tools and the envelope', () => {

@@ -16,6 +16,8 @@ import type { ModelContentBlock, ModelMessage, ToolResultBlock } from '../../wor
  *  3. then the same two steps for the recent exchanges (the current one excepted);
  *  4. the current exchange's earlier large tool results get placeholders, and the results of its last
  *     tool message are cut to share what room is left.
+ * Older than the newest WHOLE_HISTORY_MESSAGES, a reply is read with its large results already
+ * placeholders (briefOf, kept beside it when it is saved).
  * Dropped exchanges leave a note in the first message kept, which is a user's message (as the Messages
  * API requires the conversation to start). The user's own words of the current turn are never cut.
  */
@@ -29,6 +31,13 @@ export const LARGE_RESULT_BYTES = 1024;
 
 /** What a request carries besides its system prompt, tools and messages (model, max_tokens, stream, keys). */
 export const ENVELOPE_BYTES = 256;
+
+/**
+ * Messages of a session (its newest) a turn reads whole; older replies are read brief: their large tool
+ * results already placeholders (the row's model_brief), so a turn's read stays small however long the
+ * session. Ten exchanges.
+ */
+export const WHOLE_HISTORY_MESSAGES = 20;
 
 /** Room kept for the note of dropped exchanges. */
 const DROP_NOTE_ROOM = 160;
@@ -116,7 +125,6 @@ export function condenseConversation(input: ModelMessage[], budgetBytes: number)
   const current = exchanges.length - 1;
   const recentFrom = Math.max(0, exchanges.length - RECENT_EXCHANGES);
   let dropped = 0;
-  let omitted = 0;
   let cut = 0;
   const over = (): boolean => total() + (dropped > 0 ? DROP_NOTE_ROOM : 0) > budgetBytes;
 
@@ -131,7 +139,6 @@ export function condenseConversation(input: ModelMessage[], budgetBytes: number)
         if (!isLargeResult(block)) {
           return block;
         }
-        omitted += 1;
         const placeholder = omittedResult(jsonBytes(block.content), names.get(block.tool_use_id) ?? 'a tool');
         return { ...block, content: placeholder };
       });
@@ -172,7 +179,41 @@ export function condenseConversation(input: ModelMessage[], budgetBytes: number)
   if (dropped > 0 && kept.length > 0) {
     kept[0] = withNote(kept[0]!, droppedNote(dropped));
   }
+  // Placeholders read from briefs count too: the model did not see those results either.
+  const omitted = kept.reduce((sum, m) => sum + placeholdersIn(m), 0);
   return { messages: kept, droppedTurns: dropped, omittedResults: omitted, cutResults: cut, bytes: jsonBytes(kept) };
+}
+
+/**
+ * A reply's model messages with each large tool result as its placeholder, or null when none is large
+ * (the row's model_brief).
+ */
+export function briefOf(messages: ModelMessage[]): ModelMessage[] | null {
+  const names = toolNames(messages);
+  let changed = false;
+  const brief = messages.map((message) => {
+    if (!Array.isArray(message.content) || !message.content.some(isLargeResult)) {
+      return message;
+    }
+    changed = true;
+    const content = message.content.map((block) =>
+      isLargeResult(block)
+        ? { ...block, content: omittedResult(jsonBytes(block.content), names.get(block.tool_use_id) ?? 'a tool') }
+        : block,
+    );
+    return { ...message, content };
+  });
+  return changed ? brief : null;
+}
+
+const PLACEHOLDER = /^\[tool result of \d+ KB omitted: [^\]]*\]$/;
+
+function placeholdersIn(message: ModelMessage): number {
+  return Array.isArray(message.content)
+    ? message.content.filter(
+        (b) => b.type === 'tool_result' && typeof b.content === 'string' && PLACEHOLDER.test(b.content),
+      ).length
+    : 0;
 }
 
 function isLargeResult(block: ModelContentBlock | ToolResultBlock): block is ToolResultBlock {
