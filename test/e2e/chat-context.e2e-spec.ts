@@ -36,9 +36,12 @@ describe('a long chat session (e2e)', () => {
         CHAT_CONTEXT_BUDGET_TOKENS: String(BUDGET_TOKENS),
         SIGNUP_CREDITS: '1000000',
         OUTGOING_CALLS_PER_MINUTE: '100000',
+        SITE_ALLOW_PRIVATE_HOSTS: 'localhost',
       },
     });
-    ({ site, model, stack, http } = world);
+    ({ model, stack, http } = world);
+    // A site of its own: the world's allows a token 60 calls a minute, fewer than this test makes.
+    site = await world.sites.start({ limitPerToken: 100_000, limitPerIp: 100_000 });
   }, 120_000);
 
   afterAll(async () => {
@@ -77,6 +80,7 @@ describe('a long chat session (e2e)', () => {
       // A `context` event comes before the model call it concerns: the turn's first, or its second.
       const shape = kinds.filter((k, i) => k !== 'text' || kinds[i - 1] !== 'text').join(' ');
       expect(shape).toMatch(/^(context )?tool_call tool_result (context )?text done$/);
+      expect(events.find((e) => e.event === 'tool_result')!.data.ok).toBe(true);
       // The last one of the turn: its second call (with the tool's answer) may condense more.
       const context = events.filter((e) => e.event === 'context').pop();
       if (context !== undefined) {
