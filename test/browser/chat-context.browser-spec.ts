@@ -19,7 +19,7 @@ describe('console: a chat turn condensed to fit the model says so', () => {
 
   beforeAll(async () => {
     w = await startConsoleWorld({ env: { CHAT_CONTEXT_BUDGET_TOKENS: '6000' } });
-  });
+  }, 120_000);
 
   beforeEach(() => w.model.reset());
 
