@@ -36,15 +36,14 @@ describe('console: a chat turn condensed to fit the model says so', () => {
       await w.http.patch(`/api/admin/users/${me.id}`, { tier: 'pro', credits: 100_000 }, { token: w.admin.token });
       const siteId = (await w.http.post('/api/vault/sites', { url: w.site.url }, { token })).body.id as string;
       await w.http.post(`/api/vault/sites/${siteId}/token`, { token: w.site.issueApiToken('alice').token }, { token });
-      const note = w.site.createNote('alice', `Long ${width}`, 'l'.repeat(40_000));
+      w.site.createNote('alice', `Long ${width}`, 'l'.repeat(40_000));
 
       const before = 'Reading the note.';
       const after = 'The note is long.';
       await chatWithStreaming(page, {
         model: w.model,
         siteName: 'Reference Notebook',
-        tool: 'get_note',
-        toolInput: { id: note.id },
+        tool: 'list_notes',
         message: 'Read my long note',
         before,
         after,
@@ -57,7 +56,7 @@ describe('console: a chat turn condensed to fit the model says so', () => {
       expect(sent).toContain('[cut to fit the model');
       expect(await shownParts(reply)).toEqual([
         `text: ${before}`,
-        'tool_call: Tool call get_note on Reference Notebook: ok',
+        'tool_call: Tool call list_notes on Reference Notebook: ok',
         `text: ${after}`,
       ]);
       await expectAccessible(page, `chat: a condensed turn at ${width} px`);
