@@ -12,16 +12,27 @@ import {
   modelToolsOf,
   type ModelContentBlock,
   type ModelMessage,
+  type ModelTool,
   type RunTool,
   type ToolResultBlock,
 } from '../../workflows/contracts.js';
+import { briefOf, condenseConversation, estimateTokens, jsonBytes, messageBudgetBytes } from './chat-context.js';
 import { contentOf } from './chat-parts.js';
-import { type MessageResponse, toMessageResponse, type TurnContext, type TurnSink } from './chat-responses.js';
+import {
+  type ContextNotice,
+  type MessageResponse,
+  toMessageResponse,
+  type TurnContext,
+  type TurnSink,
+} from './chat-responses.js';
 import type { StoredPart, ToolCallRecord } from './chat.entities.js';
 import { ChatRepository } from './chat.repository.js';
 
 /** Model turns one chat message may take (tool use loops) before the reply is cut. */
 export const MAX_CHAT_MODEL_TURNS = 10;
+
+const SYSTEM_PROMPT =
+  'You are the assistant of agentsite. Use the tools of the sites the user connected when they help.';
 
 /** A chat reply: the model and tool loop of one message, and saving it once it is complete. */
 @Injectable()
@@ -39,7 +50,9 @@ export class ChatReplyService {
    * call holds its estimated cost first (BilledModel). Nothing is saved when the first call is
    * refused (NO_CREDITS, or a conversation over MAX_CHAT_INPUT_BYTES) or the turn is aborted or times
    * out. A later call refused for the same reasons ends the turn there: the reply so far is saved,
-   * marked as cut, and the refusal is thrown (the stream's `error` event).
+   * marked as cut, and the refusal is thrown (the stream's `error` event). Each call sends the
+   * conversation condensed to CHAT_CONTEXT_BUDGET_TOKENS (chat-context.ts); when it was, the stream
+   * says so (`context`) and the answer carries the last notice. The rows keep every message whole.
    */
   async reply(
     { session, sites, history }: TurnContext,
@@ -48,7 +61,7 @@ export class ChatReplyService {
     signal: AbortSignal,
     /** The user's balance as read for this request (by authentication): a first, cheap refusal. */
     balance: number,
-  ): Promise<MessageResponse> {
+  ): Promise<{ message: MessageResponse; context?: ContextNotice }> {
     if (balance <= 0) {
       throw new AppError('NO_CREDITS', 'Insufficient credit balance');
     }
@@ -72,11 +85,17 @@ export class ChatReplyService {
     const parts: StoredPart[] = [];
     const replyId = randomUUID();
     let refused: AppError | undefined;
+    let notice: ContextNotice | undefined;
     for (let turn = 1; turn <= MAX_CHAT_MODEL_TURNS; turn += 1) {
       let answer: BilledAnswer;
       try {
-        this.assertInputSize(messages);
-        answer = await this.modelTurn(tools, messages, sink, signal, {
+        const sent = this.condensed(messages, modelToolsOf(tools));
+        if (sent.notice !== undefined && !sameNotice(sent.notice, notice)) {
+          sink?.context(sent.notice);
+        }
+        notice = sent.notice ?? notice;
+        this.assertInputSize(sent.messages);
+        answer = await this.modelTurn(tools, sent.messages, sink, signal, {
           userId: session.userId,
           reference: `chat:${replyId}:${turn}`,
         });
@@ -121,6 +140,7 @@ export class ChatReplyService {
         content: contentOf(parts),
         toolCalls,
         modelMessages: turnMessages,
+        modelBrief: briefOf(turnMessages),
         parts,
         usage,
         cut: refused !== undefined,
@@ -129,7 +149,25 @@ export class ChatReplyService {
     if (refused !== undefined) {
       throw refused;
     }
-    return toMessageResponse(saved);
+    return { message: toMessageResponse(saved), ...(notice === undefined ? {} : { context: notice }) };
+  }
+
+  /** The conversation as the model is sent it: condensed to the budget, and what was condensed. */
+  private condensed(
+    messages: ModelMessage[],
+    tools: ModelTool[],
+  ): { messages: ModelMessage[]; notice?: ContextNotice } {
+    const budgetTokens = this.settings.chatContextBudgetTokens;
+    const condensed = condenseConversation(messages, messageBudgetBytes(budgetTokens, SYSTEM_PROMPT, tools));
+    const { droppedTurns, omittedResults, cutResults } = condensed;
+    if (droppedTurns + omittedResults + cutResults === 0) {
+      return { messages: condensed.messages };
+    }
+    const estimatedTokens = estimateTokens(condensed.bytes + Buffer.byteLength(SYSTEM_PROMPT) + jsonBytes(tools));
+    return {
+      messages: condensed.messages,
+      notice: { condensed: true, droppedTurns, omittedResults, cutResults, estimatedTokens, budgetTokens },
+    };
   }
 
   /** VALIDATION_ERROR when the conversation a call would send is over MAX_CHAT_INPUT_BYTES. */
@@ -153,7 +191,7 @@ export class ChatReplyService {
   ): Promise<BilledAnswer> {
     const request = {
       model: this.settings.defaultModel,
-      system: 'You are the assistant of agentsite. Use the tools of the sites the user connected when they help.',
+      system: SYSTEM_PROMPT,
       messages,
       tools: modelToolsOf(tools),
     };
@@ -212,6 +250,16 @@ export class ChatReplyService {
     records.push(record);
     return result;
   }
+}
+
+/** Whether two notices say the same (a turn's later call condensed as its earlier one did). */
+function sameNotice(a: ContextNotice, b: ContextNotice | undefined): boolean {
+  return (
+    b !== undefined &&
+    a.droppedTurns === b.droppedTurns &&
+    a.omittedResults === b.omittedResults &&
+    a.cutResults === b.cutResults
+  );
 }
 
 /**

@@ -49,8 +49,24 @@ export interface MessageResponse {
 }
 
 /** Where a turn's events go as they happen (the SSE stream, or nowhere for a JSON answer). */
+/** What a turn's model call was sent of a conversation condensed to fit CHAT_CONTEXT_BUDGET_TOKENS. */
+export interface ContextNotice {
+  condensed: true;
+  /** Earlier exchanges (a user's message and its reply) left out. */
+  droppedTurns: number;
+  /** Large tool results of earlier exchanges replaced by a placeholder. */
+  omittedResults: number;
+  /** Tool results of this turn cut short. */
+  cutResults: number;
+  /** The call's estimated size in tokens, and the budget. */
+  estimatedTokens: number;
+  budgetTokens: number;
+}
+
 export interface TurnSink {
   text(delta: string): void;
+  /** Earlier context was condensed for the model call about to be made. */
+  context(notice: ContextNotice): void;
   toolCall(call: { id: string; site: string; tool: string; input: unknown }): void;
   toolResult(result: { id: string; ok: boolean; result?: unknown; error?: string }): void;
 }

@@ -68,8 +68,8 @@ export class ChatTurnService implements OnModuleInit {
   }
 
   /**
-   * With `Accept: text/event-stream` the answer is an SSE stream of `text`, `tool_call`,
-   * `tool_result`, then `done` (or `error`); otherwise one JSON answer when the turn ends. The whole
+   * With `Accept: text/event-stream` the answer is an SSE stream of `context` (when the conversation
+   * was condensed for the model), `text`, `tool_call`, `tool_result`, then `done` (or `error`); otherwise one JSON answer when the turn ends. The whole
    * turn is capped (CHAT_TIMEOUT); a client that goes away aborts it (STREAM_ABORTED, nothing saved).
    * A user has at most MAX_CONCURRENT_CHAT_TURNS turns in progress (RATE_LIMITED beyond).
    */
@@ -130,18 +130,25 @@ export class ChatTurnService implements OnModuleInit {
       });
       res.flushHeaders();
       sink = {
+        context: (notice) => sse(res, 'context', notice),
         text: (delta) => sse(res, 'text', { delta }),
         toolCall: (call) => sse(res, 'tool_call', call),
         toolResult: (result) => sse(res, 'tool_result', result),
       };
     }
     try {
-      const message = await this.replies.reply(context, content, sink, controller.signal, auth.user.credits);
+      const { message, context: condensed } = await this.replies.reply(
+        context,
+        content,
+        sink,
+        controller.signal,
+        auth.user.credits,
+      );
       if (streaming) {
         sse(res, 'done', { messageId: message.id, usage: message.usage });
         res.end();
       } else {
-        const answer: ChatReplyDto = { message };
+        const answer: ChatReplyDto = { message, ...(condensed === undefined ? {} : { context: condensed }) };
         res.status(200).json(answer);
       }
     } catch (err) {

@@ -118,9 +118,11 @@ export class ChatController {
   @ApiOkResponse({
     description:
       'The turn. JSON: one answer when it ends. SSE (Accept: text/event-stream): events as they happen, ' +
-      `each \`event: <name>\` and one \`data:\` line of JSON (${EVENT_LIST}): text deltas, each tool_call ` +
-      'followed by its tool_result, then done, or error (the error body; the stream then ends). ' +
-      'x-sse-events names the data schema of each event.',
+      `each \`event: <name>\` and one \`data:\` line of JSON (${EVENT_LIST}): context when earlier messages ` +
+      "were condensed to fit the model's context (CHAT_CONTEXT_BUDGET_TOKENS; the session keeps them all), " +
+      'text deltas, each tool_call followed by its tool_result, then done, or error (the error body; the ' +
+      'stream then ends). x-sse-events names the data schema of each event; a client ignores an event it ' +
+      'does not know (more may come).',
     content: {
       'application/json': { schema: { $ref: getSchemaPath(ChatReplyDto) } },
       'text/event-stream': SSE_MEDIA,

@@ -77,6 +77,13 @@ export class ChatMessageEntity {
   modelMessages: ModelMessage[] | null;
 
   /**
+   * modelMessages with each large tool result as a placeholder (null: none was large): what later turns
+   * read of a reply once it is no longer among the session's newest (chat-context.ts).
+   */
+  @Column({ name: 'model_brief', type: 'jsonb', nullable: true })
+  modelBrief: ModelMessage[] | null;
+
+  /**
    * An assistant reply's parts in the order the turn happened (texts and tool calls by id); null for
    * user messages and for replies saved before parts were kept (read as derivedParts makes them).
    */

@@ -10,6 +10,7 @@ import { SiteEntity } from '../vault/site.entity.js';
 import type { WorkspaceRole } from '../workspaces/workspace.entities.js';
 import { inOwnersVaultSql } from '../workspaces/scope.js';
 import type { ModelMessage } from '../../workflows/contracts.js';
+import { WHOLE_HISTORY_MESSAGES } from './chat-context.js';
 import { ChatMessageEntity, ChatSessionEntity, type HistoryMessage, type SessionSite } from './chat.entities.js';
 
 /**
@@ -61,7 +62,8 @@ export interface TurnRows {
 export interface SavedTurn {
   sessionId: string;
   content: string;
-  reply: Pick<ChatMessageEntity, 'id' | 'content' | 'toolCalls' | 'modelMessages' | 'parts' | 'usage' | 'cut'>;
+  reply: Pick<ChatMessageEntity, 'id' | 'content' | 'toolCalls' | 'modelMessages' | 'parts' | 'usage' | 'cut'> &
+    Partial<Pick<ChatMessageEntity, 'modelBrief'>>;
 }
 
 /** A jsonb parameter: pg would send a JS array as a PostgreSQL array, so every value goes as JSON text. */
@@ -106,22 +108,28 @@ export class ChatRepository {
         `WHERE cs.${column} = $1 AND cs.user_id = $2`,
     );
     // A turn's one read: the session query above, and on its first row the session's messages so far,
-    // in order, as one JSON array of [role, content, model_messages] (what the model is sent of them).
+    // in order, as one JSON array of [role, content, model messages] (what the model is sent of them):
+    // the newest WHOLE_HISTORY_MESSAGES whole, older replies brief (their large tool results as
+    // placeholders, when the row has a brief), so the read stays small however long the session.
     // One statement and one snapshot instead of two statements side by side; the array travels (and
     // is parsed) once, whatever the number of site rows.
     this.turnQuery = byKey(
       (column) =>
-        'WITH h AS (SELECT coalesce(json_agg(json_build_array(m.role, m.content, m.model_messages) ' +
-        "ORDER BY m.seq), '[]'::json) AS history FROM chat_messages m JOIN chat_sessions cs ON cs.id = m.session_id " +
-        `WHERE cs.${column} = $1 AND cs.user_id = $2) ` +
+        `WITH c AS (SELECT cs.id FROM chat_sessions cs WHERE cs.${column} = $1 AND cs.user_id = $2), ` +
+        'w AS (SELECT coalesce((SELECT m.seq FROM chat_messages m JOIN c ON c.id = m.session_id ' +
+        `ORDER BY m.seq DESC OFFSET ${WHOLE_HISTORY_MESSAGES - 1} LIMIT 1), 0) AS seq), ` +
+        'h AS (SELECT coalesce(json_agg(json_build_array(m.role, m.content, CASE WHEN m.seq >= w.seq ' +
+        "THEN m.model_messages ELSE coalesce(m.model_brief, m.model_messages) END) ORDER BY m.seq), '[]'::json) " +
+        'AS history FROM chat_messages m JOIN c ON c.id = m.session_id CROSS JOIN w) ' +
         `SELECT t.*, CASE WHEN row_number() OVER () = 1 THEN h.history END AS history ` +
         `FROM (${this.sessionQuery[column]}) t CROSS JOIN h`,
     );
     // VALUES rows are inserted in their order, each taking the next `seq`.
     this.saveTurnQuery =
-      'INSERT INTO chat_messages AS m (id, session_id, role, content, tool_calls, model_messages, parts, usage, cut) ' +
-      "VALUES (DEFAULT, $1, 'user', $2, NULL, NULL, NULL, NULL, false), " +
-      "($3, $1, 'assistant', $4, $5::jsonb, $6::jsonb, $7::jsonb, $8::jsonb, $9) " +
+      'INSERT INTO chat_messages AS m ' +
+      '(id, session_id, role, content, tool_calls, model_messages, model_brief, parts, usage, cut) ' +
+      "VALUES (DEFAULT, $1, 'user', $2, NULL, NULL, NULL, NULL, NULL, false), " +
+      "($3, $1, 'assistant', $4, $5::jsonb, $6::jsonb, $10::jsonb, $7::jsonb, $8::jsonb, $9) " +
       `RETURNING ${this.messageRows.select()}`;
   }
 
@@ -246,6 +254,7 @@ export class ChatRepository {
         jsonParameter(reply.parts),
         jsonParameter(reply.usage),
         reply.cut,
+        jsonParameter(reply.modelBrief),
       ],
     );
     const saved = rows.map((row) => this.messageRows.from(row)!).find((m) => m.role === 'assistant');

@@ -11,6 +11,7 @@ import {
   type StripeSettings,
 } from './payment-settings.js';
 import { parseOrigins, parseOtlpHeaders, parseTrustProxy, type TrustProxy, type VaultKey } from './setting-parsers.js';
+import { type ChatSettings, readChatSettings } from './chat-settings.js';
 import { readTemporalAccess, type TemporalAccess } from './temporal-access.js';
 import { readWorkerSettings, type WorkerSettings } from './worker-shutdown.js';
 
@@ -36,7 +37,7 @@ export {
 } from './payment-settings.js';
 
 /** Every setting of the service, validated once at start-up. Secrets are marked so they are never logged. */
-export interface Settings extends TemporalAccess, WorkerSettings {
+export interface Settings extends TemporalAccess, WorkerSettings, ChatSettings {
   port: number;
   /** The address the API (and the worker's HTTP server) listen on: loopback unless HOST says otherwise. */
   host: string;
@@ -102,11 +103,6 @@ export interface Settings extends TemporalAccess, WorkerSettings {
   anthropicBaseUrl: string | undefined;
   defaultModel: string;
   sessionTtlSeconds: number;
-  chatTimeoutMs: number;
-  /** Chat turns one user may have in progress at once (RATE_LIMITED beyond), across every API process. */
-  maxConcurrentChatTurns: number;
-  /** Bytes of conversation (its JSON) one chat turn may send to the model in one call. */
-  maxChatInputBytes: number;
   /**
    * Lifetime of an entry of the in-process caches (users with their revoked tokens, vault sites with their credentials), a safety net
    * behind the invalidation that LISTEN/NOTIFY brings; 0 turns the caches off.
@@ -278,9 +274,7 @@ export function loadSettings(env: Env = process.env): Settings {
     anthropicBaseUrl: reader.url('ANTHROPIC_BASE_URL', ['http:', 'https:']),
     defaultModel: reader.str('DEFAULT_MODEL') ?? DEFAULT_MODEL,
     sessionTtlSeconds: reader.int('SESSION_TTL_SECONDS', 86400, 1, 365 * 86400),
-    chatTimeoutMs: reader.int('CHAT_TIMEOUT_MS', 90_000, 1, 3_600_000),
-    maxConcurrentChatTurns: reader.int('MAX_CONCURRENT_CHAT_TURNS', 2, 1, 100),
-    maxChatInputBytes: reader.int('MAX_CHAT_INPUT_BYTES', 1_000_000, 10_000, 1_500_000),
+    ...readChatSettings(reader),
     cacheTtlSeconds: reader.int('CACHE_TTL_SECONDS', 30, 0, 3600),
     rateLimitWindowSeconds: reader.int('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86400),
     rateLimitPerUser: reader.int('RATE_LIMIT_PER_USER', 600, 1, 1_000_000),

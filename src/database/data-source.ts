@@ -27,6 +27,7 @@ import { McpAuthorizationServer1765000019000 } from './migrations/1765000019000-
 import { ApprovalsNotifications1765000020000 } from './migrations/1765000020000-approvals-notifications.js';
 import { RunReconcile1765000021000 } from './migrations/1765000021000-run-reconcile.js';
 import { BillingReliability1765000021100 } from './migrations/1765000021100-billing-reliability.js';
+import { ChatModelBrief1765000021300 } from './migrations/1765000021300-chat-model-brief.js';
 import { RunToolSets1765000021400 } from './migrations/1765000021400-run-tool-sets.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 import { DatabaseLogger } from './database-logger.js';
@@ -59,6 +60,7 @@ export const MIGRATIONS = [
   RunReconcile1765000021000,
   BillingReliability1765000021100,
   RateLimitsExpireIndex1765000021200,
+  ChatModelBrief1765000021300,
   RunToolSets1765000021400,
 ];
 

@@ -3,6 +3,7 @@ import { ErrorBodyDto } from '../../common/api-errors.js';
 import { anyJson, PageDto } from '../../common/api-schemas.js';
 import { SITE_SCOPES, type SiteScope } from '../../sites/scopes.js';
 import type {
+  ContextNotice,
   MessageResponse,
   SessionResponse,
   SessionSiteResponse,
@@ -203,10 +204,45 @@ export class SessionDetailDto extends SessionResponseDto {
   messages: MessageResponseDto[];
 }
 
+/**
+ * A turn whose model calls were sent the conversation condensed to fit CHAT_CONTEXT_BUDGET_TOKENS: the
+ * session keeps and answers every message; the model saw the recent ones and placeholders or a note for
+ * the rest.
+ */
+export class ChatContextEventDto implements ContextNotice {
+  @ApiProperty({ enum: [true] })
+  condensed: true;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Earlier exchanges (a message and its reply) left out' })
+  droppedTurns: number;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'Large tool results of earlier exchanges the model was sent as a placeholder',
+  })
+  omittedResults: number;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: "This turn's tool results cut short to fit" })
+  cutResults: number;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: "The model call's estimated size in tokens" })
+  estimatedTokens: number;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'CHAT_CONTEXT_BUDGET_TOKENS' })
+  budgetTokens: number;
+}
+
 /** The JSON answer of a chat turn (without Accept: text/event-stream). */
 export class ChatReplyDto {
   @ApiProperty({ type: MessageResponseDto, description: "The assistant's reply" })
   message: MessageResponseDto;
+
+  @ApiPropertyOptional({
+    type: ChatContextEventDto,
+    description: "Present when earlier context was condensed to fit the model's context (the stream's `context`)",
+  })
+  context?: ChatContextEventDto;
 }
 
 // The SSE events of a streamed chat turn: `event: <name>` and one `data:` line of JSON each.
@@ -256,8 +292,12 @@ export class ChatDoneEventDto {
   usage?: ChatUsageDto;
 }
 
-/** Each SSE event of a streamed turn and its data: text*, tool_call/tool_result pairs, then done or error. */
+/**
+ * Each SSE event of a streamed turn and its data: context (when earlier context was condensed, before
+ * the model call it concerns), text*, tool_call/tool_result pairs, then done or error.
+ */
 export const CHAT_EVENTS = {
+  context: ChatContextEventDto,
   text: ChatTextEventDto,
   tool_call: ChatToolCallEventDto,
   tool_result: ChatToolResultEventDto,

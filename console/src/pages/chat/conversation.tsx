@@ -88,6 +88,7 @@ export function Conversation({ token, onChanged }: { token: string; onChanged: (
         token,
         content,
         {
+          context: () => update({ ...reply, condensed: true }),
           text: (text) => update({ ...reply, parts: withText(reply.parts ?? [], text) }),
           toolCall: (call) => update({ ...reply, parts: withToolCall(reply.parts ?? [], call) }),
           toolResult: (result) => update({ ...reply, parts: withToolResult(reply.parts ?? [], result) }),

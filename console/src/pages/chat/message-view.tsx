@@ -63,6 +63,8 @@ export interface ShownMessage {
   usage?: Usage;
   /** A reply ended before the model was done (the balance ran out, or the turn's input limit). */
   cut?: boolean;
+  /** The model was sent this turn's conversation condensed (the stream's `context`): said quietly. */
+  condensed?: boolean;
 }
 
 function partsOf(message: ShownMessage): Part[] {
@@ -75,6 +77,9 @@ export function MessageView({ message, streaming = false }: { message: ShownMess
   return (
     <article className={`message ${message.role}`} aria-busy={streaming || undefined}>
       <h3 className="who">{who}</h3>
+      {message.condensed === true ? (
+        <p className="condensed muted">Earlier messages were condensed to fit the model&apos;s context.</p>
+      ) : null}
       {partsOf(message).map((part, i) =>
         part.type === 'text' ? (
           <div key={i} className="content">

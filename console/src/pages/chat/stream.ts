@@ -1,11 +1,13 @@
 /**
  * A chat turn as it streams: POST /api/sessions/{token}/messages with Accept: text/event-stream through
  * the typed client, its body read as server-sent events. The events and their data are the document's
- * `x-sse-events` of that route (text, tool_call, tool_result, done, error).
+ * `x-sse-events` of that route (context, text, tool_call, tool_result, done, error).
  */
 import { api, ApiError, type ErrorBody, type Schemas } from '../../api/client';
 
 export interface TurnHandlers {
+  /** Earlier messages were condensed for the model (the session still holds them all). */
+  context?(data: Schemas['ChatContextEventDto']): void;
   text(data: Schemas['ChatTextEventDto']): void;
   toolCall(data: Schemas['ChatToolCallEventDto']): void;
   toolResult(data: Schemas['ChatToolResultEventDto']): void;
@@ -75,6 +77,9 @@ export async function streamTurn(token: string, content: string, on: TurnHandler
   const dispatch = ({ event, data }: SseMessage) => {
     const parsed: unknown = JSON.parse(data);
     switch (event) {
+      case 'context':
+        on.context?.(parsed as Schemas['ChatContextEventDto']);
+        break;
       case 'text':
         on.text(parsed as Schemas['ChatTextEventDto']);
         break;
