@@ -16,6 +16,7 @@ import {
   MAX_TOOL_RESULT_BYTES,
   MAX_TURN_INPUT_BYTES,
   type ModelTurnInput,
+  type ToolResultBlock,
   RATE_LIMIT_TIMER_SUMMARY,
 } from '../../workflows/contracts.js';
 import {
