@@ -24,7 +24,6 @@ import { WebhookDeliveries1765000017600 } from './migrations/1765000017600-webho
 import { McpSites1765000017700 } from './migrations/1765000017700-mcp-sites.js';
 import { McpAuthorizationServer1765000019000 } from './migrations/1765000019000-mcp-authorization-server.js';
 import { ApprovalsNotifications1765000020000 } from './migrations/1765000020000-approvals-notifications.js';
-import { RunsQueuedIndex1765000021500 } from './migrations/1765000021500-runs-queued-index.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 import { DatabaseLogger } from './database-logger.js';
 
@@ -53,7 +52,6 @@ export const MIGRATIONS = [
   McpSites1765000017700,
   McpAuthorizationServer1765000019000,
   ApprovalsNotifications1765000020000,
-  RunsQueuedIndex1765000021500,
 ];
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */

@@ -166,7 +166,8 @@ export class RunsRepository {
   /**
    * Rows still `queued`, without a delivery id, that were queued before `cutoff` (oldest first, at
    * most `limit`; of one agent if given): the candidates of a start that may never have reached the
-   * agent's queue workflow (see unstarted-runs.ts). A webhook's row is never one: its sender redelivers.
+   * agent's queue workflow (see unstarted-runs.ts). A webhook's row is never one: its sender redelivers. Read through the partial index of
+   * open runs (runs_agent_open), however many runs the table holds.
    */
   async findUnstarted(cutoff: Date, limit: number, agentId?: string): Promise<Array<{ id: string; agentId: string }>> {
     const rows = await this.runs.find({

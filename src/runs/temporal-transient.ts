@@ -14,7 +14,12 @@ const MULTI_OPERATION_FAILED = /update-with-start could not be executed/i;
 /** Whether an error of the enqueue's update-with-start is one that may pass on another attempt. */
 export function isTransientTemporalError(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e instanceof Object && depth < 5; depth += 1) {
-    const { code, details, message, name } = e as { code?: unknown; details?: unknown; message?: unknown; name?: unknown };
+    const { code, details, message, name } = e as {
+      code?: unknown;
+      details?: unknown;
+      message?: unknown;
+      name?: unknown;
+    };
     if (name === 'WorkflowUpdateRPCTimeoutOrCancelledError') {
       return true;
     }
