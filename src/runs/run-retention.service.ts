@@ -6,7 +6,7 @@ import { type ScheduleSync, syncMaintenanceSchedule } from '../temporal/maintena
 import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
 import { type DeleteExpiredRunsResult, workflowIds } from '../../workflows/contracts.js';
 import { RunToolSetsService } from './run-tool-sets.service.js';
-import { RunsRepository } from './runs.repository.js';
+import { RunRetentionRepository } from './run-retention.repository.js';
 
 /** Runs one clean-up activity deletes at most (each costs a Temporal call and its share of a DELETE). */
 export const RETENTION_BATCH = 200;
@@ -26,7 +26,7 @@ export class RunRetentionService {
   private readonly logger = new Logger('RunRetention');
 
   constructor(
-    private readonly runs: RunsRepository,
+    private readonly runs: RunRetentionRepository,
     private readonly toolSets: RunToolSetsService,
     @Inject(TEMPORAL_CLIENT) private readonly client: Client,
     @Inject(SETTINGS) private readonly settings: Settings,

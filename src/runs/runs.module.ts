@@ -9,6 +9,7 @@ import { UsersModule } from '../users/users.module.js';
 import { AgentRunsController } from './agent-runs.controller.js';
 import { RunArchiveService } from './run-archive.service.js';
 import { RunReconcileRepository } from './run-reconcile.repository.js';
+import { RunRetentionRepository } from './run-retention.repository.js';
 import { RunReconcileService } from './run-reconcile.service.js';
 import { RunArchiveEntity } from './run-archive.entity.js';
 import { RunEnqueueService } from './run-enqueue.service.js';
@@ -56,6 +57,7 @@ import { RunsService } from './runs.service.js';
     RunArchiveService,
     RunRetentionService,
     RunReconcileRepository,
+    RunRetentionRepository,
     RunReconcileService,
   ],
   exports: [

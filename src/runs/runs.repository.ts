@@ -13,7 +13,7 @@ import type { TimelineEntry } from './timeline.js';
 import { preparedStatement } from '../common/database/prepared-statement.js';
 
 /** SQL: the statuses of a run that has ended. */
-const ENDED = "('completed', 'failed', 'cancelled')";
+export const ENDED = "('completed', 'failed', 'cancelled')";
 
 /** SQL: how many runs of the agent are queued or active ahead of the run (queued_at, id) — its queue position. */
 function runsAhead(agentId: string, queuedAt: string, runId: string): string {
@@ -340,27 +340,5 @@ export class RunsRepository {
     // An UPDATE answers TypeORM's raw query with [rows, count].
     const [updated] = rows as unknown as [Array<{ written: boolean }>, number];
     return updated.some((row) => row.written);
-  }
-
-  /** Up to `limit` ended runs created more than `days` days ago, oldest first. */
-  expiredRuns(
-    days: number,
-    limit: number,
-  ): Promise<Array<{ id: string; workflow_id: string; temporal_run_id: string | null }>> {
-    return this.dataSource.query(
-      `SELECT id, workflow_id, temporal_run_id FROM runs WHERE created_at < now() - make_interval(days => $1) AND status IN ${ENDED} ` +
-        'ORDER BY created_at, id LIMIT $2',
-      [days, limit],
-    );
-  }
-
-  /** Deletes ended runs; their archives go with them (ON DELETE CASCADE). */
-  async deleteEnded(ids: string[]): Promise<number> {
-    // A DELETE answers TypeORM's raw query with [rows, count].
-    const [, count]: [unknown[], number] = await this.dataSource.query(
-      `DELETE FROM runs WHERE id = ANY($1::uuid[]) AND status IN ${ENDED}`,
-      [ids],
-    );
-    return count;
   }
 }
