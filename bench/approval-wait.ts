@@ -2,8 +2,9 @@
  * Benchmark 5, second figure (issue 39): worker memory per run waiting for approval. N agents with an
  * approval policy each start one run whose first model turn asks for a write; every run then waits,
  * its agent's queue held in the worker's workflow cache with the wait's durable timer. The worker's
- * RSS and V8 heap used (from its /metrics, WORKER_HTTP_PORT) are read, settled, before and once all N
- * wait; the difference per run is the figure. The worker cannot be asked to collect its garbage, so
+ * RSS and V8 heap used (from its /metrics, WORKER_HTTP_PORT) are read, settled, before and after each
+ * of two batches of N; the second batch's difference per run is the figure (the first also pays for
+ * the worker's one-off growth). The worker cannot be asked to collect its garbage, so
  * the heap figure is the least of several readings a few hundred milliseconds apart (a collection
  * happens between them under the idle worker's timers). The runs are cancelled and the agents deleted after.
  */
@@ -12,7 +13,7 @@ import type { FakeModel, RecordedRequest } from '../test/fixtures/fake-model.js'
 import { toolNamed } from '../test/fixtures/fake-model.js';
 import type { Http } from '../test/utils/http.js';
 import type { Stack } from '../test/utils/stack.js';
-import { registerUser } from '../test/utils/users.js';
+import { registerUserWith } from '../test/utils/users.js';
 import { line, load } from './stats.js';
 
 export interface ApprovalWaitContext {
@@ -23,8 +24,10 @@ export interface ApprovalWaitContext {
   site: { url: string; apiToken: string };
 }
 
+/** Runs per batch; two batches, so the second's cost is without the worker's one-off growth. */
 const N = 200;
-/** The team tier's agent limit: N agents need one user per 200. */
+const BATCHES = 2;
+/** The team tier's agent limit: one user per batch of 200 agents. */
 const PER_USER = 200;
 
 function rssKb(pid: number): number {
@@ -57,21 +60,46 @@ async function settled(stack: Stack): Promise<{ rss: number; heap: number }> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+interface Owner {
+  token: string;
+  siteId: string;
+}
+
+/** A team user with the site in their vault, credits for every run. */
+async function teamOwner(ctx: ApprovalWaitContext): Promise<Owner> {
+  const user = await registerUserWith(ctx.api, { token: ctx.adminToken }, { tier: 'team', credits: 100_000_000 });
+  const siteId = (await ctx.api.post('/api/vault/sites', { url: ctx.site.url }, { token: user.token })).body.id;
+  await ctx.api.post(`/api/vault/sites/${siteId}/token`, { token: ctx.site.apiToken }, { token: user.token });
+  return { token: user.token, siteId };
+}
+
+/** Waits (up to 5 min) until `owner` has `n` approvals pending; answers how many are. */
+async function pendingOf(ctx: ApprovalWaitContext, owner: Owner, n: number): Promise<number> {
+  const by = Date.now() + 300_000;
+  let waiting = 0;
+  while (Date.now() < by) {
+    const page = await ctx.api.get(`/api/approvals?status=pending&limit=${PER_USER}`, { token: owner.token });
+    waiting = (page.body.items as unknown[]).length;
+    if (waiting >= n) {
+      break;
+    }
+    await sleep(1000);
+  }
+  return waiting;
+}
+
+/**
+ * Two batches of N waiting runs, measured as the idle-queue figure is: the first batch pays for what
+ * the worker sets up once (code compiled on first use, the heap and RSS grown for a burst), the second
+ * is what each further waiting run costs: the figure per run.
+ */
 export async function waitingRunsMemory(ctx: ApprovalWaitContext): Promise<void> {
-  const owners: Array<{ token: string; siteId: string }> = [];
-  for (let u = 0; u < Math.ceil(N / PER_USER); u += 1) {
-    const user = await registerUser(ctx.api);
-    await ctx.api.patch(
-      `/api/admin/users/${user.id}`,
-      { tier: 'team', credits: 100_000_000 },
-      { token: ctx.adminToken },
-    );
-    const siteId = (await ctx.api.post('/api/vault/sites', { url: ctx.site.url }, { token: user.token })).body.id;
-    await ctx.api.post(`/api/vault/sites/${siteId}/token`, { token: ctx.site.apiToken }, { token: user.token });
-    owners.push({ token: user.token, siteId });
+  const owners: Owner[] = [];
+  for (let u = 0; u < Math.ceil((N * BATCHES) / PER_USER); u += 1) {
+    owners.push(await teamOwner(ctx));
   }
   const agents: Array<{ id: string; token: string }> = [];
-  await load(N, 8, async (i) => {
+  await load(N * BATCHES, 8, async (i) => {
     const owner = owners[Math.floor(i / PER_USER)]!;
     const res = await ctx.api.post(
       '/api/agents',
@@ -87,7 +115,7 @@ export async function waitingRunsMemory(ctx: ApprovalWaitContext): Promise<void>
     if (res.status !== 201) {
       throw new Error(`creating an agent answered ${res.status} ${res.text}`);
     }
-    agents.push({ id: res.body.id, token: owner.token });
+    agents[i] = { id: res.body.id, token: owner.token };
   });
   const fallback = ctx.model.fallback;
   // Every run's first turn asks for a write, which waits; nothing answers it during the measure.
@@ -95,38 +123,39 @@ export async function waitingRunsMemory(ctx: ApprovalWaitContext): Promise<void>
     toolUses: [{ name: toolNamed(req, 'create_note'), input: { title: 'waits', body: 'for a person' } }],
   });
   const runs: Array<{ id: string; token: string }> = [];
-  try {
-    const before = await settled(ctx.stack);
+  /** Starts batch `b`'s N runs and waits until they all wait; answers how many do. */
+  const batch = async (b: number): Promise<number> => {
     await load(N, 8, async (i) => {
-      const agent = agents[i]!;
+      const agent = agents[b * N + i]!;
       const res = await ctx.api.post(`/api/agents/${agent.id}/runs`, {}, { token: agent.token });
       if (res.status !== 201) {
         throw new Error(`starting a run answered ${res.status} ${res.text}`);
       }
       runs.push({ id: res.body.id, token: agent.token });
     });
-    const by = Date.now() + 300_000;
     let waiting = 0;
-    while (Date.now() < by) {
-      waiting = 0;
-      for (const owner of owners) {
-        const page = await ctx.api.get(`/api/approvals?status=pending&limit=${PER_USER}`, { token: owner.token });
-        waiting += (page.body.items as unknown[]).length;
-      }
-      if (waiting >= N) {
-        break;
-      }
-      await sleep(1000);
+    for (const owner of owners.slice((b * N) / PER_USER, ((b + 1) * N) / PER_USER)) {
+      waiting += await pendingOf(ctx, owner, Math.min(N, PER_USER));
     }
-    const after = await settled(ctx.stack);
+    return waiting;
+  };
+  try {
+    const before = await settled(ctx.stack);
+    const waitingFirst = await batch(0);
+    const afterFirst = await settled(ctx.stack);
+    const waitingNext = await batch(1);
+    const afterNext = await settled(ctx.stack);
     const kb = (n: number): string => `${n.toFixed(1)} KB`;
-    line(`5. worker memory per run waiting for approval (${N} runs, one per agent)`, {
+    line(`5. worker memory per run waiting for approval (two batches of ${N} runs, one per agent)`, {
       goal: '≤150 KB per run',
-      waiting: `${waiting}/${N}`,
+      waiting: `${waitingFirst + waitingNext}/${N * BATCHES}`,
       rss_before: `${(before.rss / 1024).toFixed(1)} MB`,
-      rss_per_run: kb((after.rss - before.rss) / N),
+      rss_first_batch: kb((afterFirst.rss - before.rss) / N),
+      // The goal's figures: what each further waiting run adds once the worker is set up.
+      rss_per_run: kb((afterNext.rss - afterFirst.rss) / N),
       heap_before: `${(before.heap / 1024).toFixed(1)} MB`,
-      heap_used_per_run: kb((after.heap - before.heap) / N),
+      heap_first_batch: kb((afterFirst.heap - before.heap) / N),
+      heap_used_per_run: kb((afterNext.heap - afterFirst.heap) / N),
     });
   } finally {
     ctx.model.fallback = fallback;

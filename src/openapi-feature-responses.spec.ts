@@ -267,6 +267,7 @@ describe('the API document: responses of the vault, OAuth, tools, agents, runs, 
       tool_result: { $ref: '#/components/schemas/ChatToolResultEventDto' },
       done: { $ref: '#/components/schemas/ChatDoneEventDto' },
       error: { $ref: '#/components/schemas/ErrorBodyDto' },
+      context: { $ref: '#/components/schemas/ChatContextEventDto' },
     });
     expect(send.content?.['application/json']?.schema?.$ref).toBe('#/components/schemas/ChatReplyDto');
   });

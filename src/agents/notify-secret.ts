@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { VaultCipher } from '../vault/vault-cipher.js';
+import type { Sealed, VaultCipher } from '../vault/vault-cipher.js';
 
 /**
  * An agent's notification signing secret (Standard Webhooks: `whsec_<base64 of 32 random bytes>`),
@@ -14,27 +14,37 @@ export function newNotifySecret(): string {
 /** The additional data the secret is sealed with: copied onto another agent's row, it does not open. */
 export const notifySecretAad = (agentId: string): string => `agents.notify_secret:${agentId}`;
 
-export function sealNotifySecret(cipher: VaultCipher, agentId: string, secret: string): string {
-  const sealed = cipher.seal(secret, notifySecretAad(agentId));
+/** The stored form of a sealed value: `<keyId>:<iv>:<authTag>:<ciphertext>`, base64 each but the key id. */
+export function storedSealedSecret(sealed: Sealed): string {
   return [sealed.keyId, sealed.iv, sealed.authTag, sealed.ciphertext]
     .map((part) => (typeof part === 'string' ? part : part.toString('base64')))
     .join(':');
 }
 
-/** The secret of `stored` (VaultTamperedError when it does not open; Error when it is no sealed value). */
-export function openNotifySecret(cipher: VaultCipher, agentId: string, stored: string): string {
+/** The sealed value of a stored `<keyId>:<iv>:<authTag>:<ciphertext>`; undefined when malformed. */
+export function parseSealedSecret(stored: string): Sealed | undefined {
   const parts = stored.split(':');
   if (parts.length !== 4) {
-    throw new Error('agents.notify_secret is not a sealed value');
+    return undefined;
   }
   const [keyId, iv, authTag, ciphertext] = parts as [string, string, string, string];
-  return cipher.open(
-    {
-      keyId,
-      iv: Buffer.from(iv, 'base64'),
-      authTag: Buffer.from(authTag, 'base64'),
-      ciphertext: Buffer.from(ciphertext, 'base64'),
-    },
-    notifySecretAad(agentId),
-  );
+  return {
+    keyId,
+    iv: Buffer.from(iv, 'base64'),
+    authTag: Buffer.from(authTag, 'base64'),
+    ciphertext: Buffer.from(ciphertext, 'base64'),
+  };
+}
+
+export function sealNotifySecret(cipher: VaultCipher, agentId: string, secret: string): string {
+  return storedSealedSecret(cipher.seal(secret, notifySecretAad(agentId)));
+}
+
+/** The secret of `stored` (VaultTamperedError when it does not open; Error when it is no sealed value). */
+export function openNotifySecret(cipher: VaultCipher, agentId: string, stored: string): string {
+  const sealed = parseSealedSecret(stored);
+  if (sealed === undefined) {
+    throw new Error('agents.notify_secret is not a sealed value');
+  }
+  return cipher.open(sealed, notifySecretAad(agentId));
 }

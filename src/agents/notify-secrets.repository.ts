@@ -1,27 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { Reseal, SealedRows, StaleSealed } from '../vault/sealed-rows.js';
-import type { Sealed } from '../vault/vault-cipher.js';
-
-/** `<keyId>:<iv>:<authTag>:<ciphertext>` (notify-secret.ts) as the cipher takes it; undefined when malformed. */
-export function parseSealedSecret(stored: string): Sealed | undefined {
-  const parts = stored.split(':');
-  if (parts.length !== 4) {
-    return undefined;
-  }
-  const [keyId, iv, authTag, ciphertext] = parts as [string, string, string, string];
-  return {
-    keyId,
-    iv: Buffer.from(iv, 'base64'),
-    authTag: Buffer.from(authTag, 'base64'),
-    ciphertext: Buffer.from(ciphertext, 'base64'),
-  };
-}
-
-function storedSecret(sealed: Sealed): string {
-  return [sealed.keyId, sealed.iv, sealed.authTag, sealed.ciphertext]
-    .map((part) => (typeof part === 'string' ? part : part.toString('base64')))
-    .join(':');
-}
+import { parseSealedSecret, storedSealedSecret } from './notify-secret.js';
 
 /**
  * The agents' notification signing secrets as `vault:rotate` re-seals them (agents.notify_secret,
@@ -51,7 +30,7 @@ export class NotifySecretsRepository implements SealedRows {
         return false;
       }
       const resealed = reseal(sealed, { id, scope: id });
-      await em.query('UPDATE agents SET notify_secret = $1 WHERE id = $2', [storedSecret(resealed), id]);
+      await em.query('UPDATE agents SET notify_secret = $1 WHERE id = $2', [storedSealedSecret(resealed), id]);
       return true;
     });
   }

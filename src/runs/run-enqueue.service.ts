@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   type Client,
   type Workflow,
@@ -31,6 +31,8 @@ import { type RunResponse, toRunResponse } from './run-response.js';
 import { RunSkippedError } from './run-skipped.error.js';
 import type { RunEntity } from './run.entity.js';
 import { RunsRepository } from './runs.repository.js';
+import { isTransientTemporalError, TemporalBusyError } from './temporal-transient.js';
+import { repairUnstartedRuns } from './unstarted-runs.js';
 
 export interface EnqueueOptions {
   triggeredBy: RunTrigger;
@@ -83,11 +85,19 @@ const QUEUE_FULL_RETRY_SECONDS = 60;
 /** Tries of a refused manual start while the agent's previous run is closing (about 4.5 s in all). */
 const CLOSING_RUN_RETRIES = 10;
 
+/** Transient Temporal failures of a start retried within the request, after 200, 400 and 800 ms. */
+const TRANSIENT_RETRIES = 3;
+const TRANSIENT_BACKOFF_MS = 200;
+
+/** Stale rows of the agent repaired at most per start (there is at most one per dead API process). */
+const UNSTARTED_REPAIR_LIMIT = 10;
+
 /** Runs handed to their agent's queue workflow: the row first, then Temporal. */
 @Injectable()
 export class RunEnqueueService {
   /** The webhook intake of each agent, one delivery at a time in this process (see enqueueWebhook). */
   private readonly webhookIntake = new KeyedSerializer();
+  private readonly logger = new Logger('Runs');
 
   constructor(
     private readonly runs: RunsRepository,
@@ -112,22 +122,24 @@ export class RunEnqueueService {
     // The row first: the worker starts only runs whose row the API wrote (startRun), and the run may
     // start as soon as the update is accepted.
     const row = this.queuedRow(request, options);
+    // A row a dead API process left queued for this agent (its start never reached Temporal) is not a
+    // run: it goes first, so it neither sits in the run list nor blocks the retry below.
+    await this.repairUnstartedRuns(UNSTARTED_REPAIR_LIMIT, agent.id).catch(() => undefined);
     let result: EnqueueResult | undefined;
+    let transientTries = 0;
     for (let attempt = 1; result === undefined; attempt += 1) {
       await this.runs.insertQueued(row, false);
       try {
-        result = await this.client.workflow.executeUpdateWithStart<Workflow, EnqueueResult, [RunRequest]>(
-          AGENT_HANDLERS.enqueueRun,
-          {
-            args: [request],
-            updateId: request.deliveryId ? `delivery-${request.deliveryId}` : `run-${request.runId}`,
-            startWorkflowOperation: new WithStartWorkflowOperation('agentQueueWorkflow', {
-              ...agentQueueStart(agent, this.settings),
-              workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-            }),
-          },
-        );
+        result = await this.updateWithStart(agent, request);
       } catch (err) {
+        const transient = isTransientTemporalError(err);
+        if (transient && transientTries < TRANSIENT_RETRIES) {
+          // Temporal overloaded or away for a moment: the same update again (its id makes a repeat
+          // that did get through find the first), the row kept meanwhile for a run that may start.
+          transientTries += 1;
+          await new Promise((resolve) => setTimeout(resolve, TRANSIENT_BACKOFF_MS * 2 ** (transientTries - 1)));
+          continue;
+        }
         // Not queued (refused, or unknown): leave no row that would look queued forever. Only a row
         // still queued goes; if the update did get through and the run has started, it stays.
         await this.runs.deleteIfQueued(request.runId).catch(() => undefined);
@@ -143,7 +155,8 @@ export class RunEnqueueService {
           case FAILURE.runSkipped:
             throw new RunSkippedError();
           default:
-            throw err;
+            // Still failing after the retries: nothing was queued, and the client may retry shortly.
+            throw transient ? new TemporalBusyError() : err;
         }
       }
     }
@@ -158,6 +171,33 @@ export class RunEnqueueService {
     }
     const stored = (await this.runs.findById(request.runId)) ?? row;
     return { run: toRunResponse(stored), queuePosition: result.queuePosition, duplicate: result.duplicate };
+  }
+
+  /**
+   * Deletes up to `limit` rows left `queued` by starts that never reached their agent's queue workflow
+   * (see unstarted-runs.ts); of one agent if given. For a periodic sweep (the run reconciler) and the
+   * start of every manual or scheduled run of the agent. Returns the ids deleted.
+   */
+  async repairUnstartedRuns(limit: number, agentId?: string): Promise<string[]> {
+    const deleted = await repairUnstartedRuns(this.runs, this.client, limit, agentId);
+    if (deleted.length > 0) {
+      this.logger.warn(`deleted ${deleted.length} run rows whose start never reached Temporal: ${deleted.join(', ')}`);
+    }
+    return deleted;
+  }
+
+  private updateWithStart(agent: AgentEntity, request: RunRequest): Promise<EnqueueResult> {
+    return this.client.workflow.executeUpdateWithStart<Workflow, EnqueueResult, [RunRequest]>(
+      AGENT_HANDLERS.enqueueRun,
+      {
+        args: [request],
+        updateId: request.deliveryId ? `delivery-${request.deliveryId}` : `run-${request.runId}`,
+        startWorkflowOperation: new WithStartWorkflowOperation('agentQueueWorkflow', {
+          ...agentQueueStart(agent, this.settings),
+          workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+        }),
+      },
+    );
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { In, type DataSource } from 'typeorm';
+import { In, IsNull, LessThan, Not, type DataSource } from 'typeorm';
 import { AgentEntity } from '../agents/agent.entity.js';
 import { type PageQuery, keysetWhere } from '../common/pagination.js';
 import { RowMapper } from '../common/database/row-mapper.js';
@@ -161,6 +161,28 @@ export class RunsRepository {
   /** Whether the agent has a run whose row is still queued or active. */
   hasOpenRun(agentId: string): Promise<boolean> {
     return this.runs.existsBy({ agentId, status: In(['queued', 'active']) });
+  }
+
+  /**
+   * Rows still `queued`, without a delivery id, that were queued before `cutoff` (oldest first, at
+   * most `limit`; of one agent if given): the candidates of a start that may never have reached the
+   * agent's queue workflow (see unstarted-runs.ts). A webhook's row is never one: its sender redelivers. Read through the partial index of
+   * open runs (runs_agent_open), however many runs the table holds.
+   */
+  async findUnstarted(cutoff: Date, limit: number, agentId?: string): Promise<Array<{ id: string; agentId: string }>> {
+    const rows = await this.runs.find({
+      select: { id: true, agentId: true },
+      where: {
+        status: 'queued',
+        deliveryId: IsNull(),
+        triggeredBy: Not('webhook'),
+        queuedAt: LessThan(cutoff),
+        ...(agentId === undefined ? {} : { agentId }),
+      },
+      order: { queuedAt: 'ASC' },
+      take: limit,
+    });
+    return rows.map((r) => ({ id: r.id, agentId: r.agentId }));
   }
 
   /** Removes a row only while it is still queued (a run that has started stays). */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { toolNamed } from '../fixtures/fake-model.js';
 import { eventually } from '../utils/runs.js';
-import { registerUser, type TestUser } from '../utils/users.js';
+import { connectSite, registerUser, registerUserWith, type TestUser } from '../utils/users.js';
 import { joinWorkspace } from '../utils/workspaces.js';
 import { expectAccessible, screenshot, signIn, startConsoleWorld, WIDTHS, type ConsoleWorld } from './harness.js';
 import { runNow } from './steps/agents.js';
@@ -22,19 +22,17 @@ describe('console: approvals', () => {
   /** A Team workspace: its owner, a viewer, and an agent there whose write calls wait. */
   let team: { owner: TestUser; viewer: TestUser; workspaceId: string; agentId: string };
 
+  /**
+   * A user with more waiting calls than the badge's page (21: the count reads "20+"), one approved,
+   * and a run whose call waited a minute with no decision (its policy's shortest wait).
+   */
+  let busy: { user: TestUser; expiredRunId: string };
+
   beforeAll(async () => {
     w = await startConsoleWorld();
-    user = await registerUser(w.http);
-    const credits = await w.http.patch(`/api/admin/users/${user.id}`, { credits: 10_000 }, { token: w.admin.token });
-    expect(credits.status).toBe(200);
-    const added = await w.http.post<{ id: string }>('/api/vault/sites', { url: w.site.url }, { token: user.token });
-    expect(added.status).toBe(201);
-    const stored = await w.http.post(
-      `/api/vault/sites/${added.body.id}/token`,
-      { token: w.site.issueApiToken('alice').token },
-      { token: user.token },
-    );
-    expect(stored.status).toBeLessThan(300);
+    busy = await startBusyUser();
+    user = await registerUserWith(w.http, w.admin, { credits: 10_000 });
+    await connectSite(w.http, { token: user.token }, w.site);
 
     const owner = await registerUser(w.http);
     const viewer = await registerUser(w.http);
@@ -73,7 +71,59 @@ describe('console: approvals', () => {
     );
     expect(agent.status).toBe(201);
     team = { owner, viewer, workspaceId: ws.body.id, agentId: agent.body.id };
-  });
+    // The busy user's short wait ends without a decision (60 s after it was asked), then its run completes.
+    await eventually(
+      'the run with no decision in time to complete',
+      async () => {
+        const run = await w.http.get<{ status: string }>(`/api/runs/${busy.expiredRunId}`, {
+          token: busy.user.token,
+        });
+        return run.body.status === 'completed' ? true : undefined;
+      },
+      150_000,
+    );
+  }, 240_000);
+
+  /** 22 agents whose write calls wait a day and one whose wait is a minute, a run each; one call approved. */
+  async function startBusyUser(): Promise<{ user: TestUser; expiredRunId: string }> {
+    const owner = await registerUserWith(w.http, w.admin, { tier: 'team', credits: 100_000 });
+    const as = { token: owner.token };
+    const siteId = await connectSite(w.http, as, w.site);
+    const writes = (req: Parameters<typeof toolNamed>[0]) => ({
+      toolUses: [{ name: toolNamed(req, 'create_note'), input: { title: 'Busy note', body: 'b' } }],
+    });
+    // Each run's first turn asks for a write; the approved run's and the expired run's second turns answer.
+    w.model.script(...Array.from({ length: 23 }, () => writes), { text: 'Done.' }, { text: 'Done.' });
+    const runIds: string[] = [];
+    for (let i = 0; i < 23; i += 1) {
+      const agent = await w.http.post<{ id: string }>(
+        '/api/agents',
+        {
+          name: i === 22 ? 'Quick scribe' : `Busy scribe ${i}`,
+          systemPrompt: 'Write down what the run asks.',
+          siteIds: [siteId],
+          trigger: { type: 'manual' },
+          approvals: { scopes: ['write'], timeoutSeconds: i === 22 ? 60 : 86_400 },
+        },
+        as,
+      );
+      expect(agent.status).toBe(201);
+      const run = await w.http.post<{ id: string }>(`/api/agents/${agent.body.id}/runs`, { input: 'Note it.' }, as);
+      expect(run.status).toBe(201);
+      runIds.push(run.body.id);
+    }
+    const pending = await eventually('23 calls waiting', async () => {
+      const page = await w.http.get<{ items: Array<{ id: string; runId: string }> }>(
+        '/api/approvals?status=pending&limit=50',
+        as,
+      );
+      return page.body.items.length === 23 ? page.body.items : undefined;
+    });
+    const first = pending.find((a) => a.runId === runIds[0])!;
+    const approved = await w.http.post(`/api/runs/${first.runId}/approvals/${first.id}`, { decision: 'approve' }, as);
+    expect(approved.status).toBe(200);
+    return { user: owner, expiredRunId: runIds[22]! };
+  }
 
   afterAll(async () => {
     await w?.stop();
@@ -284,6 +334,54 @@ describe('console: approvals', () => {
       expect(w.site.notesOf('bob').map((n) => n.title)).not.toContain(title);
       await expectAccessible(owner, `run with a denied call (${width} px)`);
       await owner.close();
+      expect(w.pageErrors).toEqual([]);
+    });
+
+    it('more than a page waits: the count reads "20+"; the decided filter lists the approved call and the one with no decision in time, which the run tells in words', async () => {
+      const page = await w.newPage({ width });
+      await signIn(page, busy.user);
+      await page.goto('/approvals');
+      await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
+      await waitForWaitingCount(page, 20, true);
+      const badge = page.getByRole('banner').locator('.badge.count');
+      await expect(badge.textContent()).resolves.toBe('20+');
+      // The inbox: a page of 20 waiting calls, and pages behind it.
+      const waiting = page.getByRole('list', { name: 'Waiting for a decision' });
+      await expect(waiting.getByRole('article').count()).resolves.toBe(20);
+      await expect(page.getByRole('navigation', { name: 'Approval pages' }).count()).resolves.toBe(1);
+      await expectAccessible(page, `approvals inbox with more than a page waiting (${width} px)`);
+
+      // Decided ones: the call nobody decided in time, in words, without the buttons.
+      const show = page.getByLabel('Show');
+      await show.selectOption({ label: 'No decision in time' });
+      const expired = page.getByRole('list', { name: 'No decision in time' }).getByRole('article');
+      await expired.first().waitFor();
+      await expect(expired.count()).resolves.toBe(1);
+      await expect(expired.textContent()).resolves.toContain('Quick scribe asks to make a call that changes data');
+      await expect(expired.locator('.badge').textContent()).resolves.toBe('No decision in time');
+      await expect(expired.getByRole('button').count()).resolves.toBe(0);
+      await expectAccessible(page, `approvals with no decision in time (${width} px)`);
+      await show.selectOption({ label: 'Approved' });
+      const approved = page.getByRole('list', { name: 'Approved' }).getByRole('article');
+      await approved.first().waitFor();
+      await expect(approved.count()).resolves.toBe(1);
+      await expect(approved.textContent()).resolves.toContain(`Approved by ${busy.user.email}`);
+      await show.selectOption({ label: 'Denied' });
+      await page.getByText('None.').waitFor();
+
+      // The run whose call had no decision in time: its timeline says so, and that the call was not made.
+      await expired.first().waitFor({ state: 'detached' });
+      await page.goto(`/runs/${busy.expiredRunId}`);
+      const timeline = page.getByRole('list', { name: 'Timeline' });
+      await timeline.getByText('No decision in time').waitFor();
+      const entries = await timeline.getByRole('listitem').allTextContents();
+      expect(entries.find((e) => e.includes('No decision in time'))).toContain(
+        'No decision in time: the call was not made',
+      );
+      // One note written: the approved call's; the call with no decision in time was not made.
+      expect(w.site.notesOf('alice').filter((n) => n.title === 'Busy note')).toHaveLength(1);
+      await expectAccessible(page, `run with no decision in time (${width} px)`);
+      await page.close();
       expect(w.pageErrors).toEqual([]);
     });
   });

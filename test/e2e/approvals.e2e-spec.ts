@@ -7,7 +7,7 @@ import { type FakeModel, type RecordedRequest, toolNamed } from '../fixtures/fak
 import { expectError, Http } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import { apiListening, type Stack } from '../utils/stack.js';
-import { registerUser, type TestUser } from '../utils/users.js';
+import { connectSite, registerUser, registerUserWith, type TestUser } from '../utils/users.js';
 import { joinWorkspace } from '../utils/workspaces.js';
 import { startWorld, type World } from '../utils/world.js';
 
@@ -42,17 +42,13 @@ describe('approvals (e2e)', () => {
 
   /** A user of the tier with the reference site in the vault (of the workspace, with `workspaceId`). */
   async function userWithSite(tier = 'harness', workspace?: (user: TestUser) => Promise<string>) {
-    const user = await registerUser(http);
-    await http.patch(`/api/admin/users/${user.id}`, { tier, credits: 100_000 }, { token: admin.token });
+    const user = await registerUserWith(http, admin, { tier, credits: 100_000 });
     const workspaceId = workspace === undefined ? undefined : await workspace(user);
     const as: As = {
       token: user.token,
       ...(workspaceId !== undefined ? { headers: { 'x-workspace-id': workspaceId } } : {}),
     };
-    const added = await http.post('/api/vault/sites', { url: site.url }, as);
-    expect(added.status).toBe(201);
-    await http.post(`/api/vault/sites/${added.body.id}/token`, { token: site.issueApiToken('alice').token }, as);
-    return { user, siteId: added.body.id as string, as, workspaceId };
+    return { user, siteId: await connectSite(http, as, site), as, workspaceId };
   }
 
   async function approvalAgent(as: As, siteId: string, approvals: unknown = { scopes: ['write', 'delete'] }) {
@@ -261,6 +257,44 @@ describe('approvals (e2e)', () => {
       decision: 'approve',
       by: { userId: expect.any(String) },
     });
+  });
+
+  it("in a workspace a viewer cannot rotate an agent's notification signing secret (PERMISSION_DENIED); a member can", async () => {
+    const { as: asOwner, workspaceId } = await userWithSite('team', async (owner) => {
+      const res = await http.post('/api/workspaces', { name: 'Signing secrets' }, { token: owner.token });
+      return res.body.id as string;
+    });
+    const viewer = await registerUser(http);
+    const member = await registerUser(http);
+    await joinWorkspace(http, workspaceId!, asOwner.token, viewer, 'viewer');
+    await joinWorkspace(http, workspaceId!, asOwner.token, member, 'member');
+    const inWs = (user: TestUser): As => ({ token: user.token, headers: { 'x-workspace-id': workspaceId! } });
+    const created = await http.post(
+      '/api/agents',
+      {
+        name: 'Notifies',
+        systemPrompt: 'p',
+        siteIds: [],
+        trigger: { type: 'manual' },
+        notify: { url: 'https://hooks.example.com/in', events: ['run_failed'] },
+      },
+      asOwner,
+    );
+    expect(created.status).toBe(201);
+    expect(created.body.notifySecret).toMatch(/^whsec_/);
+    const agentId = created.body.id as string;
+    // The viewer reads the agent and its notifications, but may not replace the secret.
+    expect((await http.get(`/api/agents/${agentId}`, inWs(viewer))).body.notify).toEqual({
+      url: 'https://hooks.example.com/in',
+      events: ['run_failed'],
+    });
+    const refused = await http.post(`/api/agents/${agentId}/notify-secret/rotate`, undefined, inWs(viewer));
+    expectError(refused, 'PERMISSION_DENIED', 403);
+    expect(refused.body.notifySecret).toBeUndefined();
+    const rotated = await http.post(`/api/agents/${agentId}/notify-secret/rotate`, undefined, inWs(member));
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.notifySecret).toMatch(/^whsec_/);
+    expect(rotated.body.notifySecret).not.toBe(created.body.notifySecret);
   });
 
   it('in a workspace a viewer sees the approval but cannot decide; a member approves', async () => {

@@ -13,7 +13,7 @@ import { expectError, type Http } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import type { Stack } from '../utils/stack.js';
 import { startWorld, type World } from '../utils/world.js';
-import { registerUser, type TestUser } from '../utils/users.js';
+import { connectSite, registerUserWith, type TestUser } from '../utils/users.js';
 
 /**
  * Credits bound what a user spends on the model: no model call starts unless the owner's balance,
@@ -41,14 +41,8 @@ describe('credits bound model spending (e2e)', () => {
 
   /** A user with `credits`, the reference site connected, and a chat session over one of its tools. */
   async function chatUser(credits: number): Promise<{ user: TestUser; session: string }> {
-    const user = await registerUser(http);
-    await http.patch(`/api/admin/users/${user.id}`, { credits }, { token: admin.token });
-    const siteId = (await http.post('/api/vault/sites', { url: site.url }, { token: user.token })).body.id;
-    await http.post(
-      `/api/vault/sites/${siteId}/token`,
-      { token: site.issueApiToken('alice').token },
-      { token: user.token },
-    );
+    const user = await registerUserWith(http, admin, { credits });
+    const siteId = await connectSite(http, { token: user.token }, site);
     // One small tool: the call's estimated cost is one credit.
     const created = await http.post(
       '/api/sessions',
@@ -64,8 +58,7 @@ describe('credits bound model spending (e2e)', () => {
   }
 
   it('holds are decided atomically in PostgreSQL: ten reservations at once against one credit, one passes', async () => {
-    const user = await registerUser(http);
-    await http.patch(`/api/admin/users/${user.id}`, { credits: 1 }, { token: admin.token });
+    const user = await registerUserWith(http, admin, { credits: 1 });
     const settings = {
       ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
       databaseUrl: testEnv('databaseUrl'),
@@ -185,15 +178,9 @@ describe('credits bound model spending (e2e)', () => {
   });
 
   it('a turn that passes MAX_CHAT_INPUT_BYTES after a tool call is cut there and keeps its parts as streamed', async () => {
-    const user = await registerUser(http);
-    await http.patch(`/api/admin/users/${user.id}`, { credits: 100 }, { token: admin.token });
-    const siteId = (await http.post('/api/vault/sites', { url: site.url }, { token: user.token })).body.id;
+    const user = await registerUserWith(http, admin, { credits: 100 });
     // Another user of the site, whose one long note takes the next call over the 20000 bytes.
-    await http.post(
-      `/api/vault/sites/${siteId}/token`,
-      { token: site.issueApiToken('root').token },
-      { token: user.token },
-    );
+    const siteId = await connectSite(http, { token: user.token }, site, 'root');
     const session = (
       await http.post('/api/sessions', { sites: [{ siteId, tools: ['list_notes'] }] }, { token: user.token })
     ).body.token as string;
@@ -228,8 +215,7 @@ describe('credits bound model spending (e2e)', () => {
   });
 
   it("concurrent runs of one user's agents with one credit make one model call; the others fail NO_CREDITS", async () => {
-    const user = await registerUser(http);
-    await http.patch(`/api/admin/users/${user.id}`, { tier: 'harness', credits: 1 }, { token: admin.token });
+    const user = await registerUserWith(http, admin, { tier: 'harness', credits: 1 });
     const agents: string[] = [];
     for (let i = 0; i < 3; i += 1) {
       const created = await http.post(

@@ -166,6 +166,15 @@ describe('query plans of request paths', () => {
     const open = await plansOf(() => runs.hasOpenRun(agentId!));
     expect(open.result).toBe(true);
     expect(rowsRead(open.plans, 'runs')).toBeLessThan(10);
+
+    // The repair of starts that never reached Temporal: on every manual start (the agent's), and in a
+    // sweep (every agent's): both read the open runs only.
+    const unstarted = await plansOf(() => runs.findUnstarted(new Date(), 10, agentId!));
+    expect(unstarted.result).toEqual([]);
+    expect(rowsRead(unstarted.plans, 'runs')).toBeLessThan(10);
+    const swept = await plansOf(() => runs.findUnstarted(new Date(), 10));
+    expect(swept.result).toEqual([]);
+    expect(rowsRead(swept.plans, 'runs')).toBeLessThan(10);
   });
 
   it("a workspace's agents, a page and their count, read that workspace's agents only", async () => {

@@ -6,8 +6,7 @@
  * an execution hands over (continues as new, with the rest of the queue) after its run limit or its
  * `executionSeconds`.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { describe, expect, it } from '@jest/globals';
 import { AGENT_HANDLERS, type FinishRunInput, type ModelTurnInput } from '../../workflows/contracts.js';
 import {
   agentIdOf,
@@ -24,26 +23,18 @@ import {
   runRequest,
   runsCalled,
   sequence,
-  startWorkflowEnvironment,
   textAnswer,
   timersOf,
   toolUseAnswer,
   until,
+  useWorkflowEnvironment,
   withQueueWorker,
 } from './harness.js';
 
 /** The queue's run limit per execution (MAX_RUNS_PER_EXECUTION in agent-queue.workflow.ts). */
 const MAX_RUNS_PER_EXECUTION = 20;
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await startWorkflowEnvironment();
-}, 60_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = useWorkflowEnvironment();
 
 describe('agentQueueWorkflow: order and one run at a time', () => {
   it('runs queued runs in arrival order, each archived before the next starts', async () => {
@@ -56,7 +47,7 @@ describe('agentQueueWorkflow: order and one run at a time', () => {
         return textAnswer(`done ${input.runId}`);
       },
     });
-    await withQueueWorker(env, mock.activities, async (start) => {
+    await withQueueWorker(env(), mock.activities, async (start) => {
       const handle = await start();
       const agentId = agentIdOf(handle);
       const ids = [1, 2, 3, 4].map((n) => `${agentId}-run-${n}`);
@@ -104,7 +95,7 @@ describe('agentQueueWorkflow: order and one run at a time', () => {
         }
       },
     });
-    await withQueueWorker(env, mock.activities, async (start) => {
+    await withQueueWorker(env(), mock.activities, async (start) => {
       const handle = await start();
       const agentId = agentIdOf(handle);
       await enqueue(handle, runRequest(agentId, `${agentId}-a`));
@@ -144,7 +135,7 @@ describe('agentQueueWorkflow: order and one run at a time', () => {
         }
       },
     });
-    await withQueueWorker(env, mock.activities, async (start) => {
+    await withQueueWorker(env(), mock.activities, async (start) => {
       const handle = await start();
       const id = agentIdOf(handle);
       await enqueue(handle, runRequest(id, `${id}-1`));
@@ -171,7 +162,7 @@ describe('agentQueueWorkflow: cancellation', () => {
         return textAnswer('done');
       },
     });
-    await withQueueWorker(env, mock.activities, async (start) => {
+    await withQueueWorker(env(), mock.activities, async (start) => {
       const handle = await start();
       const agentId = agentIdOf(handle);
       const [r1, r2, r3, r4] = [1, 2, 3, 4].map((n) => `${agentId}-${n}`) as [string, string, string, string];
@@ -207,7 +198,7 @@ describe('agentQueueWorkflow: cancellation', () => {
         throw rateLimited(300);
       },
     });
-    await withQueueWorker(env, mock.activities, async (start) => {
+    await withQueueWorker(env(), mock.activities, async (start) => {
       const handle = await start();
       const agentId = agentIdOf(handle);
       const [r1, r2] = [`${agentId}-1`, `${agentId}-2`];
@@ -251,7 +242,7 @@ describe('agentQueueWorkflow: cancellation', () => {
         return textAnswer('done');
       },
     });
-    await withQueueWorker(env, mock.activities, async (start) => {
+    await withQueueWorker(env(), mock.activities, async (start) => {
       const handle = await start();
       const agentId = agentIdOf(handle);
       const [r1, r2] = [`${agentId}-1`, `${agentId}-2`];
@@ -287,7 +278,7 @@ describe('agentQueueWorkflow: continue-as-new', () => {
         return textAnswer('done');
       },
     });
-    await withQueueWorker(env, mock.activities, async (start) => {
+    await withQueueWorker(env(), mock.activities, async (start) => {
       const handle = await start();
       const agentId = agentIdOf(handle);
       const ids = Array.from({ length: total }, (_, i) => `${agentId}-${String(i + 1).padStart(2, '0')}`);
@@ -331,7 +322,7 @@ describe('agentQueueWorkflow: continue-as-new', () => {
         return textAnswer('done');
       },
     });
-    await withQueueWorker(env, mock.activities, async (start) => {
+    await withQueueWorker(env(), mock.activities, async (start) => {
       const handle = await start({ executionSeconds: 1 });
       const agentId = agentIdOf(handle);
       const [r1, r2] = [`${agentId}-1`, `${agentId}-2`];
@@ -359,7 +350,7 @@ describe('agentQueueWorkflow: continue-as-new', () => {
 
   it(`takes ${600} s when executionSeconds is missing or not a positive whole number`, async () => {
     const mock = mockActivities();
-    await withQueueWorker(env, mock.activities, async (start) => {
+    await withQueueWorker(env(), mock.activities, async (start) => {
       for (const executionSeconds of [undefined, 0, -5, 1.5]) {
         const handle = await start(executionSeconds === undefined ? {} : { executionSeconds });
         const agentId = agentIdOf(handle);
@@ -372,7 +363,7 @@ describe('agentQueueWorkflow: continue-as-new', () => {
 
   it('an execution that ran nothing waits for a request, however old', async () => {
     const mock = mockActivities();
-    await withQueueWorker(env, mock.activities, async (start) => {
+    await withQueueWorker(env(), mock.activities, async (start) => {
       const handle = await start({ executionSeconds: 1 });
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       const events = await historyOf(handle);

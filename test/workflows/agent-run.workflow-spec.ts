@@ -5,8 +5,7 @@
  * used). Covers the durable Retry-After wait and its cap, the turn limit, the size limit of a turn's
  * input, and how failures end a run without stopping the queue.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { describe, expect, it } from '@jest/globals';
 import {
   type CallToolInput,
   FAILURE,
@@ -17,8 +16,8 @@ import {
   MAX_TOOL_RESULT_BYTES,
   MAX_TURN_INPUT_BYTES,
   type ModelTurnInput,
-  RATE_LIMIT_TIMER_SUMMARY,
   type ToolResultBlock,
+  RATE_LIMIT_TIMER_SUMMARY,
 } from '../../workflows/contracts.js';
 import {
   type ActivityCall,
@@ -27,59 +26,32 @@ import {
   enqueue,
   expectReplays,
   historyOf,
+  inputsOf,
+  lastToolResults,
   mockActivities,
   nonRetryable,
   type QueueHandle,
   rateLimited,
   runRequest,
   runsCalled,
+  runThroughQueue,
   sequence,
-  startWorkflowEnvironment,
   textAnswer,
   timersOf,
   toolUseAnswer,
   until,
+  useWorkflowEnvironment,
   withQueueWorker,
 } from './harness.js';
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await startWorkflowEnvironment();
-}, 60_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = useWorkflowEnvironment();
 
 /** Runs `runs` (suffixes of the agent's id) through one agent's queue over `script`, until all are archived. */
-async function runAll(
+function runAll(
   script: ActivityScript,
   runs: string[] = ['1'],
 ): Promise<{ calls: ActivityCall[]; ids: string[]; handle: QueueHandle }> {
-  const mock = mockActivities(script);
-  return withQueueWorker(env, mock.activities, async (start) => {
-    const handle = await start();
-    const agentId = agentIdOf(handle);
-    const ids = runs.map((suffix) => `${agentId}-${suffix}`);
-    for (const runId of ids) {
-      await enqueue(handle, runRequest(agentId, runId));
-    }
-    await until(`${ids.length} runs archived`, () => runsCalled(mock.calls, 'archiveRun').length === ids.length);
-    return { calls: mock.calls, ids, handle };
-  });
-}
-
-function inputsOf<T>(calls: ActivityCall[], name: ActivityCall['name'], runId?: string): T[] {
-  return calls.filter((c) => c.name === name && (runId === undefined || c.runId === runId)).map((c) => c.input as T);
-}
-
-/** The tool results the model was given on its last turn of `runId`. */
-function lastToolResults(calls: ActivityCall[], runId: string): ToolResultBlock[] {
-  const turns = inputsOf<ModelTurnInput>(calls, 'modelTurn', runId);
-  const last = turns.at(-1)!.messages.at(-1)!;
-  expect(last.role).toBe('user');
-  return last.content as ToolResultBlock[];
+  return runThroughQueue(env(), mockActivities(script), runs);
 }
 
 /** A model that calls the tool once, then answers text. */
@@ -373,7 +345,7 @@ describe('executeRun: size of a turn', () => {
       },
       callTool: (input) => ({ result: answerOf(input.runId), durationMs: 1, refreshed: false }),
     });
-    await withQueueWorker(env, mock.activities, async (start) => {
+    await withQueueWorker(env(), mock.activities, async (start) => {
       const handle = await start();
       const agentId = agentIdOf(handle);
       const [a, b, c] = ['a', 'b', 'c'].map((s) => `${agentId}-${s}`) as [string, string, string];

@@ -5,8 +5,7 @@
  * (deny, expired). The shipped bundle in a real Worker on a real dev server (harness.ts); the timeouts
  * are short through the context (a policy's `timeoutSeconds`), as the mocked turn 1 returns it.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { describe, expect, it } from '@jest/globals';
 import { Worker } from '@temporalio/worker';
 import { workflowSource } from '../../src/temporal/worker-factory.js';
 import {
@@ -19,41 +18,34 @@ import {
   type RequestApprovalInput,
   type RunContext,
   type SettleApprovalInput,
-  type ToolResultBlock,
 } from '../../workflows/contracts.js';
 import {
   type ActivityCall,
   type ActivityScript,
   agentIdOf,
-  CONTEXT,
   cancelRun,
+  CONTEXT,
   enqueue,
   expectReplays,
   gate,
   historyOf,
+  inputsOf,
+  lastToolResults,
   mockActivities,
   type ModelAnswer,
   type QueueHandle,
   queueState,
   runRequest,
+  runThroughQueue,
   sequence,
-  startWorkflowEnvironment,
   textAnswer,
   timersOf,
   toolUseAnswer,
   until,
-  withQueueWorker,
+  useWorkflowEnvironment,
 } from './harness.js';
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await startWorkflowEnvironment();
-}, 60_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const env = useWorkflowEnvironment();
 
 /** CONTEXT's tools with their scopes (lookup writes, the MCP one reads) and a policy on writes. */
 function contextWith(approvals: ApprovalPolicy): RunContext {
@@ -70,15 +62,6 @@ function decide(handle: QueueHandle, input: Partial<DecideApprovalInput>): Promi
   return handle.executeUpdate<string, [DecideApprovalInput]>(AGENT_HANDLERS.decideApproval, {
     args: [{ runId: '', approvalId: '', decision: 'approve', note: null, by: ADA, ...input }],
   });
-}
-
-function inputsOf<T>(calls: ActivityCall[], name: ActivityCall['name']): T[] {
-  return calls.filter((c) => c.name === name).map((c) => c.input as T);
-}
-
-function lastToolResults(calls: ActivityCall[]): ToolResultBlock[] {
-  const last = inputsOf<ModelTurnInput>(calls, 'modelTurn').at(-1)!.messages.at(-1)!;
-  return last.content as ToolResultBlock[];
 }
 
 /** The n-th approval the run asked for (1-based), once asked. */
@@ -100,14 +83,10 @@ async function withWaitingRun(
     ...script,
     context: contextWith({ scopes: ['write'], timeoutSeconds: script.timeoutSeconds ?? 60 }),
   });
-  return withQueueWorker(env, mock.activities, async (start) => {
-    const handle = await start();
-    const runId = `${agentIdOf(handle)}-1`;
-    await enqueue(handle, runRequest(agentIdOf(handle), runId));
-    await body({ handle, runId, calls: mock.calls });
-    await until('the run archived', () => mock.calls.some((c) => c.name === 'archiveRun'));
-    return { handle, runId, calls: mock.calls };
-  });
+  const { handle, ids, calls } = await runThroughQueue(env(), mock, ['1'], ({ handle, ids, calls }) =>
+    body({ handle, runId: ids[0]!, calls }),
+  );
+  return { handle, runId: ids[0]!, calls };
 }
 
 async function expectBothBundlesReplay(handle: QueueHandle): Promise<void> {

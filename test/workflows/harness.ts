@@ -14,6 +14,7 @@
  * worker thread): they start in about 0.5 s instead of 2.5 s. Each test has its own task queue,
  * worker and workflow ids; each file its own dev server. `npm run test:workflows` runs the layer.
  */
+import { afterAll, beforeAll, expect } from '@jest/globals';
 import { Context } from '@temporalio/activity';
 import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, defaultPayloadConverter, defineSearchAttributeKey } from '@temporalio/common';
@@ -41,6 +42,7 @@ import {
   type RunRequest,
   SEARCH_ATTRIBUTES,
   type SettleApprovalInput,
+  type ToolResultBlock,
 } from '../../workflows/contracts.js';
 import type { agentQueueWorkflow } from '../../workflows/index.js';
 
@@ -75,6 +77,26 @@ export async function startWorkflowEnvironment(): Promise<TestWorkflowEnvironmen
       extraArgs,
     },
   });
+}
+
+/**
+ * The file's dev server, started before its tests and torn down after them: call at the top of a
+ * spec file; the returned function gives the environment inside a test.
+ */
+export function useWorkflowEnvironment(): () => TestWorkflowEnvironment {
+  let env: TestWorkflowEnvironment | undefined;
+  beforeAll(async () => {
+    env = await startWorkflowEnvironment();
+  }, 60_000);
+  afterAll(async () => {
+    await env?.teardown();
+  });
+  return () => {
+    if (env === undefined) {
+      throw new Error('the workflow environment is not started (useWorkflowEnvironment at the top of the file)');
+    }
+    return env;
+  };
 }
 
 /** What a mocked activity was called with, in call order; `execution`: the Temporal run that called it. */
@@ -335,6 +357,41 @@ export async function cancelRun(handle: QueueHandle, runId: string): Promise<Can
 
 export async function queueState(handle: QueueHandle): Promise<AgentQueueState> {
   return handle.query<AgentQueueState>(AGENT_HANDLERS.agentState);
+}
+
+/** The inputs one activity was called with, in order; only `runId`'s when given. */
+export function inputsOf<T>(calls: ActivityCall[], name: ActivityCall['name'], runId?: string): T[] {
+  return calls.filter((c) => c.name === name && (runId === undefined || c.runId === runId)).map((c) => c.input as T);
+}
+
+/** The tool results the model was given on its last turn (of `runId` when given). */
+export function lastToolResults(calls: ActivityCall[], runId?: string): ToolResultBlock[] {
+  const last = inputsOf<ModelTurnInput>(calls, 'modelTurn', runId).at(-1)!.messages.at(-1)!;
+  expect(last.role).toBe('user');
+  return last.content as ToolResultBlock[];
+}
+
+/**
+ * Runs `runs` (suffixes of the agent's id) through one agent's queue over `mock`'s activities;
+ * `during` drives them once enqueued; returns once as many runs are archived (those it enqueued, or others `during` did).
+ */
+export async function runThroughQueue(
+  env: TestWorkflowEnvironment,
+  mock: ReturnType<typeof mockActivities>,
+  runs: string[] = ['1'],
+  during?: (queue: { handle: QueueHandle; ids: string[]; calls: ActivityCall[] }) => Promise<void>,
+): Promise<{ calls: ActivityCall[]; ids: string[]; handle: QueueHandle }> {
+  return withQueueWorker(env, mock.activities, async (start) => {
+    const handle = await start();
+    const agentId = agentIdOf(handle);
+    const ids = runs.map((suffix) => `${agentId}-${suffix}`);
+    for (const runId of ids) {
+      await enqueue(handle, runRequest(agentId, runId));
+    }
+    await during?.({ handle, ids, calls: mock.calls });
+    await until(`${ids.length} runs archived`, () => runsCalled(mock.calls, 'archiveRun').length >= ids.length);
+    return { calls: mock.calls, ids, handle };
+  });
 }
 
 /** The calls of one activity, in order, as `runId`s. */

@@ -1,4 +1,6 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, type ApiPropertyOptions, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayNotEmpty,
@@ -6,12 +8,14 @@ import {
   IsArray,
   IsIn,
   IsInt,
+  IsObject,
   IsString,
   Max,
   MaxLength,
   Min,
+  ValidateNested,
 } from 'class-validator';
-import { Optional } from '../../common/optional.js';
+import { Nullable, Optional } from '../../common/optional.js';
 import {
   APPROVAL_SCOPES,
   APPROVAL_TIMEOUT,
@@ -144,3 +148,25 @@ export const NOTIFY_RESPONSE_SCHEMA: ApiPropertyOptions = {
   selfRequired: true,
   description: 'Where notifications go and which; null: none',
 };
+
+/** The `approvals` property of a create or update body: the request schema, null or a policy. */
+export function ApprovalsField(): PropertyDecorator {
+  return applyDecorators(
+    ApiProperty(APPROVALS_REQUEST_SCHEMA),
+    Nullable(),
+    IsObject(),
+    ValidateNested(),
+    Type(() => ApprovalPolicyDto),
+  );
+}
+
+/** The `notify` property of a create or update body: the request schema, null or an address and events. */
+export function NotifyField(): PropertyDecorator {
+  return applyDecorators(
+    ApiProperty(NOTIFY_REQUEST_SCHEMA),
+    Nullable(),
+    IsObject(),
+    ValidateNested(),
+    Type(() => NotifyDto),
+  );
+}

@@ -14,7 +14,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { Nullable, Optional } from '../../common/optional.js';
-import { ApprovalPolicyDto, APPROVALS_REQUEST_SCHEMA, NOTIFY_REQUEST_SCHEMA, NotifyDto } from './agent-policy.dto.js';
+import { ApprovalPolicyDto, ApprovalsField, NotifyDto, NotifyField } from './agent-policy.dto.js';
 import { TRIGGER_TYPES, type TriggerType, WEBHOOK_FIELD_TYPES, type WebhookFieldType } from '../agent.entity.js';
 
 export class WebhookFieldDto {
@@ -110,18 +110,10 @@ export class CreateAgentDto {
   @Type(() => TriggerDto)
   trigger: TriggerDto;
 
-  @ApiProperty(APPROVALS_REQUEST_SCHEMA)
-  @Nullable()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => ApprovalPolicyDto)
+  @ApprovalsField()
   approvals?: ApprovalPolicyDto | null;
 
-  @ApiProperty(NOTIFY_REQUEST_SCHEMA)
-  @Nullable()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => NotifyDto)
+  @NotifyField()
   notify?: NotifyDto | null;
 }
 
@@ -165,17 +157,9 @@ export class UpdateAgentDto {
   @Type(() => TriggerDto)
   trigger?: TriggerDto;
 
-  @ApiProperty(APPROVALS_REQUEST_SCHEMA)
-  @Nullable()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => ApprovalPolicyDto)
+  @ApprovalsField()
   approvals?: ApprovalPolicyDto | null;
 
-  @ApiProperty(NOTIFY_REQUEST_SCHEMA)
-  @Nullable()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => NotifyDto)
+  @NotifyField()
   notify?: NotifyDto | null;
 }

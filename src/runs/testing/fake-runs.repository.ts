@@ -10,6 +10,7 @@ type Used =
   | 'countAhead'
   | 'hasOpenRun'
   | 'deleteIfQueued'
+  | 'findUnstarted'
   | 'findById'
   | 'findByIdOrFail'
   | 'findByDelivery'
@@ -99,6 +100,21 @@ export class FakeRunsRepository implements Pick<RunsRepository, Used> {
     return [...this.rows.values()].some(
       (r) => r.agentId === agentId && (r.status === 'queued' || r.status === 'active'),
     );
+  }
+
+  async findUnstarted(cutoff: Date, limit: number, agentId?: string): Promise<Array<{ id: string; agentId: string }>> {
+    return [...this.rows.values()]
+      .filter(
+        (r) =>
+          r.status === 'queued' &&
+          r.deliveryId === null &&
+          r.triggeredBy !== 'webhook' &&
+          r.queuedAt.getTime() < cutoff.getTime() &&
+          (agentId === undefined || r.agentId === agentId),
+      )
+      .sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime())
+      .slice(0, limit)
+      .map((r) => ({ id: r.id, agentId: r.agentId }));
   }
 
   async deleteIfQueued(id: string): Promise<void> {

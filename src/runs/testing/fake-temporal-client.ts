@@ -46,6 +46,8 @@ export class FakeTemporalClient {
   onActiveCancelled: (runId: string) => Promise<void> = async () => undefined;
   /** When set, the next enqueue (either kind) fails with it, as a server that refuses or is down. */
   failNextEnqueue: Error | null = null;
+  /** Failures of the next enqueues, one each, before failNextEnqueue (a server failing for a while). */
+  readonly failEnqueues: Error[] = [];
   /** When set, a webhook's signal waits for it before it reaches the queue (a slow round trip). */
   beforeSignal: ((request: RunRequest) => Promise<void>) | null = null;
 
@@ -123,6 +125,10 @@ export class FakeTemporalClient {
   };
 
   private takeFailure(): void {
+    const next = this.failEnqueues.shift();
+    if (next !== undefined) {
+      throw next;
+    }
     const failure = this.failNextEnqueue;
     if (failure !== null) {
       this.failNextEnqueue = null;

@@ -40,10 +40,18 @@ export async function fillPolicy(page: Page, choices: PolicyChoices): Promise<vo
   }
 }
 
-/** Waits until the navigation's count reads `count` approvals waiting (0: no count shown); returns the link's name. */
-export async function waitForWaitingCount(page: Page, count: number): Promise<string> {
+/**
+ * Waits until the navigation's count reads `count` approvals waiting (0: no count shown; `more`: more
+ * than `count`, the badge's "20+"); returns the link's name.
+ */
+export async function waitForWaitingCount(page: Page, count: number, more = false): Promise<string> {
   await openNavigation(page);
-  const name = count === 0 ? 'Approvals' : `Approvals (${count} approval${count === 1 ? '' : 's'} waiting)`;
+  const name =
+    count === 0
+      ? 'Approvals'
+      : more
+        ? `Approvals (more than ${count} approvals waiting)`
+        : `Approvals (${count} approval${count === 1 ? '' : 's'} waiting)`;
   // The count is read again on every change of page, after a decision, and every 30 s.
   await page.getByRole('banner').getByRole('link', { name, exact: true }).waitFor({ timeout: 40_000 });
   return name;

@@ -91,8 +91,37 @@ export function changedPolicy(agent: Agent, body: PolicyBody): Partial<PolicyBod
   };
 }
 
-function toggle<T>(list: T[], item: T, on: boolean): T[] {
-  return on ? [...list.filter((x) => x !== item), item] : list.filter((x) => x !== item);
+/** A list of checkboxes, one a choice (`[value, words]`), `<idPrefix>-<value>` the ids. */
+function CheckboxGroup<T extends string>({
+  idPrefix,
+  label,
+  choices,
+  checked,
+  onChange,
+}: {
+  idPrefix: string;
+  label?: string;
+  choices: Array<[T, string]>;
+  checked: T[];
+  onChange: (checked: T[]) => void;
+}) {
+  const toggle = (item: T, on: boolean) =>
+    onChange(on ? [...checked.filter((x) => x !== item), item] : checked.filter((x) => x !== item));
+  return (
+    <ul className="plain" aria-label={label}>
+      {choices.map(([value, words]) => (
+        <li key={value} className="check">
+          <input
+            type="checkbox"
+            id={`${idPrefix}-${value}`}
+            checked={checked.includes(value)}
+            onChange={(e) => toggle(value, e.target.checked)}
+          />
+          <label htmlFor={`${idPrefix}-${value}`}>{words}</label>
+        </li>
+      ))}
+    </ul>
+  );
 }
 
 export function PolicyFields({
@@ -116,19 +145,12 @@ export function PolicyFields({
           Before a call of a kind checked here, the run waits until someone approves or denies it on the Approvals page.
           Reading never waits. Nothing checked: the agent never waits.
         </small>
-        <ul className="plain">
-          {SCOPES.map((scope) => (
-            <li key={scope} className="check">
-              <input
-                type="checkbox"
-                id={`approve-${scope}`}
-                checked={draft.scopes.includes(scope)}
-                onChange={(e) => set({ scopes: toggle(draft.scopes, scope, e.target.checked) })}
-              />
-              <label htmlFor={`approve-${scope}`}>{SCOPE_CHOICES[scope]}</label>
-            </li>
-          ))}
-        </ul>
+        <CheckboxGroup
+          idPrefix="approve"
+          choices={SCOPES.map((scope) => [scope, SCOPE_CHOICES[scope]])}
+          checked={draft.scopes}
+          onChange={(scopes) => set({ scopes })}
+        />
         {scopesError === undefined ? null : <p className="field-error">{scopesError}</p>}
         {draft.scopes.length === 0 ? null : (
           <div className="inline-fields">
@@ -186,19 +208,13 @@ export function PolicyFields({
           )}
         </Field>
         {draft.url.trim() === '' ? null : (
-          <ul className="plain" aria-label="Tell it when">
-            {EVENTS.map(([event, words]) => (
-              <li key={event} className="check">
-                <input
-                  type="checkbox"
-                  id={`notify-${event}`}
-                  checked={draft.events.includes(event)}
-                  onChange={(e) => set({ events: toggle(draft.events, event, e.target.checked) })}
-                />
-                <label htmlFor={`notify-${event}`}>{words}</label>
-              </li>
-            ))}
-          </ul>
+          <CheckboxGroup
+            idPrefix="notify"
+            label="Tell it when"
+            choices={EVENTS}
+            checked={draft.events}
+            onChange={(events) => set({ events })}
+          />
         )}
         {eventsError === undefined ? null : <p className="field-error">{eventsError}</p>}
       </fieldset>

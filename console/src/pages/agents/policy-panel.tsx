@@ -7,9 +7,9 @@ import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { useAction } from '../../api/hooks';
-import { ErrorNote } from '../../components/ui';
+import { SecretShownOnce } from '../../components/secret-shown-once';
 import { durationWords, SCOPE_WORDS } from '../approvals/words';
-import { type AgentDetail, ConfirmButton, CopyField } from './parts';
+import { type AgentDetail } from './parts';
 import { EVENT_WORDS } from './policy-fields';
 import { forgetSecret, peekSecret } from './secret-handover';
 
@@ -54,31 +54,26 @@ export function PolicyPanel({ agent }: { agent: AgentDetail }) {
       </dl>
       {notify === null || notify === undefined ? null : (
         <>
-          {secret === undefined ? (
-            <p className="hint">
-              Each notification is signed with the agent's signing secret (Standard Webhooks), shown once when it was
-              made. Lost it? Rotate it: the old one stops working at once.
-            </p>
-          ) : (
-            <div className="notice" role="status">
-              <p>
-                <strong>Copy the signing secret now: you will not see it again.</strong> The receiver checks each
-                notification's signature with it.
-              </p>
-              <CopyField label="Signing secret" value={secret} secret />
-              <button type="button" className="secondary" onClick={() => setSecret(undefined)}>
-                I have copied it: hide the secret
-              </button>
-            </div>
-          )}
-          <ConfirmButton
-            label="Rotate signing secret"
-            question="A new signing secret replaces the current one at once: the receiver must be given the new one."
-            confirmLabel="Rotate now"
-            busy={rotate.busy}
-            onConfirm={() => void rotate.run()}
+          <SecretShownOnce
+            secret={secret}
+            name="signing secret"
+            label="Signing secret"
+            use="The receiver checks each notification's signature with it."
+            hint={
+              "Each notification is signed with the agent's signing secret (Standard Webhooks), shown once when it " +
+              'was made. Lost it? Rotate it: the old one stops working at once.'
+            }
+            onHide={() => setSecret(undefined)}
+            rotation={{
+              label: 'Rotate signing secret',
+              question:
+                'A new signing secret replaces the current one at once: the receiver must be given the new one.',
+              busy: rotate.busy,
+              onConfirm: () => void rotate.run(),
+              error: rotate.error,
+              errorTitle: 'Could not rotate the signing secret',
+            }}
           />
-          <ErrorNote error={rotate.error} title="Could not rotate the signing secret" />
         </>
       )}
     </section>

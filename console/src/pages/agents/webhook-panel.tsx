@@ -5,8 +5,8 @@
 import { useEffect, useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import { useAction } from '../../api/hooks';
-import { ErrorNote } from '../../components/ui';
-import { type AgentDetail, ConfirmButton, CopyField } from './parts';
+import { SecretShownOnce } from '../../components/secret-shown-once';
+import { type AgentDetail, CopyField } from './parts';
 import { forgetSecret, peekSecret } from './secret-handover';
 import { WebhookDeliveries } from './webhook-deliveries';
 
@@ -28,30 +28,27 @@ export function WebhookPanel({ agent }: { agent: AgentDetail }) {
     <section className="panel" aria-labelledby="webhook-heading">
       <h2 id="webhook-heading">Webhook</h2>
       {agent.webhookUrl === undefined ? null : <CopyField label="Webhook URL" value={agent.webhookUrl} />}
-      {secret === undefined ? (
-        <p className="hint">
-          The secret was shown once, when it was made. Lost it? Rotate it: the old one stops working at once.
-        </p>
-      ) : (
-        <div className="notice" role="status">
-          <p>
-            <strong>Copy the secret now: you will not see it again.</strong> Send it in the{' '}
-            <code>X-Webhook-Secret</code> header of every POST to the URL.
-          </p>
-          <CopyField label="Webhook secret" value={secret} secret />
-          <button type="button" className="secondary" onClick={() => setSecret(undefined)}>
-            I have copied it: hide the secret
-          </button>
-        </div>
-      )}
-      <ConfirmButton
-        label="Rotate secret"
-        question="A new secret replaces the current one, which stops working at once: senders must be given the new one."
-        confirmLabel="Rotate now"
-        busy={rotate.busy}
-        onConfirm={() => void rotate.run()}
+      <SecretShownOnce
+        secret={secret}
+        name="secret"
+        label="Webhook secret"
+        use={
+          <>
+            Send it in the <code>X-Webhook-Secret</code> header of every POST to the URL.
+          </>
+        }
+        hint="The secret was shown once, when it was made. Lost it? Rotate it: the old one stops working at once."
+        onHide={() => setSecret(undefined)}
+        rotation={{
+          label: 'Rotate secret',
+          question:
+            'A new secret replaces the current one, which stops working at once: senders must be given the new one.',
+          busy: rotate.busy,
+          onConfirm: () => void rotate.run(),
+          error: rotate.error,
+          errorTitle: 'Could not rotate the secret',
+        }}
       />
-      <ErrorNote error={rotate.error} title="Could not rotate the secret" />
       <h3>Payload</h3>
       <p>
         Action override from the payload: <strong>{agent.trigger.allowActionOverride ? 'allowed' : 'off'}</strong>
