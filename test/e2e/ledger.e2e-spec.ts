@@ -10,6 +10,7 @@ interface Entry {
   reason: string;
   balanceAfter: number;
   runId: string | null;
+  tierChange: { from: string; to: string } | null;
   createdAt: string;
 }
 
@@ -46,6 +47,7 @@ describe('the credit ledger: GET /api/billing/ledger (e2e)', () => {
         reason: 'signup_grant',
         balanceAfter: 100,
         runId: null,
+        tierChange: null,
         createdAt: expect.any(String),
       },
     ]);
@@ -107,9 +109,17 @@ describe('the credit ledger: GET /api/billing/ledger (e2e)', () => {
     await http.patch(`/api/admin/users/${mine.id}`, { credits: 777 }, { token: admin.token });
     const own = await ledger(mine);
     expect(own.items[0]).toMatchObject({ reason: 'admin_adjustment', amount: 677, balanceAfter: 777 });
-    // Setting the balance it already has moves nothing, and writes nothing.
+    // Setting the balance it already has moves nothing: the only new entry is the tier's change
+    // (amount 0), which an administrator's change of plan records.
     await http.patch(`/api/admin/users/${mine.id}`, { credits: 777, tier: 'pro' }, { token: admin.token });
-    expect((await ledger(mine)).items).toEqual(own.items);
+    const [tierChange, ...rest] = (await ledger(mine)).items;
+    expect(tierChange).toMatchObject({
+      reason: 'tier_change',
+      amount: 0,
+      balanceAfter: 777,
+      tierChange: { from: 'free', to: 'pro' },
+    });
+    expect(rest).toEqual(own.items);
     const other = await ledger(theirs);
     expect(other.items.map((e) => e.reason)).toEqual(['signup_grant']);
     expect(other.items.map((e) => e.id)).not.toContain(own.items[0]!.id);

@@ -172,8 +172,9 @@ describe('query plans of request paths', () => {
     const unstarted = await plansOf(() => runs.findUnstarted(new Date(), 10, agentId!));
     expect(unstarted.result).toEqual([]);
     expect(rowsRead(unstarted.plans, 'runs')).toBeLessThan(10);
+    // Every agent's: the suites sharing this database may have queued rows of their own just now.
     const swept = await plansOf(() => runs.findUnstarted(new Date(), 10));
-    expect(swept.result).toEqual([]);
+    expect(swept.result.filter((r) => r.agentId === agentId)).toEqual([]);
     expect(rowsRead(swept.plans, 'runs')).toBeLessThan(10);
   });
 
