@@ -355,16 +355,21 @@ describe('console: approvals', () => {
       const show = page.getByLabel('Show');
       await show.selectOption({ label: 'No decision in time' });
       const expired = page.getByRole('list', { name: 'No decision in time' }).getByRole('article');
-      await expired.first().waitFor();
-      await expect(expired.count()).resolves.toBe(1);
+      // The list takes the filter's name as soon as it is chosen, and its items once they are read.
+      await eventually('the calls with no decision in time listed', async () =>
+        (await expired.count()) === 1 && (await expired.locator('.badge').textContent()) === 'No decision in time'
+          ? true
+          : undefined,
+      );
       await expect(expired.textContent()).resolves.toContain('Quick scribe asks to make a call that changes data');
       await expect(expired.locator('.badge').textContent()).resolves.toBe('No decision in time');
       await expect(expired.getByRole('button').count()).resolves.toBe(0);
       await expectAccessible(page, `approvals with no decision in time (${width} px)`);
       await show.selectOption({ label: 'Approved' });
       const approved = page.getByRole('list', { name: 'Approved' }).getByRole('article');
-      await approved.first().waitFor();
-      await expect(approved.count()).resolves.toBe(1);
+      await eventually('the approved calls listed', async () =>
+        (await approved.count()) === 1 && (await approved.textContent())?.includes('Approved by') ? true : undefined,
+      );
       await expect(approved.textContent()).resolves.toContain(`Approved by ${busy.user.email}`);
       await show.selectOption({ label: 'Denied' });
       await page.getByText('None.').waitFor();
