@@ -14,7 +14,7 @@ import { toolNamed } from '../test/fixtures/fake-model.js';
 import type { Http } from '../test/utils/http.js';
 import type { Stack } from '../test/utils/stack.js';
 import { registerUserWith } from '../test/utils/users.js';
-import { line, load } from './stats.js';
+import { line, load, verdict } from './stats.js';
 
 export interface ApprovalWaitContext {
   api: Http;
@@ -148,6 +148,7 @@ export async function waitingRunsMemory(ctx: ApprovalWaitContext): Promise<void>
     const kb = (n: number): string => `${n.toFixed(1)} KB`;
     line(`5. worker memory per run waiting for approval (two batches of ${N} runs, one per agent)`, {
       goal: '≤150 KB per run',
+      verdict: verdict((afterNext.rss - afterFirst.rss) / N <= 150 && (afterNext.heap - afterFirst.heap) / N <= 150),
       waiting: `${waitingFirst + waitingNext}/${N * BATCHES}`,
       rss_before: `${(before.rss / 1024).toFixed(1)} MB`,
       rss_first_batch: kb((afterFirst.rss - before.rss) / N),

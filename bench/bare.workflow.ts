@@ -30,6 +30,17 @@ export async function bareRunWorkflow(): Promise<string> {
  */
 export const bareRequest = defineSignal<[string]>('bareRequest');
 
+/**
+ * Benchmark 10's bare webhook run: started by a signal-with-start (as a webhook's run is), it makes the
+ * run's calls once the signal is in.
+ */
+export async function bareSignaledRunWorkflow(): Promise<string> {
+  let requested = false;
+  setHandler(bareRequest, () => void (requested = true));
+  await condition(() => requested);
+  return bareRunWorkflow();
+}
+
 /** Today's path: the queue workflow starts each request as a child workflow (`<id>-<request>`). */
 export async function bareQueueHopWorkflow(): Promise<void> {
   const queue: string[] = [];

@@ -11,6 +11,7 @@
  */
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { fmt, percentile } from './stats.js';
 
 export type Events = NonNullable<
   Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']
@@ -105,4 +106,52 @@ export function medianPhases(rows: Array<Record<Phase, number>>): Record<Phase, 
     out[phase] = sorted[Math.floor(sorted.length / 2)] ?? 0;
   }
   return out;
+}
+
+/**
+ * BENCH_TRACE: the medians over every measured pair of benchmark 2 of where the time went, in ms:
+ * until the run's workflow (or the bare one) schedules its first activity, its activities (first
+ * scheduled to last completed), from the last activity to the workflow's close, and from the close
+ * until the bench saw the result.
+ */
+export async function tracePhases(
+  client: Client,
+  runAgentId: string,
+  pairs: Array<{ runId: string; postAt: number; bareId: string; bareAt: number; s: number; b: number }>,
+): Promise<void> {
+  const EventType = proto.temporal.api.enums.v1.EventType;
+  /** The activities between `from` and `from + total` (a run's, in its queue's execution), and when it was seen. */
+  const phases = (events: Events, from: number, total: number): number[] => {
+    const within = events.filter((e) => at(e) >= from && at(e) <= from + total);
+    const scheduled = within.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+    const completed = within.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED);
+    return [at(scheduled[0]!) - from, at(completed.at(-1)!) - at(scheduled[0]!), from + total - at(completed.at(-1)!)];
+  };
+  const median = (rows: number[][], k: number): string =>
+    fmt(
+      percentile(
+        rows.map((r) => r[k]!),
+        50,
+      ),
+    );
+  // The agent's queue executions, each history once.
+  const queueEvents: Events = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowId = "agent-${runAgentId}"` })) {
+    queueEvents.push(...((await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory()).events ?? []));
+  }
+  const service: number[][] = [];
+  const bare: number[][] = [];
+  for (const pair of pairs) {
+    service.push(phases(queueEvents, pair.postAt, pair.s));
+    bare.push(phases((await client.workflow.getHandle(pair.bareId).fetchHistory()).events ?? [], pair.bareAt, pair.b));
+  }
+  for (const [name, rows] of [
+    ['service', service],
+    ['bare', bare],
+  ] as const) {
+    console.log(
+      `trace phases (${name}, medians of ${rows.length}): to first activity ${median(rows, 0)}, ` +
+        `activities ${median(rows, 1)}, last activity to seen ${median(rows, 2)}`,
+    );
+  }
 }

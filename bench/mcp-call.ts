@@ -1,5 +1,5 @@
 /**
- * Benchmark 10: an MCP tool call through the API (`POST …/tools/:tool/call` on an MCP server added
+ * Benchmark 12: an MCP tool call through the API (`POST …/tools/:tool/call` on an MCP server added
  * to the vault) vs the same call made with the official SDK client directly (one connected `Client`,
  * `callTool`), in alternating rounds, against the same MCP server (bench/mcp-server.ts, the v2 server
  * SDK over HTTPS with the bench's test CA, in a process of its own).
@@ -12,7 +12,7 @@ import { issueServerCert, type TestCa } from '../examples/site/tls.js';
 import type { Http } from '../test/utils/http.js';
 import { post } from './client.js';
 import { clockTicks, cpuMs } from './scale.js';
-import { fmt, interleaved, line, load, percentile } from './stats.js';
+import { fmt, interleaved, line, load, percentile, verdict } from './stats.js';
 
 export interface McpBenchServer {
   url: string;
@@ -83,22 +83,23 @@ export async function mcpToolCall(ctx: McpBenchContext): Promise<void> {
     }
   };
   try {
-    const N10 = 300;
+    const N12 = 300;
     await load(50, 1, viaApi);
     await load(50, 1, direct);
-    const [service, base] = await interleaved(6, N10 / 6, 1, [viaApi, direct]);
+    const [service, base] = await interleaved(6, N12 / 6, 1, [viaApi, direct]);
     const ticks = clockTicks();
     const before = cpuMs(ctx.apiPid, ticks);
-    await load(N10, 1, viaApi);
-    const apiCpu = (cpuMs(ctx.apiPid, ticks) - before) / N10;
+    await load(N12, 1, viaApi);
+    const apiCpu = (cpuMs(ctx.apiPid, ticks) - before) / N12;
     // The SDK client's own CPU a call (this process makes the direct calls and nothing else meanwhile).
     const sdkBefore = process.cpuUsage();
-    await load(N10, 1, direct);
+    await load(N12, 1, direct);
     const sdkUsed = process.cpuUsage(sdkBefore);
-    const sdkCpu = (sdkUsed.user + sdkUsed.system) / 1000 / N10;
+    const sdkCpu = (sdkUsed.user + sdkUsed.system) / 1000 / N12;
     const p = (r: { latencies: number[] }, q: number): number => percentile(r.latencies, q);
-    line('10. MCP tool call via POST …/tools/:tool/call vs the SDK client directly', {
+    line('12. MCP tool call via POST …/tools/:tool/call vs the SDK client directly', {
       goal: '≤+1 ms p50',
+      verdict: verdict(p(service!, 50) - p(base!, 50) <= 1),
       service_p50: fmt(p(service!, 50)),
       sdk_p50: fmt(p(base!, 50)),
       added_p50: fmt(p(service!, 50) - p(base!, 50)),

@@ -1,5 +1,5 @@
 /**
- * Benchmark 11: a site tool call through agentsite's own MCP endpoint (`tools/call` on `/mcp`, made
+ * Benchmark 13: a site tool call through agentsite's own MCP endpoint (`tools/call` on `/mcp`, made
  * with the official SDK client as an MCP client would make it) vs the same call through the REST
  * route (`POST /api/vault/sites/:id/tools/:tool/call`), in alternating rounds, against the same API
  * process and the same reference site. Both carry the user's API token (the bench's stack runs with
@@ -8,7 +8,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { post } from './client.js';
 import { clockTicks, cpuMs } from './scale.js';
-import { fmt, interleaved, line, load, percentile } from './stats.js';
+import { fmt, interleaved, line, load, percentile, verdict } from './stats.js';
 
 export interface McpEndpointBenchContext {
   baseUrl: string;
@@ -55,25 +55,25 @@ export async function mcpEndpointCall(ctx: McpEndpointBenchContext): Promise<voi
     }
   };
   try {
-    const N11 = 300;
+    const N13 = 300;
     await load(50, 1, viaRest);
     await load(50, 1, viaMcp);
-    const [mcp, rest] = await interleaved(6, N11 / 6, 1, [viaMcp, viaRest]);
+    const [mcp, rest] = await interleaved(6, N13 / 6, 1, [viaMcp, viaRest]);
     // CPU of the API process a call, each way, over calls one after another.
     const ticks = clockTicks();
     const cpuPerCall = async (call: () => Promise<void>): Promise<number> => {
       const before = cpuMs(ctx.apiPid, ticks);
-      await load(N11, 1, call);
-      return (cpuMs(ctx.apiPid, ticks) - before) / N11;
+      await load(N13, 1, call);
+      return (cpuMs(ctx.apiPid, ticks) - before) / N13;
     };
     const before = requests;
     const mcpCpu = await cpuPerCall(viaMcp);
-    const requestsPerCall = (requests - before) / N11;
+    const requestsPerCall = (requests - before) / N13;
     const restCpu = await cpuPerCall(viaRest);
     const p = (r: { latencies: number[] }, q: number): number => percentile(r.latencies, q);
     const ratio50 = p(mcp!, 50) / p(rest!, 50);
     const ratio99 = p(mcp!, 99) / p(rest!, 99);
-    line('11. site tool call through /mcp (SDK client) vs through POST …/tools/:tool/call', {
+    line('13. site tool call through /mcp (SDK client) vs through POST …/tools/:tool/call', {
       goal: '≤1.2× p50 and p99',
       mcp_p50: fmt(p(mcp!, 50)),
       rest_p50: fmt(p(rest!, 50)),
@@ -81,7 +81,7 @@ export async function mcpEndpointCall(ctx: McpEndpointBenchContext): Promise<voi
       mcp_p99: fmt(p(mcp!, 99)),
       rest_p99: fmt(p(rest!, 99)),
       ratio_p99: ratio99.toFixed(2),
-      met: ratio50 <= 1.2 && ratio99 <= 1.2 ? 'yes' : 'no',
+      verdict: verdict(ratio50 <= 1.2 && ratio99 <= 1.2),
       era: client.getProtocolEra() ?? 'unknown',
       http_requests_per_mcp_call: requestsPerCall.toFixed(2),
       api_cpu_per_call_mcp: fmt(mcpCpu),

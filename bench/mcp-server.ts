@@ -1,5 +1,5 @@
 /**
- * The MCP server of benchmark 10, in a process of its own (as the minimal apps of adapters.ts): the
+ * The MCP server of benchmark 12, in a process of its own (as the minimal apps of adapters.ts): the
  * official v2 server SDK (`createMcpHandler`, speaking 2026-07-28 and the legacy revisions statelessly)
  * over node:https with a certificate of the bench's test CA. One tool, `search_notes`, answering a
  * short text, as the reference site's tool of benchmark 3. Prints `listening <port>` when ready.

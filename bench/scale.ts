@@ -17,7 +17,7 @@ import {
 import { createBareActivities } from './bare.activities.js';
 import { startBareWorker } from './bare-worker.js';
 import { firstText, post, prepareFloor, serviceRequests } from './client.js';
-import { fmt, line, load, percentile } from './stats.js';
+import { fmt, line, load, percentile, verdict } from './stats.js';
 import { historiesOf, medianPhases, type Phase, runPhases } from './history-phases.js';
 import type { RunWatch } from './run-watch.js';
 import type { FakeModel, RecordedRequest } from '../test/fixtures/fake-model.js';
@@ -39,7 +39,7 @@ export interface ScaleContext {
   drained: () => Promise<void>;
   /** Runs' ends, from their rows. */
   watch: RunWatch;
-  /** The minimal Nest app on Express with the floor routes (adapters.ts), for benchmark 9. */
+  /** The minimal Nest app on Fastify with the floor routes (adapters.ts), for benchmark 9. */
   floor?: { url: string; pid: number };
   /**
    * How long after its due time a side of benchmark 7 may still be counted as having run: 60 s on the
@@ -250,17 +250,23 @@ export async function cronBurst(ctx: ScaleContext): Promise<void> {
       .map((at) => at - due);
   const tracing = process.env.BENCH_TRACE === '1';
   const ticks = clockTicks();
+  /** Goal 7's CPU per run: every process of the stack (stackCpu), from the due time until the last run reached the model. */
+  const cpuPerRun: Record<'svc' | 'bare', number> = { svc: NaN, bare: NaN };
   const waitSide = async (side: 'svc' | 'bare', due: number): Promise<number[]> => {
     await sleep(Math.max(0, due - Date.now()));
-    const before = tracing ? stackCpu(ctx, ticks) : {};
+    const before = stackCpu(ctx, ticks);
     while (delays(side, due).length < N7 && Date.now() < due + CRON_RUN_LIMIT_MS) {
       await sleep(250);
     }
+    const after = stackCpu(ctx, ticks);
+    cpuPerRun[side] =
+      Object.keys(after).reduce((sum, name) => sum + after[name]! - before[name]!, 0) /
+      Math.max(1, delays(side, due).length);
     if (tracing) {
       // BENCH_TRACE: where the CPU went from the due time until the last run reached the model (or
       // the window closed), per run that reached it.
       const ran = delays(side, due).length;
-      const spent = Object.entries(stackCpu(ctx, ticks)).map(
+      const spent = Object.entries(after).map(
         ([name, ms]) => `${name} ${fmt((ms - before[name]!) / Math.max(1, ran))}`,
       );
       console.log(
@@ -377,7 +383,17 @@ export async function cronBurst(ctx: ScaleContext): Promise<void> {
         service.length === N7 && bare.length === N7
           ? (percentile(service, 99) / percentile(bare, 99)).toFixed(2)
           : 'n/a (not all ran in time)',
-      goal: 'p99 ≤1.2× and <2 s',
+      cpu_per_run: fmt(cpuPerRun.svc),
+      bare_cpu_per_run: fmt(cpuPerRun.bare),
+      cpu_ratio: (cpuPerRun.svc / cpuPerRun.bare).toFixed(2),
+      goal: "CPU per run ≤1.5× bare, p99 ≤1.2× bare (compose's server: BENCH_TEMPORAL=cluster)",
+      // Runs that did not reach the model in the window count as later than any that did.
+      verdict: verdict(
+        cpuPerRun.svc <= 1.5 * cpuPerRun.bare &&
+          service.length === N7 &&
+          bare.length === N7 &&
+          percentile(service, 99) <= 1.2 * percentile(bare, 99),
+      ),
       ...(bareLeft > 0 ? { bare_still_running_when_service_due: bareLeft } : {}),
       setup: `${(serviceSetup.setupMs / 1000).toFixed(0)} s agents, ${(bareSetup.setupMs / 1000).toFixed(0)} s schedules`,
     });
@@ -427,7 +443,16 @@ async function closedLoop(job: (i: number) => Promise<void>): Promise<{ complete
  * agents in turn), vs bare workflows making the same calls with as many in flight. Alternating rounds,
  * the counts of their windows summed.
  */
-export async function sustainedWebhooks(ctx: ScaleContext): Promise<void> {
+/** What the capacity table takes from benchmark 8 (capacity.ts). */
+export interface SustainedFigures {
+  /** The service's runs completed per second in the measured windows. */
+  runsPerSecond: number;
+  /** The worker's CPU seconds per second over the service's rounds (warm-up included), and per run. */
+  workerCpuPerSecond: number;
+  workerCpuMsPerRun: number;
+}
+
+export async function sustainedWebhooks(ctx: ScaleContext): Promise<SustainedFigures> {
   const N8 = 100;
   const ROUNDS = 2;
   const owner = await benchUser(ctx, 'team', true);
@@ -481,6 +506,7 @@ export async function sustainedWebhooks(ctx: ScaleContext): Promise<void> {
   };
   const service: { completed: number; latencies: number[] } = { completed: 0, latencies: [] };
   const bare: { completed: number; latencies: number[] } = { completed: 0, latencies: [] };
+  const worker = { cpuMs: 0, wallMs: 0 };
   try {
     await ctx.drained();
     // BENCH_TRACE: the CPU time each process spent per run completed, on each side (stackCpu).
@@ -500,7 +526,12 @@ export async function sustainedWebhooks(ctx: ScaleContext): Promise<void> {
       return result;
     };
     for (let round = 0; round < ROUNDS; round += 1) {
+      // The worker's CPU over the service's rounds, for the capacity table.
+      const workerBefore = cpuMs(ctx.stack.worker!.child.pid!, ticks);
+      const roundStart = performance.now();
       const s = await timedRound('service', viaWebhook);
+      worker.cpuMs += cpuMs(ctx.stack.worker!.child.pid!, ticks) - workerBefore;
+      worker.wallMs += performance.now() - roundStart;
       service.completed += s.completed;
       service.latencies.push(...s.latencies);
       await ctx.drained();
@@ -530,11 +561,18 @@ export async function sustainedWebhooks(ctx: ScaleContext): Promise<void> {
       bare_runs_per_s: bareRate.toFixed(1),
       ratio: (serviceRate / bareRate).toFixed(3),
       goal: '≥0.8×',
+      verdict: verdict(serviceRate / bareRate >= 0.8),
       service_p50: fmt(percentile(service.latencies, 50)),
       bare_p50: fmt(percentile(bare.latencies, 50)),
       window: `${ROUNDS}×${SUSTAINED_WINDOW_MS / 1000} s per side`,
+      worker_cpu_per_run: fmt(worker.cpuMs / traced.service.length),
     },
   );
+  return {
+    runsPerSecond: serviceRate,
+    workerCpuPerSecond: worker.cpuMs / worker.wallMs,
+    workerCpuMsPerRun: worker.cpuMs / traced.service.length,
+  };
 }
 
 /**
@@ -598,7 +636,7 @@ export function processesCpu(pgrepArgs: string[], ticks: number, withChildren: b
 }
 
 /**
- * BENCH_TRACE: the CPU time (ms) the stack's processes have used so far: the Temporal server (the dev
+ * The CPU time (ms) the stack's processes have used so far (goal 7's CPU per run, and BENCH_TRACE): the Temporal server (the dev
  * server or compose's), PostgreSQL (every `postgres` process, with the backends that have exited),
  * the API, the worker, and this process (the bare side's worker, the fake model, the site).
  */
@@ -702,11 +740,12 @@ export async function concurrentChat(ctx: ScaleContext): Promise<void> {
     model_p50: fmt(percentile(direct, 50)),
     model_p99: fmt(percentile(direct, 99)),
     added_p99: fmt(percentile(chat, 99) - percentile(direct, 99)),
-    goal: 'p99 ≤+20 ms',
+    goal: "CPU per turn ≤1.3× the floor's, first-text p99 ≤ the floor's +50 ms",
+    verdict: verdict(apiCpu <= 1.3 * floorCpu && percentile(chat, 99) <= percentile(minimal, 99) + 50),
     api_cpu_per_turn: fmt(apiCpu / (ROUNDS * N9)),
     // The baseline has no API process: this is the bench's own (client and fake model) per request.
     direct_cpu_per_request: fmt(benchCpu / (ROUNDS * N9)),
-    // The floor: the minimal app on Express streaming the same request through the Anthropic SDK.
+    // The floor: the minimal app on Fastify streaming the same request through the Anthropic SDK.
     minimal_app_p99: fmt(percentile(minimal, 99)),
     floor_added_p99: fmt(percentile(minimal, 99) - percentile(direct, 99)),
     minimal_app_cpu_per_turn: fmt(floorCpu / (ROUNDS * N9)),

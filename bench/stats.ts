@@ -64,3 +64,8 @@ export function line(name: string, figures: Record<string, string | number>): vo
       .join('  ')}`,
   );
 }
+
+/** What a printed line says against its goal. */
+export function verdict(met: boolean): 'met' | 'not met' {
+  return met ? 'met' : 'not met';
+}

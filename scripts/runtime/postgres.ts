@@ -25,6 +25,8 @@ export interface EmbeddedPostgresOptions {
    * Default: `<dir>-password` beside the cluster, which for `npm start` is DATA_DIR/postgres-password.
    */
   passwordFile?: string;
+  /** More server flags (`-c name=value` pairs): the bench's `pg_stat_statements`, for one. */
+  extraFlags?: string[];
 }
 
 /** The kept password, or a new random one written (0600) before any server knows it. */
@@ -186,6 +188,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       '-c',
       `unix_socket_directories=${socketDir ?? ''}`,
       ...(options.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+      ...(options.extraFlags ?? []),
     ],
     onLog: (message) => {
       stderr.push(message);
