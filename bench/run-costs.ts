@@ -21,7 +21,7 @@ import { createBareActivities } from './bare.activities.js';
 import { startBareWorker } from './bare-worker.js';
 import { bareSide, type KindsContext, RUN_KINDS, type RunKind, type RunSide, serviceSide } from './run-kinds.js';
 import type { RunWatch } from './run-watch.js';
-import { pauseMaintenance, type StatementCount, StatementCounter } from './statements-per-run.js';
+import { pauseMaintenance, type StatementCount, type StatementCounter } from './statements-per-run.js';
 import { line, verdict } from './stats.js';
 import { type FakeModel, toolNamed } from '../test/fixtures/fake-model.js';
 import type { Http } from '../test/utils/http.js';
