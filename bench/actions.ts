@@ -12,8 +12,10 @@
  * - an update accepted (update-with-start's too, besides its start): 1; a rejected update is never
  *   written to a history (not seen here, and none is sent on the paths measured);
  * - an activity scheduled: 1, and each retry (its STARTED event's `attempt` - 1);
- * - local activities: 1 per workflow task that recorded markers, however many; plus the retries the
- *   task's metering metadata reports (`nonfirstLocalActivityExecutionAttempts`);
+ * - markers (`markers`): 1 per workflow task that recorded any, however many ("all RecordMarkers from
+ *   each Workflow Task as one action"): local activities' markers, and the marker `patched()` records
+ *   once an execution (counted too: the page makes no exception for it); plus the local activity
+ *   retries the task's metering metadata reports (`nonfirstLocalActivityExecutionAttempts`);
  * - a timer started: 1; a search-attribute upsert: 1 (unless it sets only `TemporalChangeVersion`);
  *   a child workflow initiated: 2 (its own history's start is then not counted again); workflow
  *   options updated: 1.
@@ -38,7 +40,7 @@ export const ACTION_KINDS = [
   'signal',
   'update',
   'activity',
-  'local_activity',
+  'markers',
   'timer',
   'search_attributes',
   'child',
@@ -106,7 +108,7 @@ export function countActions(events: Events): ActionCount {
         markerTasks.add(num(event.markerRecordedEventAttributes?.workflowTaskCompletedEventId));
         break;
       case EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-        count.local_activity += num(
+        count.markers += num(
           event.workflowTaskCompletedEventAttributes?.meteringMetadata?.nonfirstLocalActivityExecutionAttempts,
         );
         break;
@@ -130,7 +132,7 @@ export function countActions(events: Events): ActionCount {
         break;
     }
   });
-  count.local_activity += markerTasks.size;
+  count.markers += markerTasks.size;
   return count;
 }
 
