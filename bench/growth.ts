@@ -1,8 +1,10 @@
 /**
- * `node dist/bench/growth.js`: the request paths' statements on two databases side by side in one
+ * `node dist/bench/growth.js`: the request paths' statements (and the run paths' that benchmark 11
+ * counts and that read more than a row by its key) on two databases side by side in one
  * PostgreSQL of its own (`npm start`'s durability): one holding only the rows the statements use, the
  * other the same rows in a database grown as a service's grows (other users with their sites,
- * workspaces, agents, OAuth flows and chat sessions, and the agent's own ended runs), in alternating
+ * workspaces, agents, OAuth flows, chat sessions, webhook deliveries, credit holds and ledger rows, and
+ * the agent's own ended runs), in alternating
  * rounds. Prints, per statement, the median time of a call on each and their ratio: a statement that
  * reaches its rows through an index costs about the same on both (`growth_ratio` near 1), one that
  * reads a table (or an agent's whole history) costs as much more as the table holds.
@@ -19,14 +21,18 @@ import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
 import { freePort } from '../scripts/runtime/processes.js';
 import { AgentsRepository } from '../src/agents/agents.repository.js';
 import { ChatRepository } from '../src/chat/chat.repository.js';
+import { CreditsRepository } from '../src/credits/credits.repository.js';
 import type { CacheInvalidationBus } from '../src/common/cache/invalidation-bus.js';
 import { loadSettings } from '../src/config/settings.js';
 import { openDataSource, runMigrations } from '../src/database/data-source.js';
 import { ENTITIES } from '../src/entities.js';
 import { RunsRepository } from '../src/runs/runs.repository.js';
+import { UNSTARTED_RUN_AGE_MS } from '../src/runs/unstarted-runs.js';
 import { UserEntity } from '../src/users/user.entity.js';
 import { UsersRepository } from '../src/users/users.repository.js';
 import { VaultRepository } from '../src/vault/vault.repository.js';
+import { WEBHOOK_DELIVERIES_KEPT } from '../src/webhooks/webhook-deliveries.service.js';
+import { WebhooksRepository } from '../src/webhooks/webhooks.repository.js';
 import type { Scope } from '../src/workspaces/scope.js';
 import { WorkspacesRepository } from '../src/workspaces/workspaces.repository.js';
 
@@ -133,6 +139,21 @@ async function grow(db: DataSource, seeded: Seeded): Promise<void> {
       "SELECT cs.id, 'user', 'hello' FROM chat_sessions cs CROSS JOIN generate_series(1, 5) WHERE cs.user_id <> $1",
     [seeded.userId],
   );
+  // Each other agent's kept webhook deliveries, a few hold of calls in flight and ledger rows a user.
+  await db.query(
+    'INSERT INTO webhook_deliveries (agent_id, status_code) ' +
+      "SELECT a.id, 202 FROM agents a CROSS JOIN generate_series(1, 5) WHERE a.name = 'agent'",
+  );
+  await db.query(
+    'INSERT INTO credit_holds (key, user_id, amount, expires_at) ' +
+      "SELECT 'hold-' || u.id || '-' || g, u.id, 1, now() + interval '1 hour' FROM users u CROSS JOIN generate_series(1, 2) g " +
+      "WHERE u.email LIKE 'other-%'",
+  );
+  await db.query(
+    'INSERT INTO credit_ledger (user_id, delta, reason, reference, balance_after) ' +
+      "SELECT u.id, -1, 'model_turn', 'turn-' || u.id || '-' || g, 0 FROM users u CROSS JOIN generate_series(1, 5) g " +
+      "WHERE u.email LIKE 'other-%'",
+  );
   await db.query(
     'INSERT INTO runs (id, agent_id, user_id, status, triggered_by, system_prompt_source, workflow_id, queued_at, ended_at) ' +
       "SELECT gen_random_uuid(), $1, $2, 'completed', 'webhook', 'agent', 'agent-x', now() - make_interval(secs => g), " +
@@ -156,6 +177,8 @@ function statementsOf(db: DataSource, seeded: Seeded): Record<string, Statement>
   const workspaces = new WorkspacesRepository(db);
   const users = new UsersRepository(db.getRepository(UserEntity), noCaches);
   const vault = new VaultRepository(db, noCaches);
+  const webhooks = new WebhooksRepository(db);
+  const credits = new CreditsRepository(db);
   const queuedRun = runs.create({ id: seeded.queuedRunId, agentId: seeded.agentId, queuedAt: new Date() });
   return {
     'chat turn read (every chat turn)': {
@@ -176,6 +199,43 @@ function statementsOf(db: DataSource, seeded: Seeded): Record<string, Statement>
     "a workspace's agents, one page": { call: () => agents.page(seeded.scope, { limit: 20 }) },
     'the workspaces a user owns (creating one)': { call: () => workspaces.countOwned(db.manager, seeded.userId) },
     "the admin's first page of users": { call: () => users.page({ limit: 50 }) },
+    // The run paths' (benchmark 11): what reads more than one row by its key.
+    'a manual or scheduled run: rows left unstarted (every such run)': {
+      call: () => runs.findUnstarted(new Date(Date.now() - UNSTARTED_RUN_AGE_MS), 10, seeded.agentId),
+    },
+    "a webhook delivery's record, keeping the agent's newest (every delivery)": {
+      call: () =>
+        webhooks.record(
+          {
+            agentId: seeded.agentId,
+            statusCode: 202,
+            code: null,
+            fields: [],
+            requestId: null,
+            runId: null,
+            duplicate: false,
+          },
+          WEBHOOK_DELIVERIES_KEPT,
+        ),
+    },
+    "a model call's credit hold (every model turn)": {
+      call: async () => {
+        const key = `growth-${randomUUID()}`;
+        await credits.hold(db.manager, { userId: seeded.userId, key, amount: 1, ttlMs: 60_000, balance: 1000 });
+        return key;
+      },
+      after: (key) => credits.release(seeded.userId, key as string),
+    },
+    "a model call's charge, found by its reference or written (every model turn)": {
+      call: () =>
+        credits.chargeLedger(db.manager, {
+          userId: seeded.userId,
+          delta: -1,
+          reason: 'model_turn',
+          reference: `growth-${randomUUID()}`,
+          balance: 1000,
+        }),
+    },
     'a site deleted with its OAuth flows': {
       prepare: async () => {
         const [site] = await db.query(
