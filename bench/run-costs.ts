@@ -38,6 +38,8 @@ export interface CostsContext {
   client: Client;
   model: FakeModel;
   watch: RunWatch;
+  /** Resolves once no run of the benchmarks before is queued or executing (their statements would count). */
+  drained: () => Promise<void>;
   /** Benchmark 11's counter, opened as the bench's PostgreSQL started. */
   counter?: StatementCounter;
   temporalAddress: string;
@@ -82,6 +84,7 @@ export async function runCosts(
   want: { actions: boolean; statements: boolean },
 ): Promise<CostFigures> {
   const figures: CostFigures = {};
+  await ctx.drained();
   ctx.model.fallback = (req) =>
     req.body.messages.length === 1 && (req.body.tools ?? []).length > 0
       ? { toolUses: [{ name: toolNamed(req, 'search_notes'), input: { query: 'x' } }] }

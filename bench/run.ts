@@ -597,6 +597,7 @@ async function main(): Promise<void> {
               client,
               model,
               watch,
+              drained: () => drained(watch),
               ...(counter !== undefined ? { counter } : {}),
               temporalAddress: temporal.address,
               userToken: user.token,
