@@ -8,8 +8,8 @@
  *
  * Profiles: AGENTSITE_NODE_ARGS="--cpu-prof --cpu-prof-dir=<dir>" starts every API process (this
  * stack's, and the before one) with V8's sampling profiler; each writes its .cpuprofile when it
- * exits, and `node dist/bench/profile-summary.js <file>` sums its self time by module. The driver
- * prints when the measured rounds began (ms after each API started), to leave start-up out.
+ * exits, and `node dist/bench/profile-summary.js <file> --between <from> <to>` sums its self time by
+ * module over a phase's measured rounds (the driver prints both readings of the monotonic clock).
  *
  * BENCH_PROFILE_ROUNDS (default 6) rounds of BENCH_PROFILE_CALLS (default 100) tool calls and of
  * BENCH_PROFILE_TURNS (default 20) chat turns per side. No worker is started: neither route needs one.
@@ -43,7 +43,6 @@ const nodeArgs = (process.env.AGENTSITE_NODE_ARGS ?? '').split(' ').filter(Boole
 interface Side {
   name: string;
   pid: number;
-  started: number;
   /** One timed request (ms); `i` numbers the side's requests. */
   run: (i: number) => Promise<number>;
   samples: number[];
@@ -96,9 +95,9 @@ async function measure(title: string, sides: Side[], perRound: number, warmup: n
   for (const side of sides) {
     await load(warmup, 1, async (i) => void (await side.run(-1 - i)));
   }
-  for (const side of sides) {
-    console.log(`[profile] ${title}: ${side.name} measured from ${Math.round(performance.now() - side.started)} ms`);
-  }
+  // The monotonic clock in µs (V8's profiles use the same): profile-summary --between <from> <to>.
+  const clock = (): string => String(process.hrtime.bigint() / 1000n);
+  const from = clock();
   let n = 0;
   for (let round = 0; round < ROUNDS; round += 1) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
@@ -110,6 +109,7 @@ async function measure(title: string, sides: Side[], perRound: number, warmup: n
       side.calls += perRound;
     }
   }
+  console.log(`[profile] ${title}: measured between ${from} ${clock()} (profile-summary --between)`);
   const floor = sides.find((s) => s.name === 'floor');
   for (const side of sides) {
     const p50 = percentile(side.samples, 50);
@@ -152,10 +152,8 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'warn',
     },
   });
-  const apiStarted = performance.now();
   const beforeDist = process.env.BENCH_BEFORE_DIST;
   const before = beforeDist === undefined ? undefined : await startBefore(stack, beforeDist);
-  const beforeStarted = performance.now();
   const api = new Http(stack.baseUrl);
   const admin = await registerAdmin(api, stack);
   const user = await registerUser(api);
@@ -170,17 +168,14 @@ async function main(): Promise<void> {
     BENCH_SITE_CA: sites.ca.cert,
     BENCH_MODEL_URL: model.url,
   });
-  const floorStarted = performance.now();
   const apis = [
-    { name: 'api', url: stack.baseUrl, pid: stack.api.child.pid!, started: apiStarted },
-    ...(before === undefined
-      ? []
-      : [{ name: 'before', url: before.url, pid: before.child.pid!, started: beforeStarted }]),
+    { name: 'api', url: stack.baseUrl, pid: stack.api.child.pid! },
+    ...(before === undefined ? [] : [{ name: 'before', url: before.url, pid: before.child.pid! }]),
   ];
-  const side = (name: string, pid: number, started: number, run: (i: number) => Promise<number>): Side => ({
+  console.log(`[profile] pids: ${apis.map((a) => `${a.name} ${a.pid}`).join(', ')}, floor ${floor.child.pid}`);
+  const side = (name: string, pid: number, run: (i: number) => Promise<number>): Side => ({
     name,
     pid,
-    started,
     run,
     samples: [],
     cpu: 0,
@@ -201,11 +196,11 @@ async function main(): Promise<void> {
         '3. tool call',
         [
           ...apis.map((a) =>
-            side(a.name, a.pid, a.started, () =>
+            side(a.name, a.pid, () =>
               timedPost(`${a.url}/api/vault/sites/${siteId}/tools/search_notes/call`, body, auth),
             ),
           ),
-          side('floor', floor.child.pid!, floorStarted, () =>
+          side('floor', floor.child.pid!, () =>
             timedPost(`${floor.url}/api/tool`, body, { authorization: 'Bearer x' }),
           ),
         ],
@@ -229,7 +224,7 @@ async function main(): Promise<void> {
         '4. chat first text',
         [
           ...apis.map((a) =>
-            side(a.name, a.pid, a.started, async (i) => {
+            side(a.name, a.pid, async (i) => {
               const from = model.requests.length;
               const content = `${a.name} ${i}`;
               const ms = await firstText(`${a.url}/api/sessions/${sessions.get(a.name)}/messages`, { content }, auth);
@@ -239,7 +234,7 @@ async function main(): Promise<void> {
               return ms;
             }),
           ),
-          side('floor', floor.child.pid!, floorStarted, async (i) => {
+          side('floor', floor.child.pid!, async (i) => {
             await prepareFloor(floor.url, `f${i}`, lastSent!);
             return firstText(`${floor.url}/api/chat`, { prepared: `f${i}` }, { authorization: 'Bearer x' });
           }),

@@ -1,10 +1,10 @@
 /**
- * `node dist/bench/profile-summary.js <file.cpuprofile> [--from-ms N] [--to-ms N] [--top N]`: a V8 CPU profile's
+ * `node dist/bench/profile-summary.js <file.cpuprofile> [--from-ms N] [--to-ms N] [--between A B] [--top N]`: a V8 CPU profile's
  * self time (idle left out) by group — our code by folder (src/<feature>, activities, workflows), each
  * package under node_modules (Nest split into core, common, platform-express, passport), Node's own
  * modules, the garbage collector and V8's program time — then the functions with the most self time.
- * `--from-ms` drops the samples of the first N ms of the profile (the process's start-up: profile-calls
- * prints when its measured rounds began).
+ * `--from-ms`/`--to-ms` keep the samples of that span of the profile (ms from its start); `--between A B`,
+ * those between two readings of the monotonic clock in µs, as profile-calls prints around each phase.
  */
 import { readFileSync } from 'node:fs';
 
@@ -50,17 +50,19 @@ function main(): void {
   const args = process.argv.slice(2);
   const file = args.find((a) => !a.startsWith('--'));
   if (file === undefined || args.includes('--help')) {
-    console.log('usage: profile-summary.js <file.cpuprofile> [--from-ms N] [--to-ms N] [--top N]');
+    console.log('usage: profile-summary.js <file.cpuprofile> [--from-ms N] [--to-ms N] [--between A B] [--top N]');
     process.exit(file === undefined && !args.includes('--help') ? 2 : 0);
   }
   const option = (name: string, fallback: number): number => {
     const i = args.indexOf(name);
     return i >= 0 ? Number(args[i + 1]) : fallback;
   };
-  const fromMs = option('--from-ms', 0);
-  const toMs = option('--to-ms', Infinity);
-  const top = option('--top', 25);
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  // --between A B: the monotonic µs profile-calls prints around each phase (V8's and Node's clock).
+  const between = args.indexOf('--between');
+  const fromMs = between >= 0 ? (Number(args[between + 1]) - profile.startTime) / 1000 : option('--from-ms', 0);
+  const toMs = between >= 0 ? (Number(args[between + 2]) - profile.startTime) / 1000 : option('--to-ms', Infinity);
+  const top = option('--top', 25);
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
   let t = 0;
