@@ -1,13 +1,14 @@
 /**
  * `node dist/bench/profile-calls.js [tool] [chat]`: the request paths of benchmarks 3 (a direct tool
  * call) and 4 (a chat turn's first text) against the API, one at a time, in alternating rounds with
- * the floor (the minimal Nest app doing the same call, adapters.ts) and, with BENCH_BEFORE_DIST, with
- * a second API process built from another commit (its `dist` directory) on the same PostgreSQL,
- * Temporal, site and model: a change's before/after figure measured side by side in one run. Prints
+ * the floor (the minimal Nest app doing the same call, adapters.ts) and, with
+ * BENCH_COMPARE_DISTS=`<name>=<dist dir>,…`, with more API processes built from other commits (their
+ * `dist` directories) on the same PostgreSQL, Temporal, site and model: each change's before/after
+ * figure measured side by side in one run. Prints
  * each side's p50 and the CPU time a call costs its process (/proc, over the side's own rounds).
  *
  * Profiles: AGENTSITE_NODE_ARGS="--cpu-prof --cpu-prof-dir=<dir>" starts every API process (this
- * stack's, and the before one) with V8's sampling profiler; each writes its .cpuprofile when it
+ * stack's, and the compared ones) with V8's sampling profiler; each writes its .cpuprofile when it
  * exits, and `node dist/bench/profile-summary.js <file> --between <from> <to>` sums its self time by
  * module over a phase's measured rounds (the driver prints both readings of the monotonic clock).
  *
@@ -50,19 +51,19 @@ interface Side {
   calls: number;
 }
 
-/** A second API from another build (BENCH_BEFORE_DIST: its dist directory), with the stack's settings. */
-async function startBefore(stack: Stack, distDir: string): Promise<{ child: ChildProcess; url: string }> {
+/** Another API from another build (its dist directory), with the stack's settings. */
+async function startBuild(stack: Stack, name: string, distDir: string): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, path.join(distDir, 'src/main.js')], {
     env: { ...stack.env, PORT: String(port), PUBLIC_BASE_URL: url },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const out = createWriteStream(path.join(stack.dir, `api-before-${Date.now()}.log`));
+  const out = createWriteStream(path.join(stack.dir, `api-${name}-${Date.now()}.log`));
   child.stdout!.pipe(out);
   child.stderr!.pipe(out);
   await waitFor(
-    'the before API',
+    `the ${name} API`,
     async () => (await fetch(`${url}/api/health/ready`).catch(() => null)) !== null,
     60_000,
   );
@@ -152,8 +153,11 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'warn',
     },
   });
-  const beforeDist = process.env.BENCH_BEFORE_DIST;
-  const before = beforeDist === undefined ? undefined : await startBefore(stack, beforeDist);
+  const compared: Array<{ name: string; child: ChildProcess; url: string }> = [];
+  for (const entry of (process.env.BENCH_COMPARE_DISTS ?? '').split(',').filter(Boolean)) {
+    const [name, dist] = entry.split('=') as [string, string];
+    compared.push({ name, ...(await startBuild(stack, name, dist)) });
+  }
   const api = new Http(stack.baseUrl);
   const admin = await registerAdmin(api, stack);
   const user = await registerUser(api);
@@ -170,7 +174,7 @@ async function main(): Promise<void> {
   });
   const apis = [
     { name: 'api', url: stack.baseUrl, pid: stack.api.child.pid! },
-    ...(before === undefined ? [] : [{ name: 'before', url: before.url, pid: before.child.pid! }]),
+    ...compared.map((c) => ({ name: c.name, url: c.url, pid: c.child.pid! })),
   ];
   console.log(`[profile] pids: ${apis.map((a) => `${a.name} ${a.pid}`).join(', ')}, floor ${floor.child.pid}`);
   const side = (name: string, pid: number, run: (i: number) => Promise<number>): Side => ({
@@ -246,7 +250,7 @@ async function main(): Promise<void> {
   } finally {
     floor.child.kill();
     // SIGTERM: the APIs shut down and write their profiles.
-    await Promise.all([stack.stop(), before === undefined ? Promise.resolve() : stopChild(before.child)]);
+    await Promise.all([stack.stop(), ...compared.map((c) => stopChild(c.child))]);
     await model.stop();
     await sites.stopAll();
     await temporal.stop();

@@ -41,6 +41,29 @@ export function groupOf(url: string, functionName: string): string {
   return url;
 }
 
+/** The kinds of work the request path's groups are summed into (the issue's question: whose cost is it). */
+const KINDS: Array<[string, RegExp]> = [
+  ['ours (src/)', /^ours: /],
+  ['Nest', /^(@nestjs\/|reflect-metadata|rxjs)/],
+  [
+    'the adapter (Express and its middleware)',
+    /^(express|router|body-parser|raw-body|helmet|finalhandler|on-finished|type-is|path-to-regexp|qs|content-type|depd|send|mime|cookie|vary|iconv-lite|destroy|statuses|http-errors|media-typer|serve-static|fastify|@fastify\/|find-my-way|avvio|light-my-request)/,
+  ],
+  [
+    'PostgreSQL (pg, TypeORM, the limiter)',
+    /^(pg|pg-pool|pg-protocol|pg-types|postgres-|typeorm|rate-limiter-flexible)/,
+  ],
+  ['DTO validation', /^(class-validator|class-transformer|validator)$/],
+  ['the call out (axios, the model SDK)', /^(axios|follow-redirects|form-data|proxy-from-env|@anthropic-ai\/sdk)/],
+  ['metrics and tracing', /^(prom-client|@opentelemetry\/)/],
+  ['Node (http, net, tls, streams, crypto) and native', /^(node:|\(native\))/],
+  ['V8 (GC, program)', /^\((garbage collector|program)\)$/],
+];
+
+export function kindOf(group: string): string {
+  return KINDS.find(([, pattern]) => pattern.test(group))?.[0] ?? 'other';
+}
+
 function frameName(node: ProfileNode): string {
   const { functionName, url, lineNumber } = node.callFrame;
   return `${functionName || '(anonymous)'} ${url === '' ? '' : `${url.replace(/^.*\/(node_modules|dist)\//, '')}:${lineNumber + 1}`}`;
@@ -117,6 +140,30 @@ function main(): void {
   };
   console.log(`CPU % per 2 s: ${Array.from(busy, (us) => Math.round((us ?? 0) / 2e4)).join(' ')}`);
   console.log(`${file}: ${(total / 1000).toFixed(0)} ms of CPU (idle left out) from ${fromMs} to ${toMs} ms`);
+  const kinds = new Map<string, number>();
+  for (const [group, us] of groups) {
+    kinds.set(kindOf(group), (kinds.get(kindOf(group)) ?? 0) + us);
+  }
+  print('self time by kind', kinds);
+  // Node's and native time charged to whoever called into it: the nearest frame up the stack that is
+  // a package's or ours (a socket write is pg's, or the adapter's, or axios's).
+  const charged = new Map<string, number>();
+  for (const [id, us] of self) {
+    if (byId.get(id)!.callFrame.functionName === '(idle)') {
+      continue;
+    }
+    let kind = 'Node (event loop, timers: no caller above)';
+    for (let at: number | undefined = id; at !== undefined; at = parents.get(at)) {
+      const { url, functionName } = byId.get(at)!.callFrame;
+      const group = groupOf(url, functionName);
+      if (!/^(node:|\(native\)|\(root\))/.test(group)) {
+        kind = kindOf(group);
+        break;
+      }
+    }
+    charged.set(kind, (charged.get(kind) ?? 0) + us);
+  }
+  print("by kind, with Node's and native time charged to its caller", charged);
   print('self time by group', groups);
   print('self time by function', functions);
   print('total time by function (itself and what it called)', inclusive);
