@@ -5,7 +5,6 @@ import {
   ValidationPipe,
   type ValidationError,
 } from '@nestjs/common';
-import { useContainer } from 'class-validator';
 import { AppError, type FieldProblem } from './app-error.js';
 import { jsonDepth, nulCharacterPath } from './json-depth.js';
 
@@ -31,23 +30,6 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
   }
   return out;
 }
-
-/**
- * class-validator's constraint objects, one per class as its default container keeps them, but found
- * by a Map: the default container searches its list (one entry per decorated property of every DTO,
- * each decorator having a class of its own) on every check of every field.
- */
-const constraints = new Map<unknown, unknown>();
-useContainer({
-  get<T>(someClass: (new () => T) | (abstract new () => T)): T {
-    let instance = constraints.get(someClass) as T | undefined;
-    if (instance === undefined) {
-      instance = new (someClass as new () => T)();
-      constraints.set(someClass, instance);
-    }
-    return instance;
-  },
-});
 
 const classValidation = new ValidationPipe({
   whitelist: true,
