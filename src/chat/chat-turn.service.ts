@@ -76,34 +76,17 @@ export class ChatTurnService implements OnModuleInit {
   async send(auth: AuthUser, token: string, content: string, req: Request, res: Response): Promise<void> {
     // Read ahead during authentication (onModuleInit) when it was for this user and token.
     const ahead = (req as TurnRequest)[TURN_PREFETCH];
-    const reading =
-      ahead !== undefined && ahead.userId === auth.user.id && ahead.token === token
-        ? ahead.context
-        : this.sessions.openTurn(auth.user.id, token);
+    const context = await (ahead !== undefined && ahead.userId === auth.user.id && ahead.token === token
+      ? ahead.context
+      : this.sessions.openTurn(auth.user.id, token));
     const turn = randomUUID();
-    // The slot is taken while the context is read (one round trip's wait instead of two). Held past
-    // the turn's own cap: a slot is only taken over once its turn cannot be running.
-    const [read, taken] = await Promise.allSettled([
-      reading,
-      this.chats.takeTurnSlot(
-        auth.user.id,
-        turn,
-        this.settings.maxConcurrentChatTurns,
-        this.settings.chatTimeoutMs + 60_000,
-      ),
-    ]);
-    if (read.status === 'rejected') {
-      // The context's answer (NOT_FOUND, FORBIDDEN, …) wins, as when it was read first; a slot taken meanwhile is freed.
-      if (taken.status === 'fulfilled' && taken.value !== null) {
-        await this.freeSlot(auth.user.id, taken.value, turn);
-      }
-      throw read.reason;
-    }
-    if (taken.status === 'rejected') {
-      throw taken.reason;
-    }
-    const context = read.value;
-    const slot = taken.value;
+    // Held past the turn's own cap: a slot is only taken over once its turn cannot be running.
+    const slot = await this.chats.takeTurnSlot(
+      auth.user.id,
+      turn,
+      this.settings.maxConcurrentChatTurns,
+      this.settings.chatTimeoutMs + 60_000,
+    );
     if (slot === null) {
       throw new AppError(
         'RATE_LIMITED',
@@ -115,14 +98,10 @@ export class ChatTurnService implements OnModuleInit {
     try {
       await this.answer(auth, context, content, req, res);
     } finally {
-      await this.freeSlot(auth.user.id, slot, turn);
+      await this.chats.freeTurnSlot(auth.user.id, slot, turn).catch((err: unknown) => {
+        this.logger.warn(`chat turn slot not freed (it expires): ${err instanceof Error ? err.message : String(err)}`);
+      });
     }
-  }
-
-  private async freeSlot(userId: string, slot: number, turn: string): Promise<void> {
-    await this.chats.freeTurnSlot(userId, slot, turn).catch((err: unknown) => {
-      this.logger.warn(`chat turn slot not freed (it expires): ${err instanceof Error ? err.message : String(err)}`);
-    });
   }
 
   private async answer(
