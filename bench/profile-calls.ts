@@ -4,8 +4,11 @@
  * the floor (the minimal Nest app doing the same call, adapters.ts) and, with
  * BENCH_COMPARE_DISTS=`<name>=<dist dir>,…`, with more API processes built from other commits (their
  * `dist` directories) on the same PostgreSQL, Temporal, site and model: each change's before/after
- * figure measured side by side in one run. Prints
- * each side's p50 and the CPU time a call costs its process (/proc, over the side's own rounds).
+ * figure measured side by side in one run. Prints each side's p50 and the CPU time a call costs its
+ * process (/proc, over the side's own rounds). Compare the compared builds with each other: the
+ * stack's own API (`api`, which also served the setup) cost 0.4–0.8 ms more CPU a tool call than the
+ * same build started as a compared one, in the runs of 2026-11-27. A compared build's directory needs
+ * `node_modules` beside it (a link) and the `package.json`.
  *
  * Profiles: AGENTSITE_NODE_ARGS="--cpu-prof --cpu-prof-dir=<dir>" starts every API process (this
  * stack's, and the compared ones) with V8's sampling profiler; each writes its .cpuprofile when it
