@@ -58,6 +58,17 @@ function pairsIntact(messages: ModelMessage[]): boolean {
 }
 
 describe('condenseConversation (the chat context policy)', () => {
+  it.each([
+    ['fits as it is', 0],
+    ['with placeholders', 3 * 20_000],
+    ['with exchanges dropped', 150_000],
+    ['with results cut', 199_000],
+  ])('answers the JSON bytes of the messages it sends (%s)', (_case, less) => {
+    const messages = conversation(10, 20_000);
+    const condensed = condenseConversation(messages, jsonBytes(messages) - less);
+    expect(condensed.bytes).toBe(jsonBytes(condensed.messages));
+  });
+
   it('sends a conversation that fits as it is', () => {
     const messages = conversation(5, 2000);
     const condensed = condenseConversation(messages, jsonBytes(messages));

@@ -181,7 +181,10 @@ export function condenseConversation(input: ModelMessage[], budgetBytes: number)
   }
   // Placeholders read from briefs count too: the model did not see those results either.
   const omitted = kept.reduce((sum, m) => sum + placeholdersIn(m), 0);
-  return { messages: kept, droppedTurns: dropped, omittedResults: omitted, cutResults: cut, bytes: jsonBytes(kept) };
+  // Nothing dropped: every message is kept and `sizes` holds each one's JSON as sent, so total() is
+  // the whole array's (no second serialisation of the conversation on every turn).
+  const bytes = dropped > 0 ? jsonBytes(kept) : total();
+  return { messages: kept, droppedTurns: dropped, omittedResults: omitted, cutResults: cut, bytes };
 }
 
 /**

@@ -94,7 +94,7 @@ export class ChatReplyService {
           sink?.context(sent.notice);
         }
         notice = sent.notice ?? notice;
-        this.assertInputSize(sent.messages);
+        this.assertInputSize(sent.bytes);
         answer = await this.modelTurn(tools, sent.messages, sink, signal, {
           userId: session.userId,
           reference: `chat:${replyId}:${turn}`,
@@ -156,23 +156,23 @@ export class ChatReplyService {
   private condensed(
     messages: ModelMessage[],
     tools: ModelTool[],
-  ): { messages: ModelMessage[]; notice?: ContextNotice } {
+  ): { messages: ModelMessage[]; bytes: number; notice?: ContextNotice } {
     const budgetTokens = this.settings.chatContextBudgetTokens;
     const condensed = condenseConversation(messages, messageBudgetBytes(budgetTokens, SYSTEM_PROMPT, tools));
     const { droppedTurns, omittedResults, cutResults } = condensed;
     if (droppedTurns + omittedResults + cutResults === 0) {
-      return { messages: condensed.messages };
+      return { messages: condensed.messages, bytes: condensed.bytes };
     }
     const estimatedTokens = estimateTokens(condensed.bytes + Buffer.byteLength(SYSTEM_PROMPT) + jsonBytes(tools));
     return {
       messages: condensed.messages,
+      bytes: condensed.bytes,
       notice: { condensed: true, droppedTurns, omittedResults, cutResults, estimatedTokens, budgetTokens },
     };
   }
 
-  /** VALIDATION_ERROR when the conversation a call would send is over MAX_CHAT_INPUT_BYTES. */
-  private assertInputSize(messages: ModelMessage[]): void {
-    const bytes = Buffer.byteLength(JSON.stringify(messages), 'utf8');
+  /** VALIDATION_ERROR when the conversation a call would send (`bytes` of JSON) is over MAX_CHAT_INPUT_BYTES. */
+  private assertInputSize(bytes: number): void {
     if (bytes > this.settings.maxChatInputBytes) {
       throw new AppError(
         'VALIDATION_ERROR',

@@ -76,6 +76,35 @@ export function postgresLimiter(dataSource: DataSource, keyPrefix: string, point
   });
 }
 
+/** One reconciler per process (per data source): its heartbeats count this process once, whichever limits it holds. */
+const reconcilers = new WeakMap<DataSource, RateLimitReconciler>();
+
+/** The process's RateLimitReconciler on this data source (made on first use). */
+export function sharedReconciler(dataSource: DataSource): RateLimitReconciler {
+  let reconciler = reconcilers.get(dataSource);
+  if (reconciler === undefined) {
+    reconciler = new RateLimitReconciler(postgresCounterStore(dataSource, RATE_LIMIT_TABLE));
+    reconcilers.set(dataSource, reconciler);
+  }
+  return reconciler;
+}
+
+/**
+ * A limiter counted in the process and reconciled with the shared table (see RateLimitReconciler):
+ * same keys and windows as postgresLimiter's, no statement of its own per consume while the
+ * process's unconfirmed points stay under the allowance; exact (each consume waits for the store's
+ * count) for limits under 40.
+ */
+export function reconciledLimiter(
+  dataSource: DataSource,
+  name: string,
+  points: number,
+  durationSeconds: number,
+): ReconciledLimiter {
+  sweepExpiredCounters(dataSource, Math.min(sweepIntervalFor(durationSeconds), SWEEP_MAX_INTERVAL_MS));
+  return sharedReconciler(dataSource).limiter(limitKeyPrefix(name, points, durationSeconds), points, durationSeconds);
+}
+
 /** What consumeOrThrow needs of a limiter: rate-limiter-flexible's consume, rejecting with RateLimiterRes. */
 export interface PointLimiter {
   consume(key: string, points?: number): Promise<RateLimiterRes>;
@@ -119,7 +148,7 @@ export class ApiRateLimits implements OnApplicationShutdown {
   private readonly sweeper: ExpiredCounterSweeper;
 
   constructor(@InjectDataSource() dataSource: DataSource, @Inject(SETTINGS) settings: Settings) {
-    this.reconciler = new RateLimitReconciler(postgresCounterStore(dataSource, RATE_LIMIT_TABLE));
+    this.reconciler = sharedReconciler(dataSource);
     const window = settings.rateLimitWindowSeconds;
     this.sweeper = sweepExpiredCounters(dataSource, sweepIntervalFor(window));
     this.perIp = this.reconciler.limiter(

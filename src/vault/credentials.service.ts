@@ -14,6 +14,9 @@ export interface OAuthTokens {
   scopes: SiteScope[];
 }
 
+/** Secrets opened, by the row object they were opened from (see CredentialsService.open). */
+const opened = new WeakMap<CredentialEntity, { ciphertext: Buffer; keyId: string; secret: CredentialSecret }>();
+
 /**
  * Credentials of vault sites: sealing, reading and storing them. Refreshing an OAuth pair (single-flight
  * across processes, rotation) is TokenRefreshService's, in oauth/.
@@ -68,9 +71,25 @@ export class CredentialsService {
     row.tokenHint = tokenHint(hintOf);
   }
 
+  /**
+   * The row's secret. Opened once per row object: the site cache hands every call the same row until
+   * a change of the credential (or of its site) drops it, and the next read is a new object, opened
+   * again; the secret is kept only while the row object lives and only for the sealed bytes it was
+   * opened from (a row sealed again in place is opened again). Frozen: callers share it.
+   */
   open(row: CredentialEntity): CredentialSecret {
+    const known = opened.get(row);
+    if (known !== undefined && known.ciphertext === row.ciphertext && known.keyId === row.keyId) {
+      return known.secret;
+    }
+    const secret = this.openSealed(row);
+    opened.set(row, { ciphertext: row.ciphertext, keyId: row.keyId, secret });
+    return secret;
+  }
+
+  private openSealed(row: CredentialEntity): CredentialSecret {
     try {
-      return JSON.parse(this.cipher.open(row, credentialAad(row.id, row.siteId))) as CredentialSecret;
+      return Object.freeze(JSON.parse(this.cipher.open(row, credentialAad(row.id, row.siteId))) as CredentialSecret);
     } catch (err) {
       if (err instanceof VaultTamperedError) {
         this.logger.error(`credential ${row.id} cannot be opened: ${err.message}`);
