@@ -75,7 +75,7 @@ async function startBuild(stack: Stack, name: string, distDir: string): Promise<
 
 async function startFloor(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const entry = fileURLToPath(new URL('./adapters.js', import.meta.url));
-  const child = spawn(process.execPath, [entry, 'express'], {
+  const child = spawn(process.execPath, [entry, 'fastify'], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
   });
