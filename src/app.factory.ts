@@ -44,7 +44,9 @@ function isStripeWebhook(req: ApiRequest): boolean {
  * TRUST_PROXY as Fastify takes it. A number of hops trusts that many proxies from the connection on,
  * as Express did (Fastify itself would trust none for a number).
  */
-function trustProxyOption(trust: Settings['trustProxy']): false | string[] | ((address: string, hop: number) => boolean) {
+function trustProxyOption(
+  trust: Settings['trustProxy'],
+): false | string[] | ((address: string, hop: number) => boolean) {
   if (typeof trust === 'number') {
     return (_address, hop) => hop < trust;
   }

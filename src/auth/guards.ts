@@ -146,8 +146,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
       return;
     }
     const fromForm =
-      sources.formField !== undefined &&
-      mediaTypeOf(req) === 'application/x-www-form-urlencoded'
+      sources.formField !== undefined && mediaTypeOf(req) === 'application/x-www-form-urlencoded'
         ? (req.body as Record<string, unknown> | undefined)?.[sources.formField]
         : undefined;
     const token = typeof fromForm === 'string' ? fromForm.trim() : sources.cookie && cookieValue(req, sources.cookie);

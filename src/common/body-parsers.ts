@@ -105,7 +105,8 @@ function parseJson(req: ApiRequest, bytes: Buffer): unknown {
   if (text.length === 0) {
     return {};
   }
-  const first = /^[\x20\x09\x0a\x0d]*(.)/.exec(text)?.[1];
+  // JSON's whitespace (space, tab, line feed, carriage return) may come first.
+  const first = text.trimStart().charAt(0);
   if (first !== '{' && first !== '[') {
     throw new BodyParserError('entity.parse.failed', 'Request body is not a JSON object or array');
   }

@@ -88,7 +88,8 @@ export function sendJson(res: NodeResponse, status: number, body: unknown): void
 /** Whether the request has a body, and it is of media type `type` (lower case): Express's `req.is(type)`. */
 export function hasBodyOfType(req: AnyRequest, type: string): boolean {
   const length = req.headers['content-length'];
-  const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && !Number.isNaN(Number(length)));
+  const hasBody =
+    req.headers['transfer-encoding'] !== undefined || (length !== undefined && !Number.isNaN(Number(length)));
   return hasBody && mediaTypeOf(req) === type;
 }
 

@@ -26,7 +26,9 @@ function isWebhookDelivery(req: NodeRequest, route: string, code: string | undef
   }
   return (
     route === WEBHOOK_ROUTE ||
-    (route === NO_ROUTE && code === 'WEBHOOK_PAYLOAD_INVALID' && fullPathOf(req).toLowerCase().startsWith('/api/webhooks/'))
+    (route === NO_ROUTE &&
+      code === 'WEBHOOK_PAYLOAD_INVALID' &&
+      fullPathOf(req).toLowerCase().startsWith('/api/webhooks/'))
   );
 }
 
