@@ -1,28 +1,26 @@
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { isUtf8 } from 'node:buffer';
-import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppModule } from './app.module.js';
-import { AppError } from './common/app-error.js';
-import { accessLogMiddleware } from './common/access-log.js';
-import { apiCorsOptions, securityHeaders } from './common/browser-security.js';
-import { correlationMiddleware, resumeLogFieldsMiddleware } from './common/correlation.js';
+import { accessLogMiddleware, noteRoute } from './common/access-log.js';
+import { registerBodyParsers } from './common/body-parsers.js';
+import { apiCors, securityHeaders } from './common/browser-security.js';
+import { correlationMiddleware, resumeLogFields } from './common/correlation.js';
+import { answerFrameworkError } from './common/framework-errors.js';
+import type { ApiRequest, NodeMiddleware } from './common/http.js';
 import { STRIPE_WEBHOOK_PATH } from './billing/stripe-webhook.controller.js';
 import { createJsonLogger, type JsonLogger } from './common/json-logger.js';
 import { closeRequestBodies, declareIdParameters } from './common/openapi-refinements.js';
-import { bodyParserProblem, writeAppError } from './common/error-filter.js';
 import { type Settings } from './config/settings.js';
 import { readPackageVersion } from './common/version.js';
-import { InvalidUtf8BodyError } from './common/invalid-utf8-body.error.js';
 import { serveConsole } from './console/serve-console.js';
 import { MCP_PATH, McpEndpoint } from './mcp-server/mcp-endpoint.js';
 import { httpMetricsMiddleware } from './metrics/http-metrics.middleware.js';
 import { MetricsService } from './metrics/metrics.service.js';
 import { mountMcpAuthorizationServer } from './mcp-auth/mount.js';
 import { AuthenticationBeforeBody } from './auth/guards.js';
-import { codecBodyParser } from './temporal-codec/codec-body.middleware.js';
+import { codecBeforeBody, codecBodyLimit } from './temporal-codec/codec-body.middleware.js';
 import { CODEC_PATH } from './temporal-codec/temporal-codec.controller.js';
 
 /** The OpenAPI page (Swagger UI) and its documents. */
@@ -36,79 +34,97 @@ export function createLogger(settings: Settings, context?: string): JsonLogger {
   return createJsonLogger('api', settings.logLevel, context);
 }
 
+/** Stripe signs the exact bytes it sends: its webhook route takes them raw (any type). */
+function isStripeWebhook(req: ApiRequest): boolean {
+  const url = req.routeOptions.url;
+  return !req.is404 && typeof url === 'string' && url.toLowerCase() === STRIPE_WEBHOOK_PATH;
+}
+
 /**
- * Builds the HTTP application: correlation ids, security headers and CORS, body parsing, the /api
- * prefix and the OpenAPI page.
+ * TRUST_PROXY as Fastify takes it. A number of hops trusts that many proxies from the connection on,
+ * as Express did (Fastify itself would trust none for a number).
+ */
+function trustProxyOption(
+  trust: Settings['trustProxy'],
+): false | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust === 'number') {
+    return (_address, hop) => hop < trust;
+  }
+  return trust === false ? false : [...trust];
+}
+
+/**
+ * Builds the HTTP application (Fastify): correlation ids, security headers and CORS, body parsing,
+ * the /api prefix and the OpenAPI page. Paths match in any case, with or without a trailing slash.
  */
 export async function createApp(settings: Settings): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings), {
+  // What every request gets before its route, in this order (also for a path the router refuses).
+  const before: NodeMiddleware[] = [];
+  const adapter = new FastifyAdapter({
+    frameworkErrors: answerFrameworkError(before),
+    trustProxy: trustProxyOption(settings.trustProxy),
+    bodyLimit: MAX_BODY_BYTES,
+    // Node's own server timeouts, as the API had on Express (Fastify would keep idle connections 72 s
+    // and let a request take forever), and requests on open connections still answered while the
+    // server closes (Fastify would answer them 503 with a body of its own).
+    keepAliveTimeout: 5_000,
+    requestTimeout: 300_000,
+    return503OnClosing: false,
+    // As Express routed: any case, a trailing slash ignored, a route parameter of any length (the
+    // header size limit bounds it; Fastify would answer 414 past 100 characters).
+    routerOptions: { caseSensitive: false, ignoreTrailingSlash: true, maxParamLength: 16 * 1024 },
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(settings), adapter, {
     bodyParser: false,
     logger: createLogger(settings),
   });
-  app.set('trust proxy', settings.trustProxy);
-  app.disable('x-powered-by');
-  // The request id and its log fields first, then the access log line, so even an answer of the
-  // body parsers below has both.
-  app.use(correlationMiddleware);
-  app.use(accessLogMiddleware);
-  // Before the body parsers: a refused body is timed (and counted as a webhook refusal) too.
-  app.use(httpMetricsMiddleware(app.get(MetricsService)));
-  app.use(securityHeaders({ https: settings.publicBaseUrl.startsWith('https:'), docsPath: DOCS_PATH }));
+  const fastify = app.getHttpAdapter().getInstance();
+  // Middleware (middie) runs on the Node request before Fastify reads a body, in this order. The
+  // request id and its log fields first, then the access log line, so even a refused body has both.
+  before.push(
+    correlationMiddleware,
+    accessLogMiddleware,
+    // A refused body is timed (and counted as a webhook refusal) too.
+    httpMetricsMiddleware(app.get(MetricsService)),
+    securityHeaders({ https: settings.publicBaseUrl.startsWith('https:'), docsPath: DOCS_PATH }),
+  );
   if (settings.corsOrigins.length > 0) {
-    app.enableCors(apiCorsOptions({ origins: settings.corsOrigins, ownRules: [CODEC_PATH.toLowerCase()] }));
+    before.push(apiCors({ origins: settings.corsOrigins, ownRules: [CODEC_PATH.toLowerCase()] }));
+  }
+  for (const middleware of before) {
+    app.use(middleware);
   }
   // The OAuth authorization server for MCP clients (oidc-provider at /mcp-oauth, its metadata under
-  // /.well-known): before the body parsers, since it reads its own bodies, and outside /api (its
-  // errors are OAuth error JSON, not the API's error body).
+  // /.well-known): on the Node request, since it reads its own bodies, and outside /api (its errors
+  // are OAuth error JSON, not the API's error body).
   mountMcpAuthorizationServer(app, settings.publicBaseUrl);
-  // Bodies must be valid UTF-8: a decoder would otherwise replace bad bytes silently.
-  const verify = (_req: unknown, _res: unknown, buf: Buffer): void => {
-    if (!isUtf8(buf)) {
-      throw new InvalidUtf8BodyError();
-    }
-  };
-  // The Temporal codec's payload routes take payloads as Temporal stores them (up to 2 MB each, base64
-  // in JSON): their own, larger limit, for admins only, checked (with the per-address limit) before
-  // the body is read. Express skips a body parser once one has read the body.
-  // Stripe signs the exact bytes it sends: its webhook route reads them raw (any type), so the
-  // signature is checked on what arrived.
   // agentsite's MCP endpoint reads its own bodies (JSON-RPC errors for bad JSON, 413 past its limit)
-  // and has its own bearer check and limits: before the API's body parsers.
+  // and has its own bearer check and limits.
   app.use(MCP_PATH, app.get(McpEndpoint).middleware());
-  app.use(STRIPE_WEBHOOK_PATH, express.raw({ type: () => true, limit: MAX_BODY_BYTES }));
-  app.use(CODEC_PATH, codecBodyParser({ settings, auth: app.get(AuthenticationBeforeBody), verify }));
-  app.use(
-    express.json({ limit: MAX_BODY_BYTES, strict: true, type: ['application/json', 'application/*+json'], verify }),
-  );
-  app.use(express.urlencoded({ extended: false, limit: MAX_BODY_BYTES, verify }));
-  // Body parser failures never reach Nest's filters: answer them here with the same error body
-  // (on the webhook route, with the webhook's own code). This runs before routing, so it can only
-  // look at the path: case-insensitively, as Express routes.
-  app.use((err: unknown, req: Request, res: Response, next: NextFunction) => {
-    const problem = bodyParserProblem(err);
-    if (problem === undefined) {
-      next(err);
-      return;
-    }
-    const webhook = req.path.toLowerCase().startsWith('/api/webhooks/');
-    writeAppError(res, webhook ? new AppError('WEBHOOK_PAYLOAD_INVALID', problem.message, problem.details) : problem);
-  });
-  app.use(resumeLogFieldsMiddleware);
+  // Bodies (read once the route is known): JSON and forms up to MAX_BODY_BYTES, valid UTF-8; Stripe's
+  // webhook raw; the Temporal codec's payload routes take payloads as Temporal stores them (up to 2 MB
+  // each, base64 in JSON): their own, larger limit, for admins only, checked (with the per-address
+  // limit) before the body is read. A refused body is answered by the error filter with the API's
+  // error body (on /api/webhooks/*, WEBHOOK_PAYLOAD_INVALID).
+  registerBodyParsers(fastify, { limitFor: (req) => codecBodyLimit(req, MAX_BODY_BYTES), rawBytes: isStripeWebhook });
+  fastify.addHook('preParsing', codecBeforeBody({ settings, auth: app.get(AuthenticationBeforeBody) }));
+  // Once the body is read: the route the request goes to (the access log's and the metrics'), and
+  // the request's log fields again (reading the body loses the async context).
+  fastify.addHook('preValidation', noteRoute);
+  fastify.addHook('preHandler', resumeLogFields);
   app.setGlobalPrefix('api');
   app.enableShutdownHooks();
   SwaggerModule.setup(DOCS_PATH.slice(1), app, () => buildOpenApi(app), {
     jsonDocumentUrl: `${DOCS_PATH.slice(1)}/openapi.json`,
     yamlDocumentUrl: `${DOCS_PATH.slice(1)}/openapi.yaml`,
   });
-  // Nest answers unknown routes under /api itself; everything else gets the same NOT_FOUND body.
   await app.init();
+  // The console outside /api; anything no route takes gets NOT_FOUND (Nest's not-found handler,
+  // through the error filter).
   const stripeJs = settings.paymentProvider === 'stripe' && settings.stripe?.publishableKey !== undefined;
   for (const handler of serveConsole({ stripeJs })) {
     app.use(handler);
   }
-  app.use((req: Request, res: Response) => {
-    writeAppError(res, new AppError('NOT_FOUND', `No route for ${req.method} ${req.originalUrl.split('?')[0]}`));
-  });
   return app;
 }
 

@@ -2,6 +2,7 @@ import { type INestApplication, Module, type Type } from '@nestjs/common';
 import { HTTP_CODE_METADATA, METHOD_METADATA } from '@nestjs/common/constants.js';
 import { RequestMethod } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -164,7 +165,7 @@ describe('the OpenAPI document of the account, admin, billing, workspace, health
   );
 
   beforeAll(async () => {
-    app = await NestFactory.create(ContractModule, { logger: false });
+    app = await NestFactory.create(ContractModule, new FastifyAdapter(), { logger: false });
     const doc = SwaggerModule.createDocument(app, new DocumentBuilder().build());
     operations = new Map(
       Object.values(doc.paths).flatMap((item) =>

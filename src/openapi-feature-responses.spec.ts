@@ -3,6 +3,7 @@ import { type INestApplication, RequestMethod } from '@nestjs/common';
 import { HTTP_CODE_METADATA, METHOD_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum.js';
 import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { AgentsController } from './agents/agents.controller.js';
 import { buildOpenApi } from './app.factory.js';
@@ -104,7 +105,7 @@ describe('the API document: responses of the vault, OAuth, tools, agents, runs, 
       JWT_SECRET: 'openapi-document-spec-secret-0123456789abcdef',
       VAULT_KEY: Buffer.alloc(32, 7).toString('base64'),
     });
-    app = await NestFactory.create(AppModule.forRoot(settings), { preview: true, logger: false });
+    app = await NestFactory.create(AppModule.forRoot(settings), new FastifyAdapter(), { preview: true, logger: false });
     app.setGlobalPrefix('api');
     doc = buildOpenApi(app);
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { buildOpenApi } from './app.factory.js';
 import { AppModule } from './app.module.js';
@@ -94,7 +95,7 @@ describe('the OpenAPI document declares what the server refuses', () => {
       JWT_SECRET: 'openapi-refusals-spec-secret-0123456789abcdef',
       VAULT_KEY: Buffer.alloc(32, 9).toString('base64'),
     });
-    app = await NestFactory.create(AppModule.forRoot(settings), { preview: true, logger: false });
+    app = await NestFactory.create(AppModule.forRoot(settings), new FastifyAdapter(), { preview: true, logger: false });
     app.setGlobalPrefix('api');
     doc = buildOpenApi(app);
     operations = operationsOf(doc);

@@ -7,7 +7,7 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { ApiReply, ApiRequest } from '../common/http.js';
 import { AUTH_ERRORS, ApiErrors } from '../common/api-errors.js';
 import { UserResponseDto } from '../users/dto/user-response.dto.js';
 import { UsersService } from '../users/users.service.js';
@@ -66,7 +66,7 @@ export class AuthController {
   async consoleRegister(
     @Body() body: RegisterDto,
     @Ip() address: string | undefined,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: ApiReply,
   ): Promise<ConsoleSessionResponseDto> {
     return this.startConsoleSession(res, await this.auth.register(body, address ?? 'unknown'));
   }
@@ -83,7 +83,7 @@ export class AuthController {
   async consoleLogin(
     @Body() body: LoginDto,
     @Ip() address: string | undefined,
-    @Res({ passthrough: true }) res: Response,
+    @Res({ passthrough: true }) res: ApiReply,
   ): Promise<ConsoleSessionResponseDto> {
     return this.startConsoleSession(res, await this.auth.login(body, address ?? 'unknown'));
   }
@@ -99,8 +99,8 @@ export class AuthController {
   @ApiErrors(...AUTH_ERRORS, 'VALIDATION_ERROR')
   async logout(
     @CurrentUser() user: AuthUser,
-    @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
+    @Req() req: ApiRequest,
+    @Res({ passthrough: true }) res: ApiReply,
   ): Promise<void> {
     await this.auth.logout(user);
     this.endConsoleSession(req, res);
@@ -117,8 +117,8 @@ export class AuthController {
   @ApiErrors(...AUTH_ERRORS, 'VALIDATION_ERROR')
   async logoutAll(
     @CurrentUser() user: AuthUser,
-    @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
+    @Req() req: ApiRequest,
+    @Res({ passthrough: true }) res: ApiReply,
   ): Promise<void> {
     await this.auth.logoutAll(user);
     this.endConsoleSession(req, res);
@@ -136,12 +136,12 @@ export class AuthController {
     return this.auth.acceptTerms(user, body.version);
   }
 
-  private startConsoleSession(res: Response, session: SessionAnswer): ConsoleSessionResponseDto {
+  private startConsoleSession(res: ApiReply, session: SessionAnswer): ConsoleSessionResponseDto {
     this.consoleSessions.start(res, session.accessToken, session.expiresIn);
     return { user: session.user, expiresIn: session.expiresIn };
   }
 
-  private endConsoleSession(req: Request & { [COOKIE_SESSION]?: string }, res: Response): void {
+  private endConsoleSession(req: ApiRequest & { [COOKIE_SESSION]?: string }, res: ApiReply): void {
     if (req[COOKIE_SESSION] !== undefined) {
       this.consoleSessions.end(res);
     }

@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Request } from 'express';
+import type { ApiRequest } from '../common/http.js';
 import { bearerToken } from './jwt.strategy.js';
 
 const TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl';
 
-function withHeader(authorization: string | undefined): Request {
-  return { headers: authorization === undefined ? {} : { authorization } } as unknown as Request;
+function withHeader(authorization: string | undefined): ApiRequest {
+  return { headers: authorization === undefined ? {} : { authorization } } as unknown as ApiRequest;
 }
 
 describe('bearerToken', () => {

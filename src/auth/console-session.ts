@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import { type AnyRequest, type AnyResponse, rawResponse } from '../common/http.js';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
@@ -47,24 +47,24 @@ export class ConsoleSessions {
   }
 
   /** Sets the two cookies of a console session, for as long as the token lives. */
-  start(res: Response, accessToken: string, maxAgeSeconds: number): void {
+  start(res: AnyResponse, accessToken: string, maxAgeSeconds: number): void {
     const maxAge = Math.max(0, Math.floor(maxAgeSeconds));
-    res.append('set-cookie', [
+    appendCookies(res, [
       this.cookie(SESSION_COOKIE, accessToken, maxAge, SESSION_PATH, true),
       this.cookie(CSRF_COOKIE, this.csrfToken(accessToken), maxAge, '/', false),
     ]);
   }
 
   /** Removes both cookies (sign-out, or a session token the API no longer accepts). */
-  end(res: Response): void {
-    res.append('set-cookie', [
+  end(res: AnyResponse): void {
+    appendCookies(res, [
       this.cookie(SESSION_COOKIE, '', 0, SESSION_PATH, true),
       this.cookie(CSRF_COOKIE, '', 0, '/', false),
     ]);
   }
 
   /** The console's session token sent with the request, if any. */
-  sessionToken(req: Request): string | undefined {
+  sessionToken(req: AnyRequest): string | undefined {
     const token = cookieValue(req, SESSION_COOKIE);
     return token === undefined || token === '' ? undefined : token;
   }
@@ -74,8 +74,8 @@ export class ConsoleSessions {
    * (anything but GET, HEAD, OPTIONS) without the session's CSRF token in X-CSRF-Token. Compared in
    * constant time.
    */
-  checkCsrf(req: Request, accessToken: string): void {
-    if (SAFE_METHODS.has(req.method.toUpperCase())) {
+  checkCsrf(req: AnyRequest, accessToken: string): void {
+    if (SAFE_METHODS.has((req.method ?? 'GET').toUpperCase())) {
       return;
     }
     const sent = req.headers[CSRF_HEADER];
@@ -99,4 +99,19 @@ export class ConsoleSessions {
       ...(this.secure ? ['Secure'] : []),
     ].join('; ');
   }
+}
+
+/** Adds Set-Cookie headers to the answer (after any it has). */
+function appendCookies(res: AnyResponse, cookies: string[]): void {
+  const raw = rawResponse(res);
+  if (raw !== res) {
+    for (const cookie of cookies) {
+      // Fastify keeps every Set-Cookie value given to it.
+      void (res as Exclude<AnyResponse, typeof raw>).header('set-cookie', cookie);
+    }
+    return;
+  }
+  const current = raw.getHeader('set-cookie');
+  const before = current === undefined ? [] : Array.isArray(current) ? current : [String(current)];
+  raw.setHeader('set-cookie', [...before, ...cookies]);
 }

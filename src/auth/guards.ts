@@ -2,7 +2,8 @@ import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import { JwtService } from '@nestjs/jwt';
 import { AuthGuard } from '@nestjs/passport';
-import type { Request, Response } from 'express';
+import { type ApiReply, mediaTypeOf } from '../common/http.js';
+import type { ApiRequest } from '../common/http.js';
 import { AppError } from '../common/app-error.js';
 import { addressKey } from '../common/client-address.js';
 import { requestLogFields } from '../common/correlation.js';
@@ -29,7 +30,8 @@ import { AuthenticatedPrefetch, PREFETCH_ON_AUTH } from './prefetch.js';
 /** Set by AuthenticationBeforeBody: the request's user is authenticated (and counted) already. */
 const AUTHENTICATED_BEFORE_BODY = Symbol('authenticatedBeforeBody');
 
-type GuardedRequest = Request & {
+type GuardedRequest = ApiRequest & {
+  user?: AuthUser;
   [RATE_LIMIT_EXEMPT]?: boolean;
   [ALTERNATE_TOKEN]?: string;
   [AUTHENTICATED_BEFORE_BODY]?: boolean;
@@ -92,7 +94,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     if (authentication.status === 'rejected') {
       if (sessionToken !== undefined && isEndedSession(authentication.reason)) {
         // The console's cookie holds a token the API no longer takes: the browser forgets it.
-        this.consoleSessions.end(context.switchToHttp().getResponse<Response>());
+        this.consoleSessions.end(context.switchToHttp().getResponse<ApiReply>());
       }
       throw authentication.reason;
     }
@@ -107,7 +109,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
    * throws. A token this process has verified before takes the strategy's checks directly: passport
    * would only wrap them (a middleware, a strategy object and a promise per request).
    */
-  private async authenticate(req: Request, context: ExecutionContext): Promise<boolean> {
+  private async authenticate(req: GuardedRequest, context: ExecutionContext): Promise<boolean> {
     const remembered = this.strategy.rememberedUser(req);
     if (remembered === undefined) {
       return super.canActivate(context) as Promise<boolean>;
@@ -124,7 +126,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
    * needs the CSRF token, see ConsoleSessions).
    */
   private takeAlternateToken(
-    req: Request & { [ALTERNATE_TOKEN]?: string; [ROUTE_AUDIENCE]?: string; [COOKIE_SESSION]?: string },
+    req: ApiRequest & { [ALTERNATE_TOKEN]?: string; [ROUTE_AUDIENCE]?: string; [COOKIE_SESSION]?: string },
     context: ExecutionContext,
     open: boolean,
   ): void {
@@ -144,8 +146,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
       return;
     }
     const fromForm =
-      sources.formField !== undefined &&
-      req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded'
+      sources.formField !== undefined && mediaTypeOf(req) === 'application/x-www-form-urlencoded'
         ? (req.body as Record<string, unknown> | undefined)?.[sources.formField]
         : undefined;
     const token = typeof fromForm === 'string' ? fromForm.trim() : sources.cookie && cookieValue(req, sources.cookie);
@@ -160,7 +161,7 @@ export class JwtAuthGuard extends AuthGuard('jwt') {
     info: unknown,
     context: ExecutionContext,
   ): TUser {
-    return authenticatedOrThrow(err, user, info, context.switchToHttp().getRequest<Request>());
+    return authenticatedOrThrow(err, user, info, context.switchToHttp().getRequest<ApiRequest>());
   }
 }
 
@@ -177,7 +178,7 @@ export function authenticatedOrThrow<TUser>(
   err: unknown,
   user: TUser | false,
   info: unknown,
-  req: Request & { [ALTERNATE_TOKEN]?: string },
+  req: ApiRequest & { [ALTERNATE_TOKEN]?: string },
 ): TUser {
   if (err) {
     throw err;
@@ -247,7 +248,7 @@ export class AuthenticationBeforeBody {
   ) {}
 
   /** Resolves when the caller is an admin within the limits; rejects with the answer otherwise. */
-  async admin(req: Request, sources: Pick<TokenSources, 'cookie' | 'audience'>): Promise<void> {
+  async admin(req: ApiRequest, sources: Pick<TokenSources, 'cookie' | 'audience'>): Promise<void> {
     const guarded = req as GuardedRequest & { [ROUTE_AUDIENCE]?: string };
     if (sources.audience !== undefined) {
       guarded[ROUTE_AUDIENCE] = sources.audience;
@@ -274,7 +275,7 @@ export class AuthenticationBeforeBody {
     if (!authentication.value.isAdmin) {
       throw new AppError('ADMIN_REQUIRED', 'This endpoint is for administrators');
     }
-    req.user = authentication.value;
+    guarded.user = authentication.value;
     guarded[AUTHENTICATED_BEFORE_BODY] = true;
   }
 

@@ -1,7 +1,7 @@
 import { createSecretKey } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
-import type { Request } from 'express';
+import type { AnyRequest } from '../common/http.js';
 import { Strategy } from 'passport-jwt';
 import { AuthenticatedPrefetch } from './prefetch.js';
 import { AppError } from '../common/app-error.js';
@@ -47,10 +47,11 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
    * verified before goes straight to validate(), any other through passport-jwt's verification,
    * which calls validate() when the signature and expiry hold.
    */
-  override authenticate(req: Request, options?: unknown): void {
+  override authenticate(req: AnyRequest, options?: unknown): void {
     const remembered = this.rememberedUser(req);
     if (remembered === undefined) {
-      super.authenticate(req, options);
+      // Passport's strategy reads the request's headers only (declared on Express's type).
+      super.authenticate(req as never, options);
       return;
     }
     remembered.then(
@@ -64,14 +65,14 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
    * limit), without passport's per-request machinery. Undefined when the token is not remembered:
    * it must go through authenticate() and have its signature checked.
    */
-  rememberedUser(req: Request): Promise<AuthUser> | undefined {
+  rememberedUser(req: AnyRequest): Promise<AuthUser> | undefined {
     const token = requestToken(req);
     const claims = token === null ? undefined : this.verified.get(token);
     return claims === undefined ? undefined : this.checked(req, claims);
   }
 
   /** Called by passport-jwt with the claims of a token whose signature and expiry it verified. */
-  async validate(req: Request & { [RATE_LIMIT_EXEMPT]?: boolean }, claims: JwtClaims): Promise<AuthUser> {
+  async validate(req: AnyRequest & { [RATE_LIMIT_EXEMPT]?: boolean }, claims: JwtClaims): Promise<AuthUser> {
     if (
       typeof claims.sub !== 'string' ||
       !UUID.test(claims.sub) ||
@@ -91,7 +92,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
 
   /** What every request checks, verified token or not: the user, the token's revocation, the limit. */
   private async checked(
-    req: Request & { [RATE_LIMIT_EXEMPT]?: boolean; [ROUTE_AUDIENCE]?: string },
+    req: AnyRequest & { [RATE_LIMIT_EXEMPT]?: boolean; [ROUTE_AUDIENCE]?: string },
     claims: CheckedClaims,
   ): Promise<AuthUser> {
     checkAudience(req, claims);
@@ -131,7 +132,7 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
 /** The bearer token of the request, or null when the header is missing or not exactly `Bearer <token>`. */
-export function bearerToken(req: Request): string | null {
+export function bearerToken(req: AnyRequest): string | null {
   const header = req.headers.authorization;
   return (typeof header === 'string' ? BEARER.exec(header.trim())?.[1] : undefined) ?? null;
 }
@@ -143,7 +144,7 @@ export const ROUTE_AUDIENCE = Symbol('routeAudience');
  * A token minted for an audience (the codec cookie's) is accepted only by the routes that name it,
  * and those routes take a cookie's token only when it is one: anything else is INVALID_TOKEN.
  */
-function checkAudience(req: Request & { [ROUTE_AUDIENCE]?: string }, claims: CheckedClaims): void {
+function checkAudience(req: AnyRequest & { [ROUTE_AUDIENCE]?: string }, claims: CheckedClaims): void {
   const audience = req[ROUTE_AUDIENCE];
   if (claims.aud !== undefined && claims.aud !== audience) {
     throw new AppError('INVALID_TOKEN', 'This token is not accepted here: it was issued for another use');
@@ -157,16 +158,16 @@ function checkAudience(req: Request & { [ROUTE_AUDIENCE]?: string }, claims: Che
 export const ALTERNATE_TOKEN = Symbol('alternateToken');
 
 /** The token a request authenticates with: its bearer token, else the one JwtAuthGuard took elsewhere. */
-function requestToken(req: Request): string | null {
+function requestToken(req: AnyRequest): string | null {
   return bearerToken(req) ?? alternateToken(req);
 }
 
-function alternateToken(req: Request & { [ALTERNATE_TOKEN]?: string }): string | null {
+function alternateToken(req: AnyRequest & { [ALTERNATE_TOKEN]?: string }): string | null {
   return req[ALTERNATE_TOKEN] ?? null;
 }
 
 /** The value of a cookie of the request (RFC 6265 `name=value; ...`), or undefined. */
-export function cookieValue(req: Request, name: string): string | undefined {
+export function cookieValue(req: AnyRequest, name: string): string | undefined {
   const header = req.headers.cookie;
   if (typeof header !== 'string') {
     return undefined;
@@ -181,7 +182,7 @@ export function cookieValue(req: Request, name: string): string | undefined {
 }
 
 /** Whether the request carries an Authorization header at all (missing vs malformed). */
-export function hasAuthorizationHeader(req: Request): boolean {
+export function hasAuthorizationHeader(req: AnyRequest): boolean {
   const header = req.headers.authorization;
   return typeof header === 'string' && header.trim() !== '';
 }

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { AuthGuard } from '@nestjs/passport';
-import type { Request } from 'express';
+import type { ApiRequest } from '../common/http.js';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
@@ -29,7 +29,7 @@ export class OperatorGuard extends AuthGuard('jwt') {
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
-    const req = context.switchToHttp().getRequest<Request & { user?: AuthUser }>();
+    const req = context.switchToHttp().getRequest<ApiRequest & { user?: AuthUser }>();
     const token = bearerToken(req);
     const scraperToken = this.settings.metricsToken;
     if (token !== null && scraperToken !== undefined && sameSecret(token, scraperToken)) {
@@ -48,6 +48,6 @@ export class OperatorGuard extends AuthGuard('jwt') {
     info: unknown,
     context: ExecutionContext,
   ): TUser {
-    return authenticatedOrThrow(err, user, info, context.switchToHttp().getRequest<Request>());
+    return authenticatedOrThrow(err, user, info, context.switchToHttp().getRequest<ApiRequest>());
   }
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { ApiRequest } from '../common/http.js';
 import { ChatController } from '../chat/chat.controller.js';
 import { CHAT_TURN_PREFETCH } from '../chat/chat-turn.service.js';
 import { AuthenticatedPrefetch, PREFETCH_ON_AUTH, type Prefetcher } from './prefetch.js';
@@ -28,13 +28,13 @@ describe('prefetch declared on the route', () => {
     prefetch.register(CHAT_TURN_PREFETCH, turn);
     prefetch.register(otherKey, other);
 
-    const plain = { params: {} } as unknown as Request;
+    const plain = { params: {} } as unknown as ApiRequest;
     prefetch.forRoute(plain, undefined);
     prefetch.start(plain, 'user-1');
     expect(turn).not.toHaveBeenCalled();
     expect(other).not.toHaveBeenCalled();
 
-    const chatTurn = { params: { token: 'ses_x' } } as unknown as Request;
+    const chatTurn = { params: { token: 'ses_x' } } as unknown as ApiRequest;
     prefetch.forRoute(chatTurn, routeKey(ChatController.prototype.send));
     prefetch.start(chatTurn, 'user-1');
     expect(turn).toHaveBeenCalledWith(chatTurn, 'user-1');

@@ -1,8 +1,8 @@
 import { Global, Injectable, Module, SetMetadata } from '@nestjs/common';
-import type { Request } from 'express';
+import type { AnyRequest, ApiRequest } from '../common/http.js';
 
 /** Starts a read a route will need, for a user whose token signature has just been checked. */
-export type Prefetcher = (req: Request, userId: string) => void;
+export type Prefetcher = (req: ApiRequest, userId: string) => void;
 
 /** Route metadata: the key of the prefetcher the route declares (see PrefetchOnAuth). */
 export const PREFETCH_ON_AUTH = Symbol('prefetchOnAuth');
@@ -10,7 +10,7 @@ export const PREFETCH_ON_AUTH = Symbol('prefetchOnAuth');
 /** Where the auth guard leaves the matched route's prefetcher key for the JWT strategy. */
 const ROUTE_PREFETCH = Symbol('routePrefetch');
 
-type PrefetchRequest = Request & { [ROUTE_PREFETCH]?: symbol };
+type PrefetchRequest = ApiRequest & { [ROUTE_PREFETCH]?: symbol };
 
 /**
  * The route's reads start while authentication is still under way (see AuthenticatedPrefetch). The
@@ -33,17 +33,18 @@ export class AuthenticatedPrefetch {
   }
 
   /** Called by the auth guard with the matched route's metadata (undefined: the route declares none). */
-  forRoute(req: Request, key: symbol | undefined): void {
+  forRoute(req: ApiRequest, key: symbol | undefined): void {
     if (key !== undefined) {
       (req as PrefetchRequest)[ROUTE_PREFETCH] = key;
     }
   }
 
   /** Called by the JWT strategy once the signature is checked: the route's prefetcher, if any. */
-  start(req: Request, userId: string): void {
+  start(req: AnyRequest, userId: string): void {
     const key = (req as PrefetchRequest)[ROUTE_PREFETCH];
     if (key !== undefined) {
-      this.prefetchers.get(key)?.(req, userId);
+      // Only a route's request (a Fastify request) has a prefetch key.
+      this.prefetchers.get(key)?.(req as ApiRequest, userId);
     }
   }
 }

@@ -1,6 +1,6 @@
 import { Controller, Headers, HttpCode, HttpStatus, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { ApiRequest } from '../common/http.js';
 import { Public } from '../auth/decorators.js';
 import { AppError } from '../common/app-error.js';
 import { ApiErrors } from '../common/api-errors.js';
@@ -32,7 +32,10 @@ export class StripeWebhookController {
     summary:
       "Stripe's webhook events (PAYMENT_PROVIDER=stripe; NOT_FOUND otherwise): verified by signature, applied once per event id",
   })
-  receive(@Headers('stripe-signature') signature: string | undefined, @Req() req: Request): Promise<EventReceiptDto> {
+  receive(
+    @Headers('stripe-signature') signature: string | undefined,
+    @Req() req: ApiRequest,
+  ): Promise<EventReceiptDto> {
     // The signature covers the exact bytes: the app reads this route's body raw (app.factory.ts).
     if (!Buffer.isBuffer(req.body)) {
       throw new AppError('WEBHOOK_PAYLOAD_INVALID', 'The event must be sent as a body of bytes (application/json)');

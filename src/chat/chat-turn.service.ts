@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import type { Request, Response } from 'express';
 import type { AuthUser } from '../auth/auth-user.js';
 import { AuthenticatedPrefetch } from '../auth/prefetch.js';
 import { AppError } from '../common/app-error.js';
 import { correlationIdOf } from '../common/correlation.js';
 import { toAppError, writeAppError } from '../common/error-filter.js';
+import type { ApiReply, ApiRequest, NodeResponse } from '../common/http.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { ChatReplyService } from './chat-reply.service.js';
@@ -27,13 +27,13 @@ interface TurnPrefetch {
   context: Promise<TurnContext>;
 }
 
-type TurnRequest = Request & { [TURN_PREFETCH]?: TurnPrefetch };
+type TurnRequest = ApiRequest & { [TURN_PREFETCH]?: TurnPrefetch };
 
 /** Retry-After of a turn refused because the user's other turns are in progress. */
 const TURN_SLOT_RETRY_AFTER_SECONDS = 5;
 
 /** One SSE event; its data is the event's schema in the API document (CHAT_EVENTS). */
-function sse<E extends keyof ChatEvents>(res: Response, event: E, data: ChatEvents[E]): void {
+function sse<E extends keyof ChatEvents>(res: NodeResponse, event: E, data: ChatEvents[E]): void {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
@@ -56,8 +56,8 @@ export class ChatTurnService implements OnModuleInit {
   /** A turn's session and messages are read while authentication finishes (saves a round trip's wait). */
   onModuleInit(): void {
     this.prefetch.register(CHAT_TURN_PREFETCH, (req, userId) => {
-      // Express has decoded the route's parameter; the route checks it again against the user.
-      const token = req.params.token;
+      // The router has decoded the route's parameter; the route checks it again against the user.
+      const token = (req.params as { token?: unknown }).token;
       if (typeof token !== 'string') {
         return;
       }
@@ -73,7 +73,7 @@ export class ChatTurnService implements OnModuleInit {
    * turn is capped (CHAT_TIMEOUT); a client that goes away aborts it (STREAM_ABORTED, nothing saved).
    * A user has at most MAX_CONCURRENT_CHAT_TURNS turns in progress (RATE_LIMITED beyond).
    */
-  async send(auth: AuthUser, token: string, content: string, req: Request, res: Response): Promise<void> {
+  async send(auth: AuthUser, token: string, content: string, req: ApiRequest, reply: ApiReply): Promise<void> {
     // Read ahead during authentication (onModuleInit) when it was for this user and token.
     const ahead = (req as TurnRequest)[TURN_PREFETCH];
     const context = await (ahead !== undefined && ahead.userId === auth.user.id && ahead.token === token
@@ -96,7 +96,7 @@ export class ChatTurnService implements OnModuleInit {
       );
     }
     try {
-      await this.answer(auth, context, content, req, res);
+      await this.answer(auth, context, content, req, reply);
     } finally {
       await this.chats.freeTurnSlot(auth.user.id, slot, turn).catch((err: unknown) => {
         this.logger.warn(`chat turn slot not freed (it expires): ${err instanceof Error ? err.message : String(err)}`);
@@ -108,10 +108,11 @@ export class ChatTurnService implements OnModuleInit {
     auth: AuthUser,
     context: TurnContext,
     content: string,
-    req: Request,
-    res: Response,
+    req: ApiRequest,
+    reply: ApiReply,
   ): Promise<void> {
     const streaming = (req.headers.accept ?? '').includes('text/event-stream');
+    const res = reply.raw;
     const controller = new AbortController();
     // The first reason wins: a signal keeps the reason it was first aborted with.
     const timer = setTimeout(() => controller.abort(new ChatTurnAbortedError('timeout')), this.settings.chatTimeoutMs);
@@ -122,6 +123,8 @@ export class ChatTurnService implements OnModuleInit {
     });
     let sink: TurnSink | undefined;
     if (streaming) {
+      // The stream is written on the Node response: Fastify leaves this answer alone.
+      reply.hijack();
       res.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache, no-transform',
@@ -149,7 +152,7 @@ export class ChatTurnService implements OnModuleInit {
         res.end();
       } else {
         const answer: ChatReplyDto = { message, ...(condensed === undefined ? {} : { context: condensed }) };
-        res.status(200).json(answer);
+        await reply.code(200).send(answer);
       }
     } catch (err) {
       const ended = controller.signal.reason instanceof ChatTurnAbortedError ? controller.signal.reason.why : undefined;
@@ -176,7 +179,7 @@ export class ChatTurnService implements OnModuleInit {
         sse(res, 'error', error.toBody());
         res.end();
       } else {
-        writeAppError(res, error);
+        writeAppError(reply, error);
       }
     } finally {
       clearTimeout(timer);

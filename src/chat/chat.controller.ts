@@ -10,7 +10,7 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { ApiReply, ApiRequest } from '../common/http.js';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser, TermsRequired } from '../auth/decorators.js';
 import { PrefetchOnAuth } from '../auth/prefetch.js';
@@ -133,8 +133,8 @@ export class ChatController {
     @CurrentUser() auth: AuthUser,
     @Param('token') token: string,
     @Body() body: SendMessageDto,
-    @Req() req: Request,
-    @Res() res: Response,
+    @Req() req: ApiRequest,
+    @Res() res: ApiReply,
   ): Promise<void> {
     return this.turns.send(auth, token, body.content, req, res);
   }

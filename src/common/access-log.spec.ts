@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import type { Request, Response } from 'express';
-import { accessLogMiddleware } from './access-log.js';
+import { accessLogMiddleware, setRouteTemplate } from './access-log.js';
+import type { NodeRequest, NodeResponse } from './http.js';
 import { JsonLogger } from './json-logger.js';
 
 /** The process's logger at `level`, collecting its lines (as main.ts installs it through NestFactory). */
@@ -16,12 +16,13 @@ function logAt(level: 'warn' | 'log'): Array<Record<string, unknown>> {
  * GET /api/me through the middleware (its answer an emitter, as Node's is): the answer, and how many
  * times the middleware handed the request on.
  */
-function passThrough(): { res: Response & EventEmitter; nexts: number } {
+function passThrough(): { res: NodeResponse & EventEmitter; nexts: number } {
   const res = Object.assign(new EventEmitter(), { statusCode: 200, writableFinished: true });
-  const req = { method: 'GET', baseUrl: '/api', route: { path: '/me' }, logFields: { requestId: 'req-12345678' } };
+  const req = { method: 'GET', logFields: { requestId: 'req-12345678' } } as unknown as NodeRequest;
+  setRouteTemplate(req, '/api/me');
   let nexts = 0;
-  accessLogMiddleware(req as unknown as Request, res as unknown as Response, () => (nexts += 1));
-  return { res: res as unknown as Response & EventEmitter, nexts };
+  accessLogMiddleware(req, res as unknown as NodeResponse, () => (nexts += 1));
+  return { res: res as unknown as NodeResponse & EventEmitter, nexts };
 }
 
 describe('the access log line', () => {

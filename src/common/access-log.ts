@@ -1,19 +1,34 @@
 import { performance } from 'node:perf_hooks';
 import { Logger } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
 import { requestLogFields } from './correlation.js';
+import { type ApiRequest, type Next, type NodeRequest, type NodeResponse, rawRequest } from './http.js';
 
-/** The path of the route Nest's not-found handler is mounted on (platform-express setNotFoundHandler). */
-const NEST_NOT_FOUND_ROUTE = '*path';
+/** Where the route a request was handed to is kept, on the Node request (see noteRoute). */
+const ROUTE_TEMPLATE = Symbol('routeTemplate');
 
-/** The route a request matched, as declared (`/api/agents/:id`), never the raw path; null when none did. */
-export function routeTemplate(req: Request): string | null {
-  const route = (req as Request & { route?: { path?: unknown } }).route;
-  // Nest answers unknown paths under its prefix with a catch-all route of its own (`*path`): no route.
-  if (route === undefined || typeof route.path !== 'string' || route.path === NEST_NOT_FOUND_ROUTE) {
-    return null;
+type RoutedRequest = NodeRequest & { [ROUTE_TEMPLATE]?: string };
+
+/**
+ * A Fastify hook once the body is read (preValidation): the route the request goes to, as declared
+ * (`/api/agents/:id`). Not-found answers, and requests answered before (a refused body, a middleware's
+ * answer), have none.
+ */
+export function noteRoute(req: ApiRequest, _reply: unknown, done: () => void): void {
+  const url = req.routeOptions.url;
+  if (!req.is404 && typeof url === 'string') {
+    (rawRequest(req) as RoutedRequest)[ROUTE_TEMPLATE] = url;
   }
-  return `${req.baseUrl}${route.path}`;
+  done();
+}
+
+/** Records `route` as the request's route (what noteRoute does; for tests). */
+export function setRouteTemplate(req: NodeRequest, route: string): void {
+  (req as RoutedRequest)[ROUTE_TEMPLATE] = route;
+}
+
+/** The route a request was handed to, as declared (`/api/agents/:id`), never the raw path; null when none. */
+export function routeTemplate(req: NodeRequest): string | null {
+  return (req as RoutedRequest)[ROUTE_TEMPLATE] ?? null;
 }
 
 const logger = new Logger('http');
@@ -23,7 +38,7 @@ const logger = new Logger('http');
  * template, status, duration, and the request's ids. Never the path's values, the query string,
  * headers or bodies: those carry ids of other users' objects, tokens and run data.
  */
-export function accessLogMiddleware(req: Request, res: Response, next: NextFunction): void {
+export function accessLogMiddleware(req: NodeRequest, res: NodeResponse, next: Next): void {
   // LOG_LEVEL above info writes no access lines: nothing to time or listen for.
   if (!Logger.isLevelEnabled('log')) {
     next();

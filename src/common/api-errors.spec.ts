@@ -1,5 +1,6 @@
 import { Controller, Get, type INestApplication, Module, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ApiCreatedResponse, ApiOkResponse, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ApiErrors, ApiWorkspaceHeader } from './api-errors.js';
@@ -38,7 +39,7 @@ describe('ApiErrors', () => {
   let schemas: Record<string, { properties: Record<string, unknown>; required: string[]; enum?: string[] }>;
 
   beforeAll(async () => {
-    app = await NestFactory.create(ThingsModule, { logger: false });
+    app = await NestFactory.create(ThingsModule, new FastifyAdapter(), { logger: false });
     const doc = SwaggerModule.createDocument(app, new DocumentBuilder().build());
     paths = doc.paths as never;
     schemas = doc.components?.schemas as never;

@@ -1,6 +1,5 @@
-import type { CorsOptions, CorsOptionsDelegate } from '@nestjs/common/interfaces/external/cors-options.interface.js';
-import type { Request, RequestHandler } from 'express';
 import helmet from 'helmet';
+import { type NodeMiddleware, pathOf, vary } from './http.js';
 
 /** How long a browser may reuse a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
@@ -28,29 +27,40 @@ export interface CorsScope {
 
 const startsWithPrefix = (path: string, prefix: string): boolean => path === prefix || path.startsWith(`${prefix}/`);
 
+/** The methods a preflight allows, as the answer lists them. */
+const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
 /**
  * CORS for the API (CORS_ORIGINS): only the listed origins, exactly; no credentials, because the API
  * authenticates by bearer token, never by cookie (the codec routes, which take a cookie, answer their
  * own origins themselves and are left alone here). Paths outside /api (the console, same-origin)
- * get nothing. Express routes case-insensitively, so paths are compared in lower case.
+ * get nothing, and neither does a request from another origin. Paths are compared in lower case, as
+ * routes are matched. A preflight from an allowed origin is answered here (204), before the routes.
  */
-export function apiCorsOptions(scope: CorsScope): CorsOptionsDelegate<Request> {
+export function apiCors(scope: CorsScope): NodeMiddleware {
   const allowed = new Set(scope.origins);
-  const refuse: CorsOptions = { origin: false };
-  const answer: CorsOptions = {
-    origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin)),
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: CORS_ALLOWED_HEADERS,
-    exposedHeaders: CORS_EXPOSED_HEADERS,
-    credentials: false,
-    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
-    optionsSuccessStatus: 204,
-  };
-  return (req, callback) => {
-    const path = req.path.toLowerCase();
+  return (req, res, next) => {
+    const path = pathOf(req).toLowerCase();
+    const origin = req.headers.origin;
     const inApi = startsWithPrefix(path, '/api');
     const own = scope.ownRules.some((prefix) => startsWithPrefix(path, prefix));
-    callback(null, inApi && !own ? answer : refuse);
+    if (!inApi || own || origin === undefined || !allowed.has(origin)) {
+      next();
+      return;
+    }
+    res.setHeader('Access-Control-Allow-Origin', origin);
+    vary(res, 'Origin');
+    res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS.join(','));
+    if (req.method?.toUpperCase() !== 'OPTIONS') {
+      next();
+      return;
+    }
+    res.setHeader('Access-Control-Allow-Methods', CORS_METHODS.join(','));
+    res.setHeader('Access-Control-Allow-Headers', CORS_ALLOWED_HEADERS.join(','));
+    res.setHeader('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_SECONDS));
+    res.statusCode = 204;
+    res.setHeader('Content-Length', '0');
+    res.end();
   };
 }
 
@@ -88,7 +98,7 @@ const DOCS_POLICY = {
  * Routes that serve pages set their own Content-Security-Policy after this (the console, the OAuth
  * callback's page, the codec sign-in form): theirs replace the API's.
  */
-export function securityHeaders(options: { https: boolean; docsPath: string }): RequestHandler {
+export function securityHeaders(options: { https: boolean; docsPath: string }): NodeMiddleware {
   const common = {
     // The service does not own its parent domain's other hosts: HSTS for this host only.
     strictTransportSecurity: options.https ? { maxAge: 365 * 24 * 3600, includeSubDomains: false } : false,
@@ -99,7 +109,7 @@ export function securityHeaders(options: { https: boolean; docsPath: string }): 
   const docs = helmet({ ...common, contentSecurityPolicy: { useDefaults: false, directives: DOCS_POLICY } });
   const docsPrefix = options.docsPath.toLowerCase();
   return (req, res, next) => {
-    const handler = startsWithPrefix(req.path.toLowerCase(), docsPrefix) ? docs : api;
+    const handler = startsWithPrefix(pathOf(req).toLowerCase(), docsPrefix) ? docs : api;
     handler(req, res, next);
   };
 }

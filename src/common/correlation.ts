@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingHttpHeaders } from 'node:http';
+import { type AnyRequest, type Next, type NodeRequest, type NodeResponse, rawRequest } from './http.js';
 import { runWithLogFields } from './log-context.js';
 import type { LogFields } from './log-format.js';
 
@@ -12,7 +13,7 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 export const SAFE_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /** The caller's request id when sane (X-Request-Id first, then X-Correlation-Id), else a new one. */
-export function requestIdFrom(headers: Request['headers']): string {
+export function requestIdFrom(headers: IncomingHttpHeaders): string {
   for (const name of [REQUEST_ID_HEADER, CORRELATION_HEADER]) {
     const value = headers[name];
     if (typeof value === 'string' && SAFE_ID.test(value)) {
@@ -26,7 +27,7 @@ export function requestIdFrom(headers: Request['headers']): string {
  * Gives every request its id (the caller's, when it is sane), echoes it in the answer under both
  * names, and opens the request's log fields: every line written for this request carries them.
  */
-export function correlationMiddleware(req: Request, res: Response, next: NextFunction): void {
+export function correlationMiddleware(req: NodeRequest, res: NodeResponse, next: Next): void {
   const id = requestIdFrom(req.headers);
   const request = req as RequestWithCorrelation;
   request.correlationId = id;
@@ -37,25 +38,25 @@ export function correlationMiddleware(req: Request, res: Response, next: NextFun
 }
 
 /**
- * Re-enters the request's log fields. Body parsers resume the request from the socket's events,
- * which lose the async context opened before them: mounted after them, this restores it.
+ * Re-enters the request's log fields (a Fastify hook after the body is read: the body parsers resume
+ * the request from the socket's events, which lose the async context opened before them).
  */
-export function resumeLogFieldsMiddleware(req: Request, _res: Response, next: NextFunction): void {
-  runWithLogFields(requestLogFields(req), next);
+export function resumeLogFields(req: AnyRequest, _reply: unknown, done: () => void): void {
+  runWithLogFields(requestLogFields(req), done);
 }
 
-export interface RequestWithCorrelation extends Request {
+export type RequestWithCorrelation = NodeRequest & {
   correlationId?: string;
   logFields?: LogFields;
-}
+};
 
-export function correlationIdOf(req: Request): string {
-  return (req as RequestWithCorrelation).correlationId ?? 'none';
+export function correlationIdOf(req: AnyRequest): string {
+  return (rawRequest(req) as RequestWithCorrelation).correlationId ?? 'none';
 }
 
 /** The request's log fields (the object the request's lines and its access log line read). */
-export function requestLogFields(req: Request): LogFields {
-  const request = req as RequestWithCorrelation;
+export function requestLogFields(req: AnyRequest): LogFields {
+  const request = rawRequest(req) as RequestWithCorrelation;
   request.logFields ??= request.correlationId !== undefined ? { requestId: request.correlationId } : {};
   return request.logFields;
 }

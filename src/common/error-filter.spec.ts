@@ -11,22 +11,36 @@ interface Captured {
 
 function run(exception: unknown): Captured {
   const captured: Captured = { headers: {} };
-  const res = {
+  // Fastify's reply and request, as the filter gets them from a route.
+  const raw = {
     headersSent: false,
     setHeader: (name: string, value: string) => {
       captured.headers[name.toLowerCase()] = value;
     },
-    status(code: number) {
+    end: () => undefined,
+  };
+  const res = {
+    raw,
+    sent: false,
+    code(code: number) {
       captured.status = code;
       return this;
     },
-    json(body: Record<string, unknown>) {
+    type() {
+      return this;
+    },
+    send(body: Record<string, unknown>) {
       captured.body = body;
       return this;
     },
-    end: () => undefined,
   };
-  const req = { method: 'GET', path: '/api/x', originalUrl: '/api/x?y=1', correlationId: 'corr-1234567' };
+  const req = {
+    method: 'GET',
+    url: '/api/x?y=1',
+    originalUrl: '/api/x?y=1',
+    server: {},
+    raw: { url: '/api/x?y=1', originalUrl: '/api/x?y=1', correlationId: 'corr-1234567' },
+  };
   const host = { switchToHttp: () => ({ getRequest: () => req, getResponse: () => res }) } as unknown as ArgumentsHost;
   new AppErrorFilter().catch(exception, host);
   return captured;

@@ -1,19 +1,27 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
-import type { Request, Response } from 'express';
 import { AppError } from './app-error.js';
 import { correlationIdOf } from './correlation.js';
+import {
+  type AnyRequest,
+  type AnyResponse,
+  type ApiReply,
+  fullPathOf,
+  type NodeResponse,
+  rawResponse,
+  sendJson,
+} from './http.js';
 
 /** The body of an unexpected failure: the only answer whose code is not from the specification's table. */
 export const INTERNAL_ERROR_CODE = 'INTERNAL_ERROR';
 
 /** Maps Nest's own HTTP exceptions (routing, body parsing) onto the specification's codes. */
-function fromHttpException(exception: HttpException, req: Request): AppError | undefined {
+function fromHttpException(exception: HttpException, req: AnyRequest): AppError | undefined {
   const status = exception.getStatus();
   switch (status) {
     case HttpStatus.NOT_FOUND:
-      return new AppError('NOT_FOUND', `No route for ${req.method} ${req.originalUrl.split('?')[0]}`);
+      return notFound(req);
     case HttpStatus.METHOD_NOT_ALLOWED:
-      return new AppError('NOT_FOUND', `No route for ${req.method} ${req.originalUrl.split('?')[0]}`);
+      return notFound(req);
     case HttpStatus.BAD_REQUEST:
     case HttpStatus.PAYLOAD_TOO_LARGE:
     case HttpStatus.UNSUPPORTED_MEDIA_TYPE:
@@ -23,8 +31,13 @@ function fromHttpException(exception: HttpException, req: Request): AppError | u
   }
 }
 
+/** The NOT_FOUND of a request no route takes. */
+export function notFound(req: AnyRequest): AppError {
+  return new AppError('NOT_FOUND', `No route for ${req.method} ${fullPathOf(req)}`);
+}
+
 /** Turns anything thrown while answering a request into the error body. */
-export function toAppError(exception: unknown, req: Request): AppError | undefined {
+export function toAppError(exception: unknown, req: AnyRequest): AppError | undefined {
   if (exception instanceof AppError) {
     return exception;
   }
@@ -33,12 +46,16 @@ export function toAppError(exception: unknown, req: Request): AppError | undefin
   }
   const bodyParserError = bodyParserProblem(exception);
   if (bodyParserError !== undefined) {
-    return bodyParserError;
+    // A refused body on the webhook routes: with the webhook's own code.
+    const webhook = fullPathOf(req).toLowerCase().startsWith('/api/webhooks/');
+    return webhook
+      ? new AppError('WEBHOOK_PAYLOAD_INVALID', bodyParserError.message, bodyParserError.details)
+      : bodyParserError;
   }
   return undefined;
 }
 
-/** Errors raised by Express's body parsers carry a `type`; all of them are the client's fault. */
+/** Errors raised by the body parsers (src/common/body-parsers.ts) carry a `type`; all of them are the client's fault. */
 export function bodyParserProblem(exception: unknown): AppError | undefined {
   if (typeof exception !== 'object' || exception === null || !('type' in exception)) {
     return undefined;
@@ -64,24 +81,33 @@ export function bodyParserProblem(exception: unknown): AppError | undefined {
 /** Where an answer's error code is kept for code that sees only the finished response (the HTTP metrics). */
 export const ERROR_CODE_LOCAL = 'errorCode';
 
+type AnsweredResponse = NodeResponse & { [ERROR_CODE_LOCAL]?: string };
+
 /** The error code the request was answered with, if it was answered with an error body. */
-export function answeredErrorCode(res: Response): string | undefined {
-  const code: unknown = (res.locals as Record<string, unknown> | undefined)?.[ERROR_CODE_LOCAL];
+export function answeredErrorCode(res: NodeResponse): string | undefined {
+  const code: unknown = (res as AnsweredResponse)[ERROR_CODE_LOCAL];
   return typeof code === 'string' ? code : undefined;
 }
 
-function noteErrorCode(res: Response, code: string): void {
-  if (res.locals !== undefined) {
-    res.locals[ERROR_CODE_LOCAL] = code;
-  }
+function noteErrorCode(res: AnyResponse, code: string): void {
+  (rawResponse(res) as AnsweredResponse)[ERROR_CODE_LOCAL] = code;
 }
 
-export function writeAppError(res: Response, error: AppError): void {
+/** Answers `body` with `status`: through Fastify's reply when there is one, else on the Node response. */
+function sendBody(res: AnyResponse, status: number, body: unknown): void {
+  if (res === rawResponse(res)) {
+    sendJson(res as NodeResponse, status, body);
+    return;
+  }
+  void (res as ApiReply).code(status).type('application/json; charset=utf-8').send(body);
+}
+
+export function writeAppError(res: AnyResponse, error: AppError): void {
   noteErrorCode(res, error.code);
   if (error.retryAfterSeconds !== undefined) {
-    res.setHeader('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
+    rawResponse(res).setHeader('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
   }
-  res.status(error.statusCode).json(error.toBody());
+  sendBody(res, error.statusCode, error.toBody());
 }
 
 @Catch()
@@ -90,18 +116,19 @@ export class AppErrorFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
-    const req = ctx.getRequest<Request>();
-    const res = ctx.getResponse<Response>();
+    const req = ctx.getRequest<AnyRequest>();
+    const res = ctx.getResponse<AnyResponse>();
     const error = toAppError(exception, req);
-    if (res.headersSent) {
+    const raw = rawResponse(res);
+    if (raw.headersSent || (res !== raw && (res as ApiReply).sent)) {
       // A stream already started (SSE): nothing more can be written as an error body.
       this.logger.warn(`${correlationIdOf(req)} error after headers were sent: ${describe(exception)}`);
-      res.end();
+      raw.end();
       return;
     }
     if (error !== undefined) {
       if (error.statusCode >= 500) {
-        this.logger.warn(`${correlationIdOf(req)} ${req.method} ${req.path} -> ${error.code}: ${error.message}`);
+        this.logger.warn(`${correlationIdOf(req)} ${req.method} ${fullPathOf(req)} -> ${error.code}: ${error.message}`);
       }
       writeAppError(res, error);
       return;
@@ -114,14 +141,14 @@ export class AppErrorFilter implements ExceptionFilter {
  * The answer to an unexpected failure (a logged 500 whose body names only the correlation id), for
  * the filter and for middleware that runs before Nest's routing.
  */
-export function writeUnexpectedError(req: Request, res: Response, exception: unknown, logger: Logger): void {
+export function writeUnexpectedError(req: AnyRequest, res: AnyResponse, exception: unknown, logger: Logger): void {
   const correlationId = correlationIdOf(req);
   noteErrorCode(res, INTERNAL_ERROR_CODE);
   logger.error(
-    `${correlationId} ${req.method} ${req.path} failed unexpectedly`,
+    `${correlationId} ${req.method} ${fullPathOf(req)} failed unexpectedly`,
     exception instanceof Error ? exception.stack : String(exception),
   );
-  res.status(HttpStatus.INTERNAL_SERVER_ERROR).json({
+  sendBody(res, HttpStatus.INTERNAL_SERVER_ERROR, {
     error: `Internal server error (correlation id ${correlationId})`,
     code: INTERNAL_ERROR_CODE,
     statusCode: HttpStatus.INTERNAL_SERVER_ERROR,

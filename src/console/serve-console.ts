@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import send from '@fastify/send';
+import { type NodeMiddleware, type NodeRequest, type NodeResponse, pathOf } from '../common/http.js';
 
 /** Where `npm run build` puts the console (dist/console, next to dist/src). */
 export const CONSOLE_DIR = fileURLToPath(new URL('../../console', import.meta.url));
@@ -86,55 +87,73 @@ export function consoleIsBuilt(dir = CONSOLE_DIR): boolean {
  * GET that a browser makes outside /api (the console routes in the browser). Anything else, and
  * an asset that does not exist, falls through to the API's NOT_FOUND.
  */
-export function serveConsole(options: ConsoleOptions, dir = CONSOLE_DIR): RequestHandler[] {
+export function serveConsole(options: ConsoleOptions, dir = CONSOLE_DIR): NodeMiddleware[] {
   if (!consoleIsBuilt(dir)) {
     return [];
   }
   const page = readFileSync(path.join(dir, 'index.html'));
-  const assets = express.static(path.join(dir, 'assets'), {
-    immutable: true,
-    maxAge: '365d',
-    index: false,
-    fallthrough: true,
-    setHeaders: (res) => res.setHeader('x-content-type-options', 'nosniff'),
-  });
+  const assetsDir = path.join(dir, 'assets');
   const headers = consoleHeaders(options);
   const consentHeaders = consoleHeaders(options, { remoteImages: true });
-  const withHeaders = (req: Request, res: Response): void => {
-    const consent = req.path.toLowerCase().startsWith(CONSOLE_CONSENT_PREFIX);
+  const withHeaders = (req: NodeRequest, res: NodeResponse): void => {
+    const consent = pathOf(req).toLowerCase().startsWith(CONSOLE_CONSENT_PREFIX);
     for (const [name, value] of Object.entries(consent ? consentHeaders : headers)) {
       res.setHeader(name, value);
     }
   };
-  const assetsRoute: RequestHandler = (req, res, next) => {
-    if (!req.path.startsWith('/assets/')) {
+  // The hashed assets, cached for a year; a file that does not exist (or any other method) falls
+  // through to the API's NOT_FOUND.
+  const assetsRoute: NodeMiddleware = (req, res, next) => {
+    if (!pathOf(req).startsWith('/assets/') || (req.method !== 'GET' && req.method !== 'HEAD')) {
       next();
       return;
     }
-    // express.static sees the path below /assets.
-    const original = req.url;
-    req.url = req.url.slice('/assets'.length);
-    assets(req, res, (err?: unknown) => {
-      req.url = original;
-      next(err);
-    });
+    send(req, pathOf(req).slice('/assets'.length), {
+      root: assetsDir,
+      immutable: true,
+      maxAge: '365d',
+      index: false,
+      dotfiles: 'ignore',
+    }).then(
+      (result) => {
+        if (result.type !== 'file') {
+          result.stream.destroy();
+          next();
+          return;
+        }
+        res.statusCode = result.statusCode;
+        for (const [name, value] of Object.entries(result.headers)) {
+          res.setHeader(name, value);
+        }
+        res.setHeader('x-content-type-options', 'nosniff');
+        result.stream.on('error', () => res.destroy());
+        result.stream.pipe(res);
+      },
+      (err: unknown) => next(err),
+    );
   };
-  const pageRoute: RequestHandler = (req: Request, res: Response, next: NextFunction) => {
-    const isApi = req.path === '/api' || req.path.startsWith('/api/');
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || isApi || req.path.startsWith('/assets/')) {
+  const pageRoute: NodeMiddleware = (req, res, next) => {
+    const path = pathOf(req);
+    // Routes match in any case: /API/... is the API's.
+    const lower = path.toLowerCase();
+    const isApi = lower === '/api' || lower.startsWith('/api/');
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || isApi || path.startsWith('/assets/')) {
       next();
       return;
     }
     // `/` is the console for anyone; any other path only for a browser (it names text/html), so
     // that an API client mistyping a path still gets the API's NOT_FOUND.
-    const browser = /\btext\/html\b/i.test(req.get('accept') ?? '');
-    if (req.path !== '/' && !browser) {
+    const browser = /\btext\/html\b/i.test(req.headers.accept ?? '');
+    if (path !== '/' && !browser) {
       next();
       return;
     }
     withHeaders(req, res);
     res.setHeader('cache-control', 'no-cache');
-    res.status(200).type('html').send(page);
+    res.statusCode = 200;
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.setHeader('content-length', page.length);
+    res.end(req.method === 'HEAD' ? undefined : page);
   };
   return [assetsRoute, pageRoute];
 }

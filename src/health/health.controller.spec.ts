@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Connection } from '@temporalio/client';
-import type { Request, Response } from 'express';
+import type { ApiReply, ApiRequest } from '../common/http.js';
 import type { DataSource } from 'typeorm';
 import type { Settings } from '../config/settings.js';
 import { HEALTH_CACHE_MS, HealthController } from './health.controller.js';
@@ -33,12 +33,12 @@ function controller() {
   const health = new HealthController(dataSource, temporal, settings, {} as ReadinessService);
   const statuses: number[] = [];
   const res = {
-    status: (code: number) => {
+    code: (code: number) => {
       statuses.push(code);
       return res;
     },
-  } as unknown as Response;
-  const req = { headers: {} } as Request;
+  } as unknown as ApiReply;
+  const req = { headers: {} } as ApiRequest;
   return { calls, statuses, get: () => health.health(req, res) };
 }
 

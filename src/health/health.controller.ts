@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Logger, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type Connection } from '@temporalio/client';
-import type { Request, Response } from 'express';
+import type { ApiReply, ApiRequest } from '../common/http.js';
 import { type DataSource } from 'typeorm';
 import { Public } from '../auth/decorators.js';
 import { ApiErrors } from '../common/api-errors.js';
@@ -112,12 +112,12 @@ export class HealthController {
   @ApiOkResponse({ type: ReadinessDto, description: 'Ready (`reasons` empty)' })
   @ApiServiceUnavailableResponse({ type: ReadinessDto, description: 'Not ready, with the reasons' })
   @ApiErrors('VALIDATION_ERROR')
-  async ready(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<ReadinessDto> {
+  async ready(@Req() req: ApiRequest, @Res({ passthrough: true }) res: ApiReply): Promise<ReadinessDto> {
     const reasons = await this.readiness.notReady({
       onDown: (component, detail) =>
         this.logger.warn(`${correlationIdOf(req)} readiness: ${component} is down: ${detail}`),
     });
-    res.status(reasons.length === 0 ? 200 : 503);
+    void res.code(reasons.length === 0 ? 200 : 503);
     return { status: reasons.length === 0 ? 'ready' : 'not_ready', reasons };
   }
 
@@ -136,7 +136,7 @@ export class HealthController {
     description: 'The database or Temporal is down (`degraded`)',
   })
   @ApiErrors('VALIDATION_ERROR', 'RATE_LIMITED')
-  async health(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<HealthReport> {
+  async health(@Req() req: ApiRequest, @Res({ passthrough: true }) res: ApiReply): Promise<HealthReport> {
     const cached = this.cached;
     if (cached === undefined || (cached.doneMs !== undefined && Date.now() - cached.doneMs >= HEALTH_CACHE_MS)) {
       // The log lines of a failed check name the request that ran it.
@@ -145,7 +145,7 @@ export class HealthController {
       this.cached = entry;
     }
     const report = await this.cached!.report;
-    res.status(report.status === 'ok' ? 200 : 503);
+    void res.code(report.status === 'ok' ? 200 : 503);
     return report;
   }
 

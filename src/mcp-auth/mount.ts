@@ -1,17 +1,17 @@
 import type { INestApplication } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
 import { AppError } from '../common/app-error.js';
 import { addressKey } from '../common/client-address.js';
 import { writeAppError } from '../common/error-filter.js';
+import { type Next, type NodeRequest, type NodeResponse, sendJson } from '../common/http.js';
 import { ApiRateLimits, consumeOrThrow } from '../common/rate-limit.js';
 import { mcpProtectedResourceMetadataUrl } from '../mcp-server/caller.js';
 import { MCP_OAUTH_PATH, McpAuthorizationServer } from './authorization-server.js';
 
 /** Only the path itself (a query allowed), not what lies below it. */
-const exactly = (req: Request): boolean => req.url === '/' || req.url === '' || req.url.startsWith('/?');
+const exactly = (req: NodeRequest): boolean => req.url === '/' || req.url === '' || req.url?.startsWith('/?') === true;
 
 /** Browser-based MCP clients read the metadata from any origin: public documents, no credentials. */
-function openCors(res: Response): void {
+function openCors(res: NodeResponse): void {
   res.setHeader('Access-Control-Allow-Origin', '*');
   res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
   res.setHeader('Access-Control-Allow-Headers', 'MCP-Protocol-Version');
@@ -33,36 +33,38 @@ export function mountMcpAuthorizationServer(app: INestApplication, publicBaseUrl
   const server = app.get(McpAuthorizationServer);
   const handler = server.handler();
   for (const document of ['oauth-authorization-server', 'openid-configuration']) {
-    app.use(`/.well-known/${document}${MCP_OAUTH_PATH}`, (req: Request, res: Response, next: NextFunction) => {
+    app.use(`/.well-known/${document}${MCP_OAUTH_PATH}`, (req: NodeRequest, res: NodeResponse, next: Next) => {
       if (!exactly(req)) {
         next();
         return;
       }
       // As if asked at /mcp-oauth/.well-known/…: oidc-provider builds its endpoints' URLs from the mount.
-      const query = req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '';
+      const url = req.url ?? '/';
+      const query = url.includes('?') ? url.slice(url.indexOf('?')) : '';
       req.url = `/.well-known/${document}${query}`;
       req.originalUrl = `${MCP_OAUTH_PATH}${req.url}`;
       handler(req, res);
     });
   }
   const resourceMetadataPath = new URL(mcpProtectedResourceMetadataUrl(publicBaseUrl)).pathname;
-  app.use(resourceMetadataPath, (req: Request, res: Response, next: NextFunction) => {
-    if (!exactly(req) || !['GET', 'HEAD', 'OPTIONS'].includes(req.method)) {
+  app.use(resourceMetadataPath, (req: NodeRequest, res: NodeResponse, next: Next) => {
+    if (!exactly(req) || !['GET', 'HEAD', 'OPTIONS'].includes(req.method ?? '')) {
       next();
       return;
     }
     openCors(res);
     if (req.method === 'OPTIONS') {
-      res.status(204).end();
+      res.statusCode = 204;
+      res.end();
       return;
     }
     res.setHeader('Cache-Control', 'public, max-age=300');
-    res.status(200).json(server.protectedResourceMetadata());
+    sendJson(res, 200, server.protectedResourceMetadata());
   });
   // Its endpoints count against the address's budget of the API (RATE_LIMIT_PER_IP): registration
   // is open to anyone, and each registered client is a row.
   const limits = app.get(ApiRateLimits);
-  app.use(MCP_OAUTH_PATH, (req: Request, res: Response, next: NextFunction) => {
+  app.use(MCP_OAUTH_PATH, (req: NodeRequest, res: NodeResponse, next: Next) => {
     consumeOrThrow(limits.perIp, addressKey(req.ip), 'RATE_LIMITED', 'Too many requests from this address').then(
       () => handler(req, res),
       (err: unknown) => (err instanceof AppError ? writeAppError(res, err) : next(err)),

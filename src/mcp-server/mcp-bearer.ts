@@ -1,6 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
-import type { Request } from 'express';
 import { JwtStrategy, bearerToken, hasAuthorizationHeader } from '../auth/jwt.strategy.js';
 import type { JwtClaims } from '../auth/auth-user.js';
 import { AppError } from '../common/app-error.js';
@@ -9,6 +8,7 @@ import { requestLogFields } from '../common/correlation.js';
 import { ApiRateLimits, consumeOrThrow } from '../common/rate-limit.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
+import type { AnyRequest } from '../common/http.js';
 import { UsersService } from '../users/users.service.js';
 import { type Scope, WORKSPACE_HEADER } from '../workspaces/scope.js';
 import { ScopeResolver } from '../workspaces/scope-resolver.js';
@@ -52,7 +52,7 @@ export class McpBearer {
     @Optional() @Inject(MCP_TOKEN_VERIFIER) private readonly verifier?: McpTokenVerifier,
   ) {}
 
-  async authenticate(req: Request): Promise<McpPrincipal> {
+  async authenticate(req: AnyRequest): Promise<McpPrincipal> {
     const address = consumeOrThrow(
       this.limits.perIp,
       addressKey(req.ip),
@@ -70,7 +70,7 @@ export class McpBearer {
     return principal.value;
   }
 
-  private async principal(req: Request): Promise<McpPrincipal> {
+  private async principal(req: AnyRequest): Promise<McpPrincipal> {
     const token = bearerToken(req);
     if (token === null) {
       throw new McpUnauthorized(
@@ -100,7 +100,7 @@ export class McpBearer {
   }
 
   /** The service's API token, as JwtAuthGuard checks it (signature, user, revocation, per-user limit). */
-  private async apiTokenPrincipal(req: Request, token: string): Promise<McpPrincipal> {
+  private async apiTokenPrincipal(req: AnyRequest, token: string): Promise<McpPrincipal> {
     let claims: JwtClaims;
     try {
       claims = await this.jwt.verifyAsync<JwtClaims>(token);

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { createMcpHandler, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../common/app-error.js';
 import { writeAppError, writeUnexpectedError } from '../common/error-filter.js';
+import { type NodeMiddleware, type NodeRequest, type NodeResponse, pathOf } from '../common/http.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { mcpProtectedResourceMetadataUrl } from './caller.js';
@@ -56,10 +56,10 @@ export class McpEndpoint implements OnApplicationShutdown {
     this.node = toNodeHandler(this.handler, { maxRequestBodySize: MCP_MAX_BODY_BYTES, onerror });
   }
 
-  /** The Express handler for MCP_PATH (mounted with app.use: `req.path` is what follows /mcp). */
-  middleware(): RequestHandler {
-    return (req: Request, res: Response, next: NextFunction) => {
-      if (req.path !== '/' || req.method === 'OPTIONS') {
+  /** The middleware for MCP_PATH (mounted with app.use: `req.url` is what follows /mcp). */
+  middleware(): NodeMiddleware {
+    return (req, res, next) => {
+      if (pathOf(req) !== '/' || req.method === 'OPTIONS') {
         // /mcp/anything is no route (the app's NOT_FOUND); preflights go to CORS, which refuses them.
         next();
         return;
@@ -68,7 +68,7 @@ export class McpEndpoint implements OnApplicationShutdown {
     };
   }
 
-  private async serve(req: Request, res: Response): Promise<void> {
+  private async serve(req: NodeRequest, res: NodeResponse): Promise<void> {
     let principal: McpPrincipal;
     try {
       principal = await this.bearer.authenticate(req);
@@ -87,11 +87,11 @@ export class McpEndpoint implements OnApplicationShutdown {
       expiresAt: Math.floor(principal.caller.expiresAt.getTime() / 1000),
       extra: { [PRINCIPAL]: principal },
     };
-    (req as Request & { auth?: AuthInfo }).auth = auth;
+    (req as NodeRequest & { auth?: AuthInfo }).auth = auth;
     await this.node(req, res);
   }
 
-  private refuse(res: Response, err: unknown): void {
+  private refuse(res: NodeResponse, err: unknown): void {
     if (err instanceof McpUnauthorized) {
       res.setHeader(
         'WWW-Authenticate',
@@ -108,7 +108,7 @@ export class McpEndpoint implements OnApplicationShutdown {
   }
 
   /** An unexpected failure (the database down during the bearer check): the API's logged 500. */
-  private failed(req: Request, res: Response, err: unknown): void {
+  private failed(req: NodeRequest, res: NodeResponse, err: unknown): void {
     if (res.headersSent) {
       this.logger.warn(`request failed after its answer started: ${err instanceof Error ? err.name : typeof err}`);
       res.end();

@@ -1,37 +1,36 @@
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import express from 'express';
+import middie from '@fastify/middie';
+import fastify from 'fastify';
+import { noteRoute } from '../common/access-log.js';
 import { AppError } from '../common/app-error.js';
 import { writeAppError } from '../common/error-filter.js';
 import { httpMetricsMiddleware, NO_ROUTE } from './http-metrics.middleware.js';
 import { MetricsService } from './metrics.service.js';
 
-/** A small Express app shaped like the API: the middleware first, then routes with templates. */
+/** A small Fastify app shaped like the API: the middleware first (middie), then routes with templates. */
 describe('httpMetricsMiddleware: route templates and webhook deliveries', () => {
   const metrics = new MetricsService();
   let base: string;
   let close: () => void;
 
   beforeAll(async () => {
-    const app = express();
+    const app = fastify();
+    await app.register(middie);
     app.use(httpMetricsMiddleware(metrics));
-    app.get('/api/agents/:id', (_req, res) => {
-      res.json({ ok: true });
-    });
-    app.post('/api/webhooks/agent/:agentId', (req, res) => {
+    app.addHook('preValidation', noteRoute);
+    app.get('/api/agents/:id', async () => ({ ok: true }));
+    app.post('/api/webhooks/agent/:agentId', (req, reply) => {
       if (req.headers['x-webhook-secret'] === 'right') {
-        res.status(202).json({ status: 'queued' });
+        void reply.code(202).send({ status: 'queued' });
       } else {
-        writeAppError(res, new AppError('WEBHOOK_SECRET_INVALID', 'no'));
+        writeAppError(reply, new AppError('WEBHOOK_SECRET_INVALID', 'no'));
       }
     });
-    app.use((_req: express.Request, res: express.Response) => {
-      writeAppError(res, new AppError('NOT_FOUND', 'no route'));
+    app.setNotFoundHandler((_req, reply) => {
+      writeAppError(reply, new AppError('NOT_FOUND', 'no route'));
     });
-    const server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    close = () => server.close();
+    base = await app.listen({ port: 0, host: '127.0.0.1' });
+    close = () => void app.close();
   });
 
   afterAll(() => close());

@@ -10,7 +10,7 @@ import {
 } from '@nestjs/swagger';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
-import type { Request, Response } from 'express';
+import { type ApiReply, type ApiRequest, preferredType } from '../common/http.js';
 import type { AuthUser } from '../auth/auth-user.js';
 import { CurrentUser, Public, TermsRequired } from '../auth/decorators.js';
 import { ApiErrors } from '../common/api-errors.js';
@@ -77,11 +77,11 @@ export class OAuthController {
     },
   })
   @ApiErrors(...PUBLIC_ERRORS)
-  callback(@Query() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response): void {
+  callback(@Query() query: Record<string, unknown>, @Req() req: ApiRequest, @Res() res: ApiReply): void {
     const handoff = callbackHandoff(query);
     // The code is in these URLs: no caching, and no Referer carrying it anywhere.
-    res.setHeader('cache-control', 'no-store');
-    res.setHeader('referrer-policy', 'no-referrer');
+    void res.header('cache-control', 'no-store');
+    void res.header('referrer-policy', 'no-referrer');
     if (this.completeUrl !== null) {
       const target = new URL(this.completeUrl);
       for (const name of HANDED_ON) {
@@ -90,18 +90,18 @@ export class OAuthController {
           target.searchParams.set(name, value);
         }
       }
-      res.redirect(302, target.toString());
+      void res.redirect(target.toString(), 302);
       return;
     }
-    if (req.accepts(['html', 'json']) === 'json') {
+    if (preferredType(req, ['text/html', 'application/json']) === 'application/json') {
       const answer: OAuthCallbackJsonDto = { complete: COMPLETE_ROUTE, body: handoff };
-      res.status(200).json(answer);
+      void res.code(200).send(answer);
       return;
     }
-    res
-      .status(200)
-      .setHeader('content-security-policy', "default-src 'none'")
-      .type('html')
+    void res
+      .code(200)
+      .header('content-security-policy', "default-src 'none'")
+      .type('text/html; charset=utf-8')
       .send(
         `<!doctype html><meta charset="utf-8"><title>Complete the connection</title>
 <h1>${handoff.error === undefined ? 'The site approved the connection' : 'The site did not approve the connection'}</h1>
@@ -123,8 +123,8 @@ export class OAuthController {
   })
   @ApiOkResponse({ type: ClientMetadataDocumentDto })
   @ApiErrors(...PUBLIC_ERRORS)
-  clientMetadata(@Res({ passthrough: true }) res: Response): ClientMetadataDocumentDto {
-    res.setHeader('cache-control', 'public, max-age=3600');
+  clientMetadata(@Res({ passthrough: true }) res: ApiReply): ClientMetadataDocumentDto {
+    void res.header('cache-control', 'public, max-age=3600');
     return this.mcpClients.metadataDocument() as unknown as ClientMetadataDocumentDto;
   }
 

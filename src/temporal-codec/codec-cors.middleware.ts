@@ -1,5 +1,5 @@
 import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import { type AnyRequest, type Next, type NodeRequest, type NodeResponse, vary } from '../common/http.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 
@@ -15,16 +15,20 @@ const PREFLIGHT_MAX_AGE_SECONDS = 600;
 export class CodecCorsMiddleware implements NestMiddleware {
   constructor(@Inject(SETTINGS) private readonly settings: Settings) {}
 
-  use(req: Request, res: Response, next: NextFunction): void {
+  use(req: NodeRequest, res: NodeResponse, next: Next): void {
     setCodecCorsHeaders(this.settings, req, res);
     next();
   }
 }
 
 /** The CORS headers of a codec route's answer (also set before the body is read: see codecBodyParser). */
-export function setCodecCorsHeaders(settings: Pick<Settings, 'temporalUiOrigins'>, req: Request, res: Response): void {
+export function setCodecCorsHeaders(
+  settings: Pick<Settings, 'temporalUiOrigins'>,
+  req: AnyRequest,
+  res: NodeResponse,
+): void {
   const origin = req.headers.origin;
-  res.vary('Origin');
+  vary(res, 'Origin');
   if (typeof origin === 'string' && settings.temporalUiOrigins.includes(origin)) {
     res.setHeader('access-control-allow-origin', origin);
     res.setHeader('access-control-allow-credentials', 'true');

@@ -20,7 +20,7 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { ApiReply } from '../common/http.js';
 import { JwtService } from '@nestjs/jwt';
 import { type AuthUser, type JwtClaims, TOKEN_AUDIENCES } from '../auth/auth-user.js';
 import { AdminOnly, CurrentUser, Public, TokenAlsoFrom } from '../auth/decorators.js';
@@ -131,7 +131,7 @@ export class TemporalCodecController {
   @ApiOperation({ summary: 'A form where an admin signs this browser in for the Temporal UI’s decoding' })
   @ApiOkResponse({ description: 'The sign-in form', content: HTML_PAGE })
   @ApiErrors('RATE_LIMITED', 'VALIDATION_ERROR')
-  sessionForm(@Res() res: Response): void {
+  sessionForm(@Res() res: ApiReply): void {
     this.html(
       res,
       page(
@@ -163,7 +163,7 @@ HttpOnly cookie, sent only to ${CODEC_PATH}, a token of its own that only decode
     @CurrentUser() user: AuthUser,
     // Validated (the form's `token` field, read by the guard); the cookie's token is minted below.
     @Body() _body: CodecSessionDto,
-    @Res() res: Response,
+    @Res() res: ApiReply,
   ): void {
     // Not the admin's token: one for the codec routes only, at most an hour, never past the admin's.
     // Its jti is the admin token's, so logging that token out (or out everywhere) ends it too.
@@ -181,7 +181,7 @@ HttpOnly cookie, sent only to ${CODEC_PATH}, a token of its own that only decode
     };
     const token = this.tokens.sign(claims, { expiresIn: maxAge });
     const secure = this.settings.publicBaseUrl.startsWith('https:') ? '; Secure' : '';
-    res.setHeader(
+    void res.header(
       'set-cookie',
       `${CODEC_COOKIE}=${token}; Max-Age=${maxAge}; Path=${CODEC_PATH}; HttpOnly; SameSite=Strict${secure}`,
     );
@@ -207,12 +207,12 @@ HttpOnly cookie, sent only to ${CODEC_PATH}, a token of its own that only decode
     }
   }
 
-  private html(res: Response, body: string): void {
-    res
-      .status(200)
-      .setHeader('cache-control', 'no-store')
-      .setHeader('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
-      .type('html')
+  private html(res: ApiReply, body: string): void {
+    void res
+      .code(200)
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+      .type('text/html; charset=utf-8')
       .send(body);
   }
 }

@@ -1,9 +1,10 @@
-import type { IncomingMessage } from 'node:http';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { hostname } from 'node:os';
 import type { Span } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { routeTemplate } from '../common/access-log.js';
+import type { NodeRequest } from '../common/http.js';
 import { readPackageVersion } from '../common/version.js';
 import type { Settings } from '../config/settings.js';
 
@@ -121,16 +122,16 @@ export function isProbe(url: string | undefined): boolean {
 }
 
 /**
- * A server span is named by method and route template (`POST /api/webhooks/agent/:agentId`), as
- * Express matched it, rather than by method alone; the path with its ids stays in `url.path`.
+ * A server span is named by method and route template (`POST /api/webhooks/agent/:agentId`), as the
+ * router matched it (the access log's reading), rather than by method alone; the path with its ids
+ * stays in `url.path`.
  */
 function nameServerSpan(span: Span, request: unknown): void {
-  const req = request as IncomingMessage & { route?: { path?: unknown }; baseUrl?: unknown };
-  const route = req.route?.path;
-  if (typeof route !== 'string' || typeof req.method !== 'string') {
+  const req = request as NodeRequest;
+  const template = routeTemplate(req);
+  if (template === null || typeof req.method !== 'string') {
     return;
   }
-  const template = `${typeof req.baseUrl === 'string' ? req.baseUrl : ''}${route}`;
   span.setAttribute('http.route', template);
   span.updateName(`${req.method} ${template}`);
 }

@@ -1,6 +1,6 @@
 import { Body, Controller, Headers, HttpCode, HttpStatus, Param, Post, Req } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBody, ApiConsumes, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import { type ApiRequest, hasBodyOfType } from '../common/http.js';
 import { Public } from '../auth/decorators.js';
 import { ApiErrors } from '../common/api-errors.js';
 import { PUBLIC_ERRORS } from '../common/api-schemas.js';
@@ -53,9 +53,9 @@ export class WebhooksController {
     @Param('agentId') agentId: string,
     @Headers('x-webhook-secret') secret: string | undefined,
     @Headers('x-webhook-delivery-id') deliveryId: string | undefined,
-    @Req() req: Request,
+    @Req() req: ApiRequest,
     @Body() body: unknown,
   ): Promise<WebhookAcceptedDto> {
-    return this.webhooks.trigger({ agentId, secret, deliveryId, isJson: Boolean(req.is('application/json')), body });
+    return this.webhooks.trigger({ agentId, secret, deliveryId, isJson: hasBodyOfType(req, 'application/json'), body });
   }
 }

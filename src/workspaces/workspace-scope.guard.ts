@@ -1,5 +1,5 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
+import type { ApiRequest } from '../common/http.js';
 import type { AuthUser } from '../auth/auth-user.js';
 import { type Scope, WORKSPACE_HEADER } from './scope.js';
 import { ScopeResolver } from './scope-resolver.js';
@@ -13,7 +13,7 @@ export class WorkspaceScopeGuard implements CanActivate {
   constructor(private readonly scopes: ScopeResolver) {}
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    const req = context.switchToHttp().getRequest<Request & { user?: AuthUser; scope?: Scope }>();
+    const req = context.switchToHttp().getRequest<ApiRequest & { user?: AuthUser; scope?: Scope }>();
     if (req.user === undefined) {
       return true;
     }
@@ -26,7 +26,7 @@ export class WorkspaceScopeGuard implements CanActivate {
     return this.workspaceScope(req, req.user, Array.isArray(header) ? header[0]! : header);
   }
 
-  private async workspaceScope(req: Request & { scope?: Scope }, user: AuthUser, id: string): Promise<boolean> {
+  private async workspaceScope(req: ApiRequest & { scope?: Scope }, user: AuthUser, id: string): Promise<boolean> {
     req.scope = await this.scopes.scopeOf(user.user, id);
     return true;
   }
