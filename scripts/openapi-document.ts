@@ -17,6 +17,7 @@ async function main(): Promise<void> {
   // The whole application is loaded only now: --help answers without it.
   await import('reflect-metadata');
   const { NestFactory } = await import('@nestjs/core');
+  const { FastifyAdapter } = await import('@nestjs/platform-fastify');
   const { AppModule } = await import('../src/app.module.js');
   const { buildOpenApi } = await import('../src/app.factory.js');
   const { loadSettings } = await import('../src/config/settings.js');
@@ -25,7 +26,10 @@ async function main(): Promise<void> {
     JWT_SECRET: 'openapi-document-build-only-0123456789abcdef',
     VAULT_KEY: Buffer.alloc(32, 1).toString('base64'),
   });
-  const app = await NestFactory.create(AppModule.forRoot(settings), { preview: true, logger: false });
+  const app = await NestFactory.create(AppModule.forRoot(settings), new FastifyAdapter(), {
+    preview: true,
+    logger: false,
+  });
   app.setGlobalPrefix('api');
   const document = buildOpenApi(app);
   await app.close();
