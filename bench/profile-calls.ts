@@ -22,7 +22,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, createWriteStream, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
 import { freePort, stopChild, waitFor } from '../scripts/runtime/processes.js';
 import { ensureTemporalCli, startTemporalDevServer } from '../scripts/runtime/temporal.js';
@@ -34,6 +33,7 @@ import { Stack } from '../test/utils/stack.js';
 import { registerAdmin } from '../test/utils/admin.js';
 import { registerUser } from '../test/utils/users.js';
 import { firstText, post, prepareFloor, serviceRequests } from './client.js';
+import { startServer } from './children.js';
 import { clockTicks, cpuMs } from './scale.js';
 import { fmt, load, percentile } from './stats.js';
 
@@ -73,24 +73,8 @@ async function startBuild(stack: Stack, name: string, distDir: string): Promise<
   return { child, url };
 }
 
-async function startFloor(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const entry = fileURLToPath(new URL('./adapters.js', import.meta.url));
-  const child = spawn(process.execPath, [entry, 'fastify'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...env },
-  });
-  const port = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      text += c.toString();
-      const m = /listening (\d+)/.exec(text);
-      if (m) {
-        resolve(m[1]!);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`the floor exited (${code})`)));
-  });
-  return { child, url: `http://127.0.0.1:${port}` };
+function startFloor(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  return startServer('fastify', env);
 }
 
 /** Alternating rounds of every side, each side's CPU counted over its own rounds only. */

@@ -4,7 +4,6 @@
  * the same PostgreSQL), reference site, fake model, API and worker.
  */
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { type ChildProcess, spawn } from 'node:child_process';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { WorkflowContinuedAsNewError, WorkflowNotFoundError } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { createBareActivities } from './bare.activities.js';
-import { SERVER_KINDS, type ServerKind } from './adapters.js';
+import { SERVER_KINDS } from './adapters.js';
+import { startChild, startServer } from './children.js';
 import { startBareWorker } from './bare-worker.js';
 import { at, tracePhases } from './history-phases.js';
 import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
@@ -42,44 +42,6 @@ import { capacityTable } from './capacity.js';
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-}
-
-/**
- * Runs one of the bench's scripts (`./<script>.js`) in a process of its own and resolves once its
- * output matches `ready` (with the match), or rejects if it exits first.
- */
-async function startChild(
-  script: string,
-  args: string[],
-  ready: RegExp,
-  env: Record<string, string> = {},
-): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
-  const entry = fileURLToPath(new URL(`./${script}.js`, import.meta.url));
-  const child = spawn(process.execPath, [entry, ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...env },
-  });
-  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const found = ready.exec(out);
-      if (found) {
-        resolve(found);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`${script} ${args.join(' ')} exited (${code})`)));
-  });
-  return { child, match };
-}
-
-/** Starts one of the minimal servers (adapters.ts) in a process of its own. */
-async function startServer(
-  kind: ServerKind,
-  env: Record<string, string> = {},
-): Promise<{ url: string; child: ChildProcess }> {
-  const { child, match } = await startChild('adapters', [kind], /listening (\d+)/, env);
-  return { url: `http://127.0.0.1:${match[1]}`, child };
 }
 
 /** Waits until no run is queued or executing (they would compete for the two cores). */
