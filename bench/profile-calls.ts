@@ -19,21 +19,15 @@
  * BENCH_PROFILE_TURNS (default 20) chat turns per side. No worker is started: neither route needs one.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, createWriteStream, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createWriteStream } from 'node:fs';
 import path from 'node:path';
-import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
 import { freePort, stopChild, waitFor } from '../scripts/runtime/processes.js';
-import { ensureTemporalCli, startTemporalDevServer } from '../scripts/runtime/temporal.js';
-import { FakeModel } from '../test/fixtures/fake-model.js';
-import { TEST_ENV } from '../test/setup/shared-runtime.js';
 import { Http } from '../test/utils/http.js';
-import { siteEnv, testSites } from '../test/utils/site.js';
+import { siteEnv } from '../test/utils/site.js';
 import { Stack } from '../test/utils/stack.js';
-import { registerAdmin } from '../test/utils/admin.js';
-import { registerUser } from '../test/utils/users.js';
 import { firstText, post, prepareFloor, serviceRequests } from './client.js';
 import { startServer } from './children.js';
+import { benchUser, startBackends } from './environment.js';
 import { clockTicks, cpuMs } from './scale.js';
 import { fmt, load, percentile } from './stats.js';
 
@@ -111,24 +105,9 @@ async function measure(title: string, sides: Side[], perRound: number, warmup: n
 }
 
 async function main(): Promise<void> {
-  const workDir = mkdtempSync(path.join(tmpdir(), 'agentsite-profile-'));
-  chmodSync(workDir, 0o755);
   const log = (l: string): void => console.log(`[profile] ${l}`);
-  const postgresPort = await freePort();
-  const postgres = await startEmbeddedPostgres({ dir: path.join(workDir, 'postgres'), port: postgresPort });
-  const temporal = await startTemporalDevServer({
-    cliPath: await ensureTemporalCli(log),
-    port: await freePort(),
-    namespace: 'default',
-    dbFile: path.join(workDir, 'temporal.sqlite'),
-    logFile: path.join(workDir, 'temporal.log'),
-  });
-  process.env[TEST_ENV.databaseUrl] = postgres.url;
-  process.env[TEST_ENV.temporalAddress] = temporal.address;
-  process.env[TEST_ENV.workDir] = workDir;
-  const sites = await testSites();
-  const site = await sites.start({ limitPerToken: 1_000_000, limitPerIp: 1_000_000 });
-  const model = await FakeModel.start();
+  const backends = await startBackends('profile', log);
+  const { sites, site, model } = backends;
   model.fallback = { text: 'Hello from the model, streamed in pieces.' };
   const stack = await Stack.start({
     worker: false,
@@ -146,13 +125,7 @@ async function main(): Promise<void> {
     compared.push({ name, ...(await startBuild(stack, name, dist)) });
   }
   const api = new Http(stack.baseUrl);
-  const admin = await registerAdmin(api, stack);
-  const user = await registerUser(api);
-  await api.patch(`/api/admin/users/${user.id}`, { tier: 'harness', credits: 100_000_000 }, { token: admin.token });
-  const siteId = (await api.post('/api/vault/sites', { url: site.url }, { token: user.token })).body.id as string;
-  const apiToken = site.issueApiToken('alice').token;
-  await api.post(`/api/vault/sites/${siteId}/token`, { token: apiToken }, { token: user.token });
-  const auth = { authorization: `Bearer ${user.token}` };
+  const { user, siteId, apiToken, auth } = await benchUser(api, stack, site);
   const floor = await startFloor({
     BENCH_SITE_TOOL_URL: `${site.url}/api/tools/search_notes`,
     BENCH_SITE_TOKEN: apiToken,
@@ -238,10 +211,7 @@ async function main(): Promise<void> {
     floor.child.kill();
     // SIGTERM: the APIs shut down and write their profiles.
     await Promise.all([stack.stop(), ...compared.map((c) => stopChild(c.child))]);
-    await model.stop();
-    await sites.stopAll();
-    await temporal.stop();
-    await postgres.stop();
+    await backends.stop();
   }
 }
 

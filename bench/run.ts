@@ -3,9 +3,8 @@
  * Starts its own PostgreSQL, Temporal (the dev server, or with BENCH_TEMPORAL=cluster a Temporal server on
  * the same PostgreSQL), reference site, fake model, API and worker.
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowContinuedAsNewError, WorkflowNotFoundError } from '@temporalio/client';
@@ -15,19 +14,13 @@ import { SERVER_KINDS } from './adapters.js';
 import { startChild, startServer } from './children.js';
 import { startBareWorker } from './bare-worker.js';
 import { at, tracePhases } from './history-phases.js';
-import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
-import { freePort } from '../scripts/runtime/processes.js';
-import { ensureTemporalCli, startTemporalDevServer } from '../scripts/runtime/temporal.js';
 import { ensureTemporalServer, startTemporalCluster } from '../scripts/runtime/temporal-cluster.js';
 import { EMBEDDED_DB } from '../src/config/settings.js';
-import { FakeModel, toolNamed } from '../test/fixtures/fake-model.js';
-import { TEST_ENV } from '../test/setup/shared-runtime.js';
+import { toolNamed } from '../test/fixtures/fake-model.js';
 import { Http } from '../test/utils/http.js';
-import { siteEnv, testSites } from '../test/utils/site.js';
+import { siteEnv } from '../test/utils/site.js';
 import { Stack } from '../test/utils/stack.js';
 import { temporalClient } from '../test/utils/temporal.js';
-import { registerAdmin } from '../test/utils/admin.js';
-import { registerUser } from '../test/utils/users.js';
 import { firstText, get, post, prepareFloor, serviceRequests } from './client.js';
 import { mcpToolCall, startMcpServer } from './mcp-call.js';
 import { mcpEndpointCall } from './mcp-endpoint.js';
@@ -38,6 +31,7 @@ import { fmt, interleaved, line, load, percentile, verdict } from './stats.js';
 import { runCosts, type CostFigures } from './run-costs.js';
 import { StatementCounter, statementTracking } from './statements-per-run.js';
 import { capacityTable } from './capacity.js';
+import { benchUser, startBackends } from './environment.js';
 
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -65,48 +59,31 @@ if (TEMPORAL_KIND !== 'dev' && TEMPORAL_KIND !== 'cluster') {
 }
 
 async function main(): Promise<void> {
-  const workDir = mkdtempSync(path.join(tmpdir(), 'agentsite-bench-'));
-  chmodSync(workDir, 0o755);
   const log = (l: string): void => console.log(`[bench] ${l}`);
-  // The durability `npm start` runs with (issue #17, decision 1): PostgreSQL with fsync, synchronous
-  // commits and full-page writes (the tests turn them off, the bench does not), and Temporal's state
-  // in a SQLite file rather than in memory.
-  const postgresPort = await freePort();
-  const postgres = await startEmbeddedPostgres({
-    dir: path.join(workDir, 'postgres'),
-    port: postgresPort,
-    // Benchmark 11 reads pg_stat_statements (its tracking off until its window).
-    ...(want(11) ? { extraFlags: statementTracking() } : {}),
-  });
-  const counter = want(11) ? await StatementCounter.open(postgres.url) : undefined;
   // BENCH_TEMPORAL=cluster: docker-compose.yml's Temporal server on the same PostgreSQL, in place of
   // `npm start`'s dev server (whose SQLite store is the limit of benchmark 7).
-  const temporal =
-    TEMPORAL_KIND === 'cluster'
-      ? await startTemporalCluster({
-          serverDir: await ensureTemporalServer(log),
-          postgres: { host: '127.0.0.1', port: postgresPort, user: EMBEDDED_DB.user, password: postgres.password },
-          namespace: 'default',
-          dynamicConfigFile: fileURLToPath(
-            new URL('../../deploy/temporal/dynamicconfig/agentsite.yaml', import.meta.url),
-          ),
-          logFile: path.join(workDir, 'temporal.log'),
-          log,
-        })
-      : await startTemporalDevServer({
-          cliPath: await ensureTemporalCli(log),
-          port: await freePort(),
-          namespace: 'default',
-          dbFile: path.join(workDir, 'temporal.sqlite'),
-          logFile: path.join(workDir, 'temporal.log'),
-        });
+  const backends = await startBackends('bench', log, {
+    // Benchmark 11 reads pg_stat_statements (its tracking off until its window).
+    ...(want(11) ? { postgresFlags: statementTracking() } : {}),
+    ...(TEMPORAL_KIND === 'cluster'
+      ? {
+          temporal: async (pg, port, dir) =>
+            startTemporalCluster({
+              serverDir: await ensureTemporalServer(log),
+              postgres: { host: '127.0.0.1', port, user: EMBEDDED_DB.user, password: pg.password },
+              namespace: 'default',
+              dynamicConfigFile: fileURLToPath(
+                new URL('../../deploy/temporal/dynamicconfig/agentsite.yaml', import.meta.url),
+              ),
+              logFile: path.join(dir, 'temporal.log'),
+              log,
+            }),
+        }
+      : {}),
+  });
+  const { postgres, temporal, sites, site, model } = backends;
+  const counter = want(11) ? await StatementCounter.open(postgres.url) : undefined;
   log(`Temporal: ${TEMPORAL_KIND === 'cluster' ? 'server on PostgreSQL (BENCH_TEMPORAL=cluster)' : 'dev server'}`);
-  process.env[TEST_ENV.databaseUrl] = postgres.url;
-  process.env[TEST_ENV.temporalAddress] = temporal.address;
-  process.env[TEST_ENV.workDir] = workDir;
-  const sites = await testSites();
-  const site = await sites.start({ limitPerToken: 1_000_000, limitPerIp: 1_000_000 });
-  const model = await FakeModel.start();
   // Benchmark 12's MCP server, started first: the API must allow its loopback port.
   const mcpServer = want(12) ? await startMcpServer(sites.ca) : undefined;
   process.on('exit', () => mcpServer?.child.kill());
@@ -133,13 +110,7 @@ async function main(): Promise<void> {
   const { client, connection } = await temporalClient({ address: temporal.address });
   const watch = await RunWatch.open(stack.env.DATABASE_URL!);
   try {
-    const admin = await registerAdmin(api, stack);
-    const user = await registerUser(api);
-    await api.patch(`/api/admin/users/${user.id}`, { tier: 'harness', credits: 100_000_000 }, { token: admin.token });
-    const siteId = (await api.post('/api/vault/sites', { url: site.url }, { token: user.token })).body.id as string;
-    const apiToken = site.issueApiToken('alice').token;
-    await api.post(`/api/vault/sites/${siteId}/token`, { token: apiToken }, { token: user.token });
-    const auth = { authorization: `Bearer ${user.token}` };
+    const { user, adminToken, siteId, apiToken, auth } = await benchUser(api, stack, site);
     console.log('agentsite benchmarks (2 cores; figures are ratios against baselines measured in this run)\n');
     // The floor of benchmarks 3, 4 and 9: the minimal Nest app on the service's adapter (Fastify), doing
     // the same call to the site or the model with nothing of the service's own (adapters.ts).
@@ -658,7 +629,7 @@ async function main(): Promise<void> {
     const scale: ScaleContext = {
       api,
       stack,
-      adminToken: admin.token,
+      adminToken: adminToken,
       client,
       model,
       temporalAddress: temporal.address,
@@ -676,7 +647,7 @@ async function main(): Promise<void> {
       await workerCache();
     }
     if (wantWaiting) {
-      await waitingRunsMemory({ api, stack, adminToken: admin.token, model, site: { url: site.url, apiToken } });
+      await waitingRunsMemory({ api, stack, adminToken: adminToken, model, site: { url: site.url, apiToken } });
     }
     if (want(7)) {
       // Last: its 1,000 agents' queues would stay in the worker's cache.
@@ -689,16 +660,8 @@ async function main(): Promise<void> {
     await counter?.close();
     await connection.close();
     await stack.stop();
-    await model.stop();
     mcpServer?.child.kill('SIGTERM');
-    await sites.stopAll();
-    await temporal.stop();
-    await postgres.stop();
-    if (process.env.BENCH_KEEP === '1') {
-      console.log(`[bench] kept ${workDir} (BENCH_KEEP=1): the processes' logs and data`);
-    } else {
-      rmSync(workDir, { recursive: true, force: true });
-    }
+    await backends.stop();
   }
 }
 

@@ -11,23 +11,14 @@
  * and their memory is what is measured. At the end it waits (at most 5 minutes) for the accepted runs
  * to end, then prints each figure with its goal.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
-import { freePort } from '../scripts/runtime/processes.js';
-import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
-import { ensureTemporalCli, startTemporalDevServer } from '../scripts/runtime/temporal.js';
 import { answerHelp } from '../scripts/runtime/command-line.js';
-import { FakeModel } from '../test/fixtures/fake-model.js';
-import { TEST_ENV } from '../test/setup/shared-runtime.js';
-import { registerAdmin } from '../test/utils/admin.js';
 import { Cluster } from '../test/utils/cluster.js';
 import { Http } from '../test/utils/http.js';
-import { siteEnv, testSites } from '../test/utils/site.js';
-import { registerUser } from '../test/utils/users.js';
+import { siteEnv } from '../test/utils/site.js';
 import { countEffects, Load, scriptModel, type Kind } from './soak-load.js';
 import { growth, mib, rssMiB, runStatuses, tableSizes } from './soak-measure.js';
+import { benchUser, startBackends } from './environment.js';
 import { line, percentile } from './stats.js';
 import { Killer } from './soak-kill.js';
 
@@ -59,22 +50,9 @@ async function main(): Promise<void> {
   // Memory: the median of the samples in a window after the warm-up, against the last window's.
   const warmUpMs = Math.max(60_000, durationMs / 10);
   const windowMs = Math.max(30_000, durationMs / 10);
-  const workDir = mkdtempSync(path.join(tmpdir(), 'agentsite-soak-'));
   const log = (l: string): void => console.log(`[soak] ${l}`);
-  const postgres = await startEmbeddedPostgres({ dir: path.join(workDir, 'postgres'), port: await freePort() });
-  const temporal = await startTemporalDevServer({
-    cliPath: await ensureTemporalCli(log),
-    port: await freePort(),
-    namespace: 'default',
-    dbFile: path.join(workDir, 'temporal.sqlite'),
-    logFile: path.join(workDir, 'temporal.log'),
-  });
-  process.env[TEST_ENV.databaseUrl] = postgres.url;
-  process.env[TEST_ENV.temporalAddress] = temporal.address;
-  process.env[TEST_ENV.workDir] = workDir;
-  const sites = await testSites();
-  const site = await sites.start({ limitPerToken: 1_000_000, limitPerIp: 1_000_000 });
-  const model = await FakeModel.start();
+  const backends = await startBackends('soak', log);
+  const { postgres, temporal, sites, site, model } = backends;
   scriptModel(model);
   const db = new pg.Pool({ connectionString: postgres.url, max: 4 });
   const cluster = await Cluster.start({
@@ -100,15 +78,7 @@ async function main(): Promise<void> {
   }
   try {
     const api = new Http(cluster.stack.baseUrl);
-    const admin = await registerAdmin(api, cluster.stack);
-    const user = await registerUser(api);
-    await api.patch(`/api/admin/users/${user.id}`, { tier: 'harness', credits: 100_000_000 }, { token: admin.token });
-    const siteId = (await api.post('/api/vault/sites', { url: site.url }, { token: user.token })).body.id as string;
-    await api.post(
-      `/api/vault/sites/${siteId}/token`,
-      { token: site.issueApiToken('alice').token },
-      { token: user.token },
-    );
+    const { user, siteId } = await benchUser(api, cluster.stack, site);
     const agent = async (name: string, trigger: Record<string, unknown>) => {
       const res = await api.post(
         '/api/agents',
@@ -280,15 +250,7 @@ async function main(): Promise<void> {
     await killer.settled().catch(() => undefined);
     await cluster.stop();
     await db.end();
-    await model.stop();
-    await sites.stopAll();
-    await temporal.stop();
-    await postgres.stop();
-    if (process.env.BENCH_KEEP === '1') {
-      log(`kept ${workDir} (BENCH_KEEP=1): the processes' logs and data`);
-    } else {
-      rmSync(workDir, { recursive: true, force: true });
-    }
+    await backends.stop();
   }
 }
 
