@@ -765,12 +765,14 @@ describe('fault suite: processes and servers failing', () => {
       // Public and unlimited: a generic reason only; the driver's error is in the log, by correlation id.
       expect(health.body.database).toMatchObject({ status: 'down', error: 'database unavailable' });
       expect(health.text).not.toMatch(/ECONNREFUSED|terminat|\d+\.\d+\.\d+\.\d+|:\d{4,5}\b/);
-      expect(
+      // The API's log reaches the test through a pipe, a moment after the answer: waited for.
+      const logged = await eventually("the health check's log line", async () =>
         stack
           .logs()
           .split('\n')
-          .find((line) => line.includes(correlationId)),
-      ).toMatch(/database is down: \S+/);
+          .find((line) => line.includes(correlationId) && line.includes('database is down')),
+      );
+      expect(logged).toMatch(/database is down: \S+/);
       postgres = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port, fast: true });
       const run = await waitForRun(http, user.token, accepted.body.runId, undefined, 120_000);
       expect(run.status).toBe('completed');
