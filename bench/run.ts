@@ -26,7 +26,15 @@ import { mcpToolCall, startMcpServer } from './mcp-call.js';
 import { mcpEndpointCall } from './mcp-endpoint.js';
 import { RunWatch } from './run-watch.js';
 import { waitingRunsMemory } from './approval-wait.js';
-import { clockTicks, concurrentChat, cpuMs, cronBurst, type ScaleContext, sustainedWebhooks } from './scale.js';
+import {
+  clockTicks,
+  concurrentChat,
+  cpuMs,
+  cronBurst,
+  postmasterPid,
+  type ScaleContext,
+  sustainedWebhooks,
+} from './scale.js';
 import { fmt, interleaved, line, load, percentile, verdict } from './stats.js';
 import { runCosts, type CostFigures } from './run-costs.js';
 import { StatementCounter, statementTracking } from './statements-per-run.js';
@@ -638,6 +646,7 @@ async function main(): Promise<void> {
       drained: () => drained(watch),
       watch,
       cronWindowMs: TEMPORAL_KIND === 'cluster' ? 240_000 : 60_000,
+      pids: { temporal: temporal.process.pid!, postgres: postmasterPid(path.join(backends.workDir, 'postgres')) },
     };
     const sustained = want(8) ? await sustainedWebhooks(scale) : undefined;
     if (want(9)) {

@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import {
   type Client,
   isGrpcDeadlineError,
@@ -47,6 +48,8 @@ export interface ScaleContext {
    * their p99 can be taken.
    */
   cronWindowMs: number;
+  /** The stack's Temporal server and PostgreSQL server (postmaster), for their CPU time (stackCpu). */
+  pids: { temporal: number; postgres: number };
 }
 
 /** Enough sockets for every request of a benchmark in flight at once (the shared agent keeps 64). */
@@ -616,34 +619,51 @@ export function cpuMs(pid: number, ticksPerSecond: number, withChildren = false)
 }
 
 /**
- * The CPU time (ms) used so far by the processes `pgrep` finds with `pgrep` arguments, with (`withChildren`)
- * the time of the children they waited for (PostgreSQL's postmaster reaps its exited backends).
+ * The CPU time (ms) used so far by a process and every process below it (their live children's own
+ * time, and the time of the children each has waited for: PostgreSQL's postmaster reaps its exited
+ * backends). Only this process tree: other stacks on the machine (a test run, another bench) are not
+ * counted.
  */
-export function processesCpu(pgrepArgs: string[], ticks: number, withChildren: boolean): number {
-  let pids: number[];
-  try {
-    pids = execFileSync('pgrep', pgrepArgs, { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
-  } catch {
-    return 0; // pgrep exits 1 when nothing matches
-  }
-  return pids.reduce((total, pid) => {
+export function treeCpu(rootPid: number, ticks: number): number {
+  let total = 0;
+  const pending = [rootPid];
+  while (pending.length > 0) {
+    const pid = pending.pop()!;
     try {
-      return total + cpuMs(pid, ticks, withChildren);
+      total += cpuMs(pid, ticks, true);
     } catch {
-      return total; // gone since pgrep listed it
+      continue; // gone since it was listed
     }
-  }, 0);
+    try {
+      pending.push(
+        ...execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map(Number),
+      );
+    } catch {
+      // pgrep exits 1 when the process has no children
+    }
+  }
+  return total;
+}
+
+/** The pid of the PostgreSQL server whose data directory is `dir` (its postmaster.pid's first line). */
+export function postmasterPid(dir: string): number {
+  return Number(readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
 }
 
 /**
- * The CPU time (ms) the stack's processes have used so far (goal 7's CPU per run, and BENCH_TRACE): the Temporal server (the dev
- * server or compose's), PostgreSQL (every `postgres` process, with the backends that have exited),
- * the API, the worker, and this process (the bare side's worker, the fake model, the site).
+ * The CPU time (ms) the stack's processes have used so far (goal 7's CPU per run, and BENCH_TRACE): the
+ * Temporal server (the dev server or compose's), PostgreSQL (the postmaster and its backends, with those
+ * that have exited), the API, the worker, and this process (the bare side's worker, the fake model, the
+ * site).
  */
-export function stackCpu(ctx: Pick<ScaleContext, 'stack'>, ticks: number): Record<string, number> {
+export function stackCpu(ctx: Pick<ScaleContext, 'stack' | 'pids'>, ticks: number): Record<string, number> {
   return {
-    temporal: processesCpu(['-f', 'server start'], ticks, false),
-    postgres: processesCpu(['-x', 'postgres'], ticks, true),
+    temporal: treeCpu(ctx.pids.temporal, ticks),
+    postgres: treeCpu(ctx.pids.postgres, ticks),
     api: cpuMs(ctx.stack.api.child.pid!, ticks),
     worker: cpuMs(ctx.stack.worker!.child.pid!, ticks),
     bench: cpuMs(process.pid, ticks),

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { Logger } from '@nestjs/common';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { fmt, line, percentile } from './stats.js';
-import { clockTicks, processesCpu } from './scale.js';
+import { clockTicks, postmasterPid, treeCpu } from './scale.js';
 import { startEmbeddedPostgres } from '../scripts/runtime/postgres.js';
 import { freePort } from '../scripts/runtime/processes.js';
 import { AgentsRepository } from '../src/agents/agents.repository.js';
@@ -66,7 +66,6 @@ const refused = (err: { code?: string }): void => {
 };
 
 const median = (values: number[]): number => percentile(values, 50);
-const postgresCpu = (ticks: number): number => processesCpu(['-x', 'postgres'], ticks, true);
 
 async function main(): Promise<void> {
   // The migrations' lines, and an error line for each refusal below (DatabaseLogger): this bench
@@ -74,6 +73,8 @@ async function main(): Promise<void> {
   Logger.overrideLogger(false);
   const dir = mkdtempSync(path.join(tmpdir(), 'agentsite-bench-statements-'));
   const postgres = await startEmbeddedPostgres({ dir: path.join(dir, 'postgres'), port: await freePort() });
+  const postmaster = postmasterPid(path.join(dir, 'postgres'));
+  const postgresCpu = (ticks: number): number => treeCpu(postmaster, ticks);
   let dataSource: DataSource | undefined;
   try {
     const settings = {
