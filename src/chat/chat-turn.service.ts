@@ -76,17 +76,31 @@ export class ChatTurnService implements OnModuleInit {
   async send(auth: AuthUser, token: string, content: string, req: ApiRequest, reply: ApiReply): Promise<void> {
     // Read ahead during authentication (onModuleInit) when it was for this user and token.
     const ahead = (req as TurnRequest)[TURN_PREFETCH];
-    const context = await (ahead !== undefined && ahead.userId === auth.user.id && ahead.token === token
-      ? ahead.context
-      : this.sessions.openTurn(auth.user.id, token));
     const turn = randomUUID();
-    // Held past the turn's own cap: a slot is only taken over once its turn cannot be running.
-    const slot = await this.chats.takeTurnSlot(
+    // The slot is taken while the context is read: two round trips to PostgreSQL at once rather than
+    // one after the other, both before the first text. Held past the turn's own cap: a slot is only
+    // taken over once its turn cannot be running.
+    const taking = this.chats.takeTurnSlot(
       auth.user.id,
       turn,
       this.settings.maxConcurrentChatTurns,
       this.settings.chatTimeoutMs + 60_000,
     );
+    taking.catch(() => undefined); // awaited below, once the context's own error has had precedence
+    let context: TurnContext;
+    try {
+      context = await (ahead !== undefined && ahead.userId === auth.user.id && ahead.token === token
+        ? ahead.context
+        : this.sessions.openTurn(auth.user.id, token));
+    } catch (err) {
+      // A turn refused for its session answers that refusal, and gives back the slot it took.
+      const taken = await taking.catch(() => null);
+      if (taken !== null) {
+        await this.freeSlot(auth.user.id, taken, turn);
+      }
+      throw err;
+    }
+    const slot = await taking;
     if (slot === null) {
       throw new AppError(
         'RATE_LIMITED',
@@ -98,10 +112,15 @@ export class ChatTurnService implements OnModuleInit {
     try {
       await this.answer(auth, context, content, req, reply);
     } finally {
-      await this.chats.freeTurnSlot(auth.user.id, slot, turn).catch((err: unknown) => {
-        this.logger.warn(`chat turn slot not freed (it expires): ${err instanceof Error ? err.message : String(err)}`);
-      });
+      await this.freeSlot(auth.user.id, slot, turn);
     }
+  }
+
+  /** Gives a turn's slot back; one not freed expires by itself. */
+  private async freeSlot(userId: string, slot: number, turn: string): Promise<void> {
+    await this.chats.freeTurnSlot(userId, slot, turn).catch((err: unknown) => {
+      this.logger.warn(`chat turn slot not freed (it expires): ${err instanceof Error ? err.message : String(err)}`);
+    });
   }
 
   private async answer(

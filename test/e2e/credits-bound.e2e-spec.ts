@@ -9,7 +9,7 @@ import type { FakeModel } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { creditsOn } from '../utils/credits.js';
 import { partsOfStream, partSummary, streamTurn } from '../utils/chat.js';
-import { expectError, type Http } from '../utils/http.js';
+import { expectError, type Http, type HttpAnswer } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import type { Stack } from '../utils/stack.js';
 import { startWorld, type World } from '../utils/world.js';
@@ -134,6 +134,31 @@ describe('credits bound model spending (e2e)', () => {
       expect((await Promise.all(first)).map((a) => a.status)).toEqual([200, 200]);
       const after = await http.post(`/api/sessions/${session}/messages`, { content: 'Now?' }, { token: user.token });
       expect(after.status).toBe(200);
+    } finally {
+      release();
+      model.fallback = { text: 'Done.', stopReason: 'end_turn' };
+    }
+  });
+
+  it('a turn refused for its session answers that refusal, even with every slot taken, and gives its slot back', async () => {
+    const { user, session } = await chatUser(100);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    model.fallback = { text: 'Slow answer.', gate };
+    const unknown = (): Promise<HttpAnswer> =>
+      http.post(`/api/sessions/${randomUUID()}/messages`, { content: 'Anyone?' }, { token: user.token });
+    try {
+      const first = http.post(`/api/sessions/${session}/messages`, { content: 'Hello?' }, { token: user.token });
+      await eventually('one model call', async () => (model.requests.length === 1 ? true : undefined));
+      // Each takes the second slot while its session is read: held, the turn below would be RATE_LIMITED.
+      for (let i = 0; i < 2; i += 1) {
+        expectError(await unknown(), 'SESSION_NOT_FOUND', 404);
+      }
+      const second = http.post(`/api/sessions/${session}/messages`, { content: 'Again?' }, { token: user.token });
+      await eventually('two model calls', async () => (model.requests.length === 2 ? true : undefined));
+      expectError(await unknown(), 'SESSION_NOT_FOUND', 404);
+      release();
+      expect((await Promise.all([first, second])).map((a) => a.status)).toEqual([200, 200]);
     } finally {
       release();
       model.fallback = { text: 'Done.', stopReason: 'end_turn' };
