@@ -105,8 +105,6 @@ async function main(): Promise<void> {
       ANTHROPIC_API_KEY: 'bench',
       ANTHROPIC_BASE_URL: model.url,
       OUTGOING_CALLS_PER_MINUTE: '1000000',
-      // Benchmark 9's user has 100 chat turns in progress at once (the service's cap is 2 by default).
-      MAX_CONCURRENT_CHAT_TURNS: '100',
       LOG_LEVEL: 'warn',
       // Benchmark 13 calls /mcp with the user's API token.
       ...(want(13) ? { MCP_ALLOW_API_TOKENS: 'true' } : {}),

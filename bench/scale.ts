@@ -679,7 +679,7 @@ export function clockTicks(): number {
 }
 
 /**
- * 9. 100 chat turns streaming at once (one per session), time to the first text event and the API
+ * 9. 100 chat turns streaming at once (one session each for 100 users), time to the first text event and the API
  * process's CPU per turn, vs 100 streamed requests at once straight to the fake model, and vs the
  * floor: 100 at once to the minimal Nest app streaming the same request through the Anthropic SDK
  * (adapters.ts), with its process's CPU per turn. Alternating rounds after one warm-up round each.
@@ -687,14 +687,18 @@ export function clockTicks(): number {
 export async function concurrentChat(ctx: ScaleContext): Promise<void> {
   const N9 = 100;
   const ROUNDS = 3;
-  const owner = await benchUser(ctx, 'harness', true);
+  // One chat each for 100 users, as 100 people chatting at once would be: one user's turns would wait
+  // on each other (the user's slots, MAX_CONCURRENT_CHAT_TURNS, and the lock of its credit hold).
+  const owners: BenchUser[] = [];
   const sessions: string[] = [];
   await load(N9, 8, async (i) => {
+    const owner = await benchUser(ctx, 'harness', true);
     const res = await ctx.api.post(
       '/api/sessions',
       { sites: [{ siteId: owner.siteId, tools: ['search_notes'] }] },
       { token: owner.token },
     );
+    owners[i] = owner;
     sessions[i] = `${ctx.stack.baseUrl}/api/sessions/${res.body.token as string}/messages`;
   });
   ctx.model.fallback = { text: 'Hello from the model, streamed in pieces.' };
@@ -714,7 +718,7 @@ export async function concurrentChat(ctx: ScaleContext): Promise<void> {
   const chatRound = async (round: number): Promise<number[]> => {
     const from = ctx.model.requests.length;
     const times = await Promise.all(
-      sessions.map((url, i) => firstText(url, { content: `hi ${round} ${i}` }, owner.auth, wide)),
+      sessions.map((url, i) => firstText(url, { content: `hi ${round} ${i}` }, owners[i]!.auth, wide)),
     );
     sent = serviceRequests(ctx.model, from);
     return times;
