@@ -97,6 +97,9 @@ describe('the API in the browser: CORS_ORIGINS and security headers (e2e)', () =
       expect.arrayContaining(['authorization', 'content-type', 'x-workspace-id', 'x-request-id']),
     );
     expect(answer.headers.get('access-control-max-age')).toBe('600');
+    // Answered after the request id and the security headers were set (CORS runs after them).
+    expectCommonHeaders(answer);
+    expect(answer.headers.get('x-request-id')).toBe(answer.headers.get('x-correlation-id'));
     // Paths with parameters and a DELETE alike.
     const del = await preflight(withCors, '/api/agents/0b6e1c2a-4f7e-4a4e-9a57-3d3f8f0c1d2e', DEV, 'DELETE');
     expect(del.status).toBe(204);
