@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectError, Http, type HttpAnswer, rawRequest } from '../utils/http.js';
+import { eventually } from '../utils/runs.js';
 import { Stack } from '../utils/stack.js';
 import { registerUser, TEST_PASSWORD, uniqueEmail } from '../utils/users.js';
 
@@ -100,6 +101,15 @@ describe('the API in the browser: CORS_ORIGINS and security headers (e2e)', () =
     // Answered after the request id and the security headers were set (CORS runs after them).
     expectCommonHeaders(answer);
     expect(answer.headers.get('x-request-id')).toBe(answer.headers.get('x-correlation-id'));
+    // ... and the access log line, written once it was answered.
+    const id = answer.headers.get('x-request-id')!;
+    const line = await eventually('the access line of the preflight', async () =>
+      withCors
+        .logs()
+        .split('\n')
+        .find((l) => l.includes(`"requestId":"${id}"`) && l.includes('"context":"http"')),
+    );
+    expect(JSON.parse(line)).toMatchObject({ method: 'OPTIONS', status: 204, route: null });
     // Paths with parameters and a DELETE alike.
     const del = await preflight(withCors, '/api/agents/0b6e1c2a-4f7e-4a4e-9a57-3d3f8f0c1d2e', DEV, 'DELETE');
     expect(del.status).toBe(204);
