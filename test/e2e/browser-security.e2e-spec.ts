@@ -40,6 +40,17 @@ function setCookie(answer: HttpAnswer, name: string): Record<string, string> | u
   return found;
 }
 
+/** The access log line of an answer (found by its request id). */
+function accessLine(stack: Stack, answer: HttpAnswer): Promise<string> {
+  const id = answer.headers.get('x-request-id');
+  return eventually('an access line', async () =>
+    stack
+      .logs()
+      .split('\n')
+      .find((l) => l.includes(`"requestId":"${id}"`) && l.includes('"context":"http"')),
+  );
+}
+
 /** The headers every answer carries, whatever serves it. */
 function expectCommonHeaders(answer: HttpAnswer): void {
   expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
@@ -102,14 +113,11 @@ describe('the API in the browser: CORS_ORIGINS and security headers (e2e)', () =
     expectCommonHeaders(answer);
     expect(answer.headers.get('x-request-id')).toBe(answer.headers.get('x-correlation-id'));
     // ... and the access log line, written once it was answered.
-    const id = answer.headers.get('x-request-id')!;
-    const line = await eventually('the access line of the preflight', async () =>
-      withCors
-        .logs()
-        .split('\n')
-        .find((l) => l.includes(`"requestId":"${id}"`) && l.includes('"context":"http"')),
-    );
-    expect(JSON.parse(line)).toMatchObject({ method: 'OPTIONS', status: 204, route: null });
+    expect(JSON.parse(await accessLine(withCors, answer))).toMatchObject({
+      method: 'OPTIONS',
+      status: 204,
+      route: null,
+    });
     // Paths with parameters and a DELETE alike.
     const del = await preflight(withCors, '/api/agents/0b6e1c2a-4f7e-4a4e-9a57-3d3f8f0c1d2e', DEV, 'DELETE');
     expect(del.status).toBe(204);
@@ -127,6 +135,10 @@ describe('the API in the browser: CORS_ORIGINS and security headers (e2e)', () =
       expect(refused.headers.get('access-control-allow-origin')).toBeNull();
       expect(refused.headers.get('access-control-allow-methods')).toBeNull();
     }
+    // Logged as NOT_FOUND on no route (not on the catch-all OPTIONS route CORS adds).
+    const refused = await preflight(withCors, '/api/agents', OTHER);
+    expect(refused.status).toBe(404);
+    expect(JSON.parse(await accessLine(withCors, refused))).toMatchObject({ status: 404, route: null });
   });
 
   it('sends no CORS headers when CORS_ORIGINS is unset', async () => {
