@@ -1,6 +1,7 @@
 /**
- * `node dist/bench/profile-calls.js [tool] [chat]`: the request paths of benchmarks 3 (a direct tool
- * call) and 4 (a chat turn's first text) against the API, one at a time, in alternating rounds with
+ * `node dist/bench/profile-calls.js [me] [tool] [chat]`: the request paths of benchmarks 6 (GET /api/me,
+ * 16 at once), 3 (a direct tool call) and 4 (a chat turn's first text, these two one at a time)
+ * against the API, in alternating rounds with
  * the floor (the minimal Nest app doing the same call, adapters.ts) and, with
  * BENCH_COMPARE_DISTS=`<name>=<dist dir>,…`, with more API processes built from other commits (their
  * `dist` directories) on the same PostgreSQL, Temporal, site and model: each change's before/after
@@ -25,14 +26,14 @@ import { freePort, stopChild, waitFor } from '../scripts/runtime/processes.js';
 import { Http } from '../test/utils/http.js';
 import { siteEnv } from '../test/utils/site.js';
 import { Stack } from '../test/utils/stack.js';
-import { firstText, post, prepareFloor, serviceRequests } from './client.js';
+import { firstText, get, post, prepareFloor, serviceRequests } from './client.js';
 import { startServer } from './children.js';
 import { benchUser, startBackends } from './environment.js';
 import { clockTicks, cpuMs } from './scale.js';
 import { fmt, load, percentile } from './stats.js';
 
 const wanted = new Set(process.argv.slice(2));
-const want = (kind: 'tool' | 'chat'): boolean => wanted.size === 0 || wanted.has(kind);
+const want = (kind: 'me' | 'tool' | 'chat'): boolean => wanted.size === 0 || wanted.has(kind);
 const ROUNDS = Number(process.env.BENCH_PROFILE_ROUNDS ?? 6);
 const CALLS = Number(process.env.BENCH_PROFILE_CALLS ?? 100);
 const TURNS = Number(process.env.BENCH_PROFILE_TURNS ?? 20);
@@ -72,10 +73,10 @@ function startFloor(env: Record<string, string>): Promise<{ child: ChildProcess;
 }
 
 /** Alternating rounds of every side, each side's CPU counted over its own rounds only. */
-async function measure(title: string, sides: Side[], perRound: number, warmup: number): Promise<void> {
+async function measure(title: string, sides: Side[], perRound: number, warmup: number, concurrency = 1): Promise<void> {
   const ticks = clockTicks();
   for (const side of sides) {
-    await load(warmup, 1, async (i) => void (await side.run(-1 - i)));
+    await load(warmup, concurrency, async (i) => void (await side.run(-1 - i)));
   }
   // The monotonic clock in µs (V8's profiles use the same): profile-summary --between <from> <to>.
   const clock = (): string => String(process.hrtime.bigint() / 1000n);
@@ -84,9 +85,7 @@ async function measure(title: string, sides: Side[], perRound: number, warmup: n
   for (let round = 0; round < ROUNDS; round += 1) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       const before = cpuMs(side.pid, ticks);
-      for (let i = 0; i < perRound; i += 1) {
-        side.samples.push(await side.run(n++));
-      }
+      await load(perRound, concurrency, async () => void side.samples.push(await side.run(n++)));
       side.cpu += cpuMs(side.pid, ticks) - before;
       side.calls += perRound;
     }
@@ -154,6 +153,27 @@ async function main(): Promise<void> {
     return performance.now() - t;
   };
   try {
+    if (want('me')) {
+      // Benchmark 6's request: the authenticated trivial route, 16 at once.
+      const timedGet = async (url: string, headers: Record<string, string>): Promise<number> => {
+        const t = performance.now();
+        const status = await get(url, headers);
+        if (status !== 200) {
+          throw new Error(`${url} answered ${status}`);
+        }
+        return performance.now() - t;
+      };
+      await measure(
+        '6. GET /api/me',
+        [
+          ...apis.map((a) => side(a.name, a.pid, () => timedGet(`${a.url}/api/me`, auth))),
+          side('floor', floor.child.pid!, () => timedGet(`${floor.url}/api/me`, { authorization: 'Bearer x' })),
+        ],
+        CALLS * 5,
+        300,
+        16,
+      );
+    }
     if (want('tool')) {
       const body = { input: { query: 'x' } };
       await measure(

@@ -5,10 +5,10 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import { AppModule } from './app.module.js';
 import { accessLogMiddleware, noteRoute } from './common/access-log.js';
 import { registerBodyParsers } from './common/body-parsers.js';
-import { apiCors, securityHeaders } from './common/browser-security.js';
+import { apiCorsOptions, securityHeaders } from './common/browser-security.js';
 import { correlationMiddleware, resumeLogFields } from './common/correlation.js';
 import { answerFrameworkError } from './common/framework-errors.js';
-import type { ApiRequest, NodeMiddleware } from './common/http.js';
+import { type ApiRequest, inOrder, type NodeMiddleware } from './common/http.js';
 import { STRIPE_WEBHOOK_PATH } from './billing/stripe-webhook.controller.js';
 import { createJsonLogger, type JsonLogger } from './common/json-logger.js';
 import { closeRequestBodies, declareIdParameters } from './common/openapi-refinements.js';
@@ -79,8 +79,10 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
     logger: createLogger(settings),
   });
   const fastify = app.getHttpAdapter().getInstance();
-  // Middleware (middie) runs on the Node request before Fastify reads a body, in this order. The
-  // request id and its log fields first, then the access log line, so even a refused body has both.
+  // What runs first for every request, before Fastify reads a body, in this order: the request id and
+  // its log fields, then the access log line, so even a refused body has both. One Fastify request
+  // hook on the Node request and response (the adapter's first, ahead of its own hooks, CORS and
+  // middie): the same functions middie ran, without middie's per-middleware matching and wrapping.
   before.push(
     correlationMiddleware,
     accessLogMiddleware,
@@ -88,11 +90,15 @@ export async function createApp(settings: Settings): Promise<INestApplication> {
     httpMetricsMiddleware(app.get(MetricsService)),
     securityHeaders({ https: settings.publicBaseUrl.startsWith('https:'), docsPath: DOCS_PATH }),
   );
+  const beforeRoutes = inOrder(before);
+  adapter.setOnRequestHook((request, reply, done) =>
+    beforeRoutes(request.raw, reply.raw, (err?: unknown) => done(err as Error | undefined)),
+  );
+  // CORS (@fastify/cors): its request hook runs right after the one above, so a preflight it answers
+  // carries the request id, the security headers and its access log line; before the middleware
+  // below, the guards and the routes.
   if (settings.corsOrigins.length > 0) {
-    before.push(apiCors({ origins: settings.corsOrigins, ownRules: [CODEC_PATH.toLowerCase()] }));
-  }
-  for (const middleware of before) {
-    app.use(middleware);
+    app.enableCors(apiCorsOptions({ origins: settings.corsOrigins, ownRules: [CODEC_PATH.toLowerCase()] }));
   }
   // The OAuth authorization server for MCP clients (oidc-provider at /mcp-oauth, its metadata under
   // /.well-known): on the Node request, since it reads its own bodies, and outside /api (its errors

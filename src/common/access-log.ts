@@ -8,14 +8,18 @@ const ROUTE_TEMPLATE = Symbol('routeTemplate');
 
 type RoutedRequest = NodeRequest & { [ROUTE_TEMPLATE]?: string };
 
+/** The catch-all OPTIONS route @fastify/cors adds for preflights: not a route of the API's. */
+const CORS_PREFLIGHT_ROUTE = '*';
+
 /**
  * A Fastify hook once the body is read (preValidation): the route the request goes to, as declared
- * (`/api/agents/:id`). Not-found answers, and requests answered before (a refused body, a middleware's
- * answer), have none.
+ * (`/api/agents/:id`). Not-found answers, requests answered before (a refused body, a middleware's
+ * answer, a preflight) and OPTIONS requests CORS left to its catch-all route (answered NOT_FOUND)
+ * have none.
  */
 export function noteRoute(req: ApiRequest, _reply: unknown, done: () => void): void {
   const url = req.routeOptions.url;
-  if (!req.is404 && typeof url === 'string') {
+  if (!req.is404 && typeof url === 'string' && url !== CORS_PREFLIGHT_ROUTE) {
     (rawRequest(req) as RoutedRequest)[ROUTE_TEMPLATE] = url;
   }
   done();

@@ -1,5 +1,7 @@
+import type { FastifyCorsOptions } from '@fastify/cors';
+import type { ServerResponse } from 'node:http';
 import helmet from 'helmet';
-import { type NodeMiddleware, pathOf, vary } from './http.js';
+import { type NodeMiddleware, pathOf } from './http.js';
 
 /** How long a browser may reuse a preflight answer, in seconds. */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
@@ -31,36 +33,40 @@ const startsWithPrefix = (path: string, prefix: string): boolean => path === pre
 const CORS_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 /**
- * CORS for the API (CORS_ORIGINS): only the listed origins, exactly; no credentials, because the API
- * authenticates by bearer token, never by cookie (the codec routes, which take a cookie, answer their
- * own origins themselves and are left alone here). Paths outside /api (the console, same-origin)
- * get nothing, and neither does a request from another origin. Paths are compared in lower case, as
- * routes are matched. A preflight from an allowed origin is answered here (204), before the routes.
+ * CORS for the API (CORS_ORIGINS), as @fastify/cors options (app.enableCors): only the listed
+ * origins, exactly; no credentials, because the API authenticates by bearer token, never by cookie
+ * (the codec routes, which take a cookie, answer their own origins themselves and are left alone
+ * here). Paths outside /api (the console, same-origin) get no CORS headers, and neither does a
+ * request from another origin. Paths are compared in lower case, as routes are matched. A preflight
+ * from an allowed origin is answered 204 in the library's request hook, which the adapter runs after
+ * the request id, access log, metrics and security headers (app.factory.ts) and before middleware,
+ * guards and routes; a preflight without Access-Control-Request-Method is answered the same (not
+ * the library's strict 400, which would not be the API's error body).
  */
-export function apiCors(scope: CorsScope): NodeMiddleware {
+export function apiCorsOptions(scope: CorsScope): FastifyCorsOptions {
   const allowed = new Set(scope.origins);
-  return (req, res, next) => {
-    const path = pathOf(req).toLowerCase();
-    const origin = req.headers.origin;
-    const inApi = startsWithPrefix(path, '/api');
-    const own = scope.ownRules.some((prefix) => startsWithPrefix(path, prefix));
-    if (!inApi || own || origin === undefined || !allowed.has(origin)) {
-      next();
-      return;
-    }
-    res.setHeader('Access-Control-Allow-Origin', origin);
-    vary(res, 'Origin');
-    res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSED_HEADERS.join(','));
-    if (req.method?.toUpperCase() !== 'OPTIONS') {
-      next();
-      return;
-    }
-    res.setHeader('Access-Control-Allow-Methods', CORS_METHODS.join(','));
-    res.setHeader('Access-Control-Allow-Headers', CORS_ALLOWED_HEADERS.join(','));
-    res.setHeader('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_SECONDS));
-    res.statusCode = 204;
-    res.setHeader('Content-Length', '0');
-    res.end();
+  const inScope: FastifyCorsOptions = {
+    origin: [...scope.origins],
+    methods: CORS_METHODS,
+    allowedHeaders: CORS_ALLOWED_HEADERS,
+    exposedHeaders: CORS_EXPOSED_HEADERS,
+    maxAge: PREFLIGHT_MAX_AGE_SECONDS,
+    strictPreflight: false,
+  };
+  // The library would answer any origin's preflight 204 (without Access-Control-Allow-Origin): an
+  // unlisted origin gets CORS turned off instead, so its preflight goes on to NOT_FOUND.
+  const outOfScope: FastifyCorsOptions = { origin: false };
+  return {
+    delegator: (req, callback) => {
+      const origin = req.headers.origin;
+      if (origin === undefined || !allowed.has(origin)) {
+        callback(null, outOfScope);
+        return;
+      }
+      const path = pathOf(req.raw).toLowerCase();
+      const own = scope.ownRules.some((prefix) => startsWithPrefix(path, prefix));
+      callback(null, startsWithPrefix(path, '/api') && !own ? inScope : outOfScope);
+    },
   };
 }
 
@@ -105,11 +111,40 @@ export function securityHeaders(options: { https: boolean; docsPath: string }): 
     xFrameOptions: { action: 'deny' as const },
     referrerPolicy: { policy: 'no-referrer' as const },
   };
-  const api = helmet({ ...common, contentSecurityPolicy: { useDefaults: false, directives: API_POLICY } });
-  const docs = helmet({ ...common, contentSecurityPolicy: { useDefaults: false, directives: DOCS_POLICY } });
+  const api = helmetHeaders(
+    helmet({ ...common, contentSecurityPolicy: { useDefaults: false, directives: API_POLICY } }),
+  );
+  const docs = helmetHeaders(
+    helmet({ ...common, contentSecurityPolicy: { useDefaults: false, directives: DOCS_POLICY } }),
+  );
   const docsPrefix = options.docsPath.toLowerCase();
   return (req, res, next) => {
-    const handler = startsWithPrefix(pathOf(req).toLowerCase(), docsPrefix) ? docs : api;
-    handler(req, res, next);
+    const headers = startsWithPrefix(pathOf(req).toLowerCase(), docsPrefix) ? docs : api;
+    for (const [name, value] of headers) {
+      res.setHeader(name, value);
+    }
+    res.removeHeader('x-powered-by');
+    next();
   };
+}
+
+/**
+ * The headers a helmet middleware sets, read once: with these options they do not depend on the
+ * request (no nonces), so each request gets the list set in one loop rather than through helmet's
+ * dozen middleware functions.
+ */
+function helmetHeaders(middleware: ReturnType<typeof helmet>): [string, string][] {
+  const headers = new Map<string, string>();
+  const recorder = {
+    setHeader: (name: string, value: string) => headers.set(name.toLowerCase(), String(value)),
+    removeHeader: (name: string) => headers.delete(name.toLowerCase()),
+  } as unknown as ServerResponse;
+  let failure: unknown;
+  middleware({} as never, recorder, (err?: unknown) => {
+    failure = err;
+  });
+  if (failure !== undefined || headers.size === 0) {
+    throw new Error(`helmet set no headers: ${String(failure)}`);
+  }
+  return [...headers];
 }

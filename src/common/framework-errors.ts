@@ -7,7 +7,7 @@ import type { ApiReply, ApiRequest, NodeMiddleware } from './http.js';
 /**
  * Fastify's `frameworkErrors`: a request its router refuses before any route or hook (a path whose
  * percent-encoding is broken) gets what any other request gets first (`before`: its id, access log
- * line, metrics, security headers, CORS), then the API's error body: VALIDATION_ERROR naming the
+ * line, metrics, security headers), then the API's error body: VALIDATION_ERROR naming the
  * path, as Express's router answered it.
  */
 export function answerFrameworkError(

@@ -3,9 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**
  * The HTTP layer's types (the API runs on Fastify, app.factory.ts). Routes, guards and filters get
- * Fastify's request and reply; the middleware that runs before Fastify parses anything (middie:
- * correlation, access log, metrics, security headers, CORS, the MCP endpoint, the console) gets the
- * Node request and response. Per-request state the two share (the request id and log fields, the
+ * Fastify's request and reply; what runs before Fastify parses anything (correlation, access log,
+ * metrics and security headers in one request hook; the MCP endpoints and the console through
+ * middie) gets the Node request and response. Per-request state the two share (the request id and log fields, the
  * route, the answered error code) lives on the Node objects: `rawRequest`/`rawResponse` reach them
  * from either.
  */
@@ -23,6 +23,24 @@ export type NodeResponse = ServerResponse;
 export type Next = (err?: unknown) => void;
 /** A middleware on the Node request and response (mounted with app.use, run by middie). */
 export type NodeMiddleware = (req: NodeRequest, res: NodeResponse, next: Next) => void;
+
+/**
+ * Runs `middlewares` one after the other, as one middleware: the next once the one before calls
+ * `next()`, `next` with the first error.
+ */
+export function inOrder(middlewares: readonly NodeMiddleware[]): NodeMiddleware {
+  return (req, res, next) => {
+    const run = (i: number): void => {
+      const middleware = middlewares[i];
+      if (middleware === undefined) {
+        next();
+        return;
+      }
+      middleware(req, res, (err?: unknown) => (err === undefined ? run(i + 1) : next(err)));
+    };
+    run(0);
+  };
+}
 
 /** Either request: what code that only reads headers or the address needs. */
 export type AnyRequest = ApiRequest | NodeRequest;

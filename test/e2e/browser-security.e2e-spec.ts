@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { expectError, Http, type HttpAnswer, rawRequest } from '../utils/http.js';
+import { eventually } from '../utils/runs.js';
 import { Stack } from '../utils/stack.js';
 import { registerUser, TEST_PASSWORD, uniqueEmail } from '../utils/users.js';
 
@@ -37,6 +38,17 @@ function setCookie(answer: HttpAnswer, name: string): Record<string, string> | u
     found[(eq < 0 ? attribute : attribute.slice(0, eq)).toLowerCase()] = eq < 0 ? '' : attribute.slice(eq + 1);
   }
   return found;
+}
+
+/** The access log line of an answer (found by its request id). */
+function accessLine(stack: Stack, answer: HttpAnswer): Promise<string> {
+  const id = answer.headers.get('x-request-id');
+  return eventually('an access line', async () =>
+    stack
+      .logs()
+      .split('\n')
+      .find((l) => l.includes(`"requestId":"${id}"`) && l.includes('"context":"http"')),
+  );
 }
 
 /** The headers every answer carries, whatever serves it. */
@@ -97,6 +109,15 @@ describe('the API in the browser: CORS_ORIGINS and security headers (e2e)', () =
       expect.arrayContaining(['authorization', 'content-type', 'x-workspace-id', 'x-request-id']),
     );
     expect(answer.headers.get('access-control-max-age')).toBe('600');
+    // Answered after the request id and the security headers were set (CORS runs after them).
+    expectCommonHeaders(answer);
+    expect(answer.headers.get('x-request-id')).toBe(answer.headers.get('x-correlation-id'));
+    // ... and the access log line, written once it was answered.
+    expect(JSON.parse(await accessLine(withCors, answer))).toMatchObject({
+      method: 'OPTIONS',
+      status: 204,
+      route: null,
+    });
     // Paths with parameters and a DELETE alike.
     const del = await preflight(withCors, '/api/agents/0b6e1c2a-4f7e-4a4e-9a57-3d3f8f0c1d2e', DEV, 'DELETE');
     expect(del.status).toBe(204);
@@ -114,6 +135,10 @@ describe('the API in the browser: CORS_ORIGINS and security headers (e2e)', () =
       expect(refused.headers.get('access-control-allow-origin')).toBeNull();
       expect(refused.headers.get('access-control-allow-methods')).toBeNull();
     }
+    // Logged as NOT_FOUND on no route (not on the catch-all OPTIONS route CORS adds).
+    const refused = await preflight(withCors, '/api/agents', OTHER);
+    expect(refused.status).toBe(404);
+    expect(JSON.parse(await accessLine(withCors, refused))).toMatchObject({ status: 404, route: null });
   });
 
   it('sends no CORS headers when CORS_ORIGINS is unset', async () => {
