@@ -68,7 +68,11 @@ function sender(
     publicBaseUrl: 'https://agentsite.example.com/',
     notificationRetryInitialSeconds: retryInitialSeconds,
   } as Settings;
-  return { service: new NotificationSenderService(repository, http, cipher, metrics, settings, runs), requests, metrics };
+  return {
+    service: new NotificationSenderService(repository, http, cipher, metrics, settings, runs),
+    requests,
+    metrics,
+  };
 }
 
 async function counted(metrics: MetricsService): Promise<string> {

@@ -188,8 +188,7 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
         'the failed run archived at the hand-over',
         async () =>
           (await db.query('SELECT timeline FROM run_archives WHERE run_id = $1', [failedId])).rows[0] as
-            | { timeline: unknown }
-            | undefined,
+            { timeline: unknown } | undefined,
       );
       await db.query('DELETE FROM run_archives WHERE run_id = $1', [failedId]);
       const fromHistory = await getRun(user, failedId);

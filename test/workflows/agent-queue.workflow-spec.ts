@@ -157,7 +157,10 @@ describe('agentQueueWorkflow: order and one run at a time', () => {
       const id = agentIdOf(handle);
       await enqueue(handle, runRequest(id, `${id}-1`));
       await enqueue(handle, runRequest(id, `${id}-2`));
-      await until('the hand-over', async () => continuedAsNewWith(await historyOf(handle, firstExecution)) !== undefined);
+      await until(
+        'the hand-over',
+        async () => continuedAsNewWith(await historyOf(handle, firstExecution)) !== undefined,
+      );
       // Refused once (not retried), and the queue handed over all the same.
       expect(runsCalled(mock.calls, 'archiveRun').filter((runId) => runId === `${id}-1`)).toHaveLength(1);
       await enqueue(handle, runRequest(id, `${id}-3`));

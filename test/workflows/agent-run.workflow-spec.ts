@@ -253,9 +253,7 @@ describe('executeRun: turns and tools', () => {
       },
       { type: 'tool_result', tool_use_id: 'use-3', content: 'No tool named nowhere', is_error: true },
     ]);
-    expect(inputsOf<FinishRunInput>(calls, 'archiveRun')).toMatchObject([
-      { runId, status: 'completed' },
-    ]);
+    expect(inputsOf<FinishRunInput>(calls, 'archiveRun')).toMatchObject([{ runId, status: 'completed' }]);
   });
 
   it('calls an MCP tool by the server’s own name and gives the model its text and image blocks as such', async () => {

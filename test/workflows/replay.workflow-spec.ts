@@ -87,7 +87,11 @@ describe('workflow replay of the recorded histories', () => {
         name,
         toolSets: name.includes('tool-sets') || handover,
         handover,
-        archive: handover ? 'archiveRuns' : name.includes('run-active') || name.includes('awaiting') ? 'none' : 'archiveRun',
+        archive: handover
+          ? 'archiveRuns'
+          : name.includes('run-active') || name.includes('awaiting')
+            ? 'none'
+            : 'archiveRun',
       });
     }
   });
