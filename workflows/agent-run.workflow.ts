@@ -132,7 +132,8 @@ export async function executeRun(request: RunRequest, logRunId?: string, gate?: 
 }
 
 /**
- * Keeps an ended run's timeline in the database (a local activity: no task through the server).
+ * Keeps an ended run's timeline in the database (a local activity: no task through the server), as
+ * executions begun before 'archive-at-handover' do once each run has ended (replayed; see archiveRuns).
  * Refused only when the run's row is gone with its agent: its history then stays its timeline.
  */
 export async function archiveRun(ended: FinishRunInput): Promise<void> {

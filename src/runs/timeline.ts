@@ -308,7 +308,7 @@ function timelineFromDecoded(
   return { timeline, open: pending.size > 0 };
 }
 
-/** How a run ended, as its workflow knows it (the input of its archiveRun step). */
+/** How a run ended, as its row records it (what closes its archived timeline). */
 export interface RunOutcome {
   status: 'completed' | 'failed' | 'cancelled';
   output?: string;
