@@ -6,6 +6,7 @@ import type {
   DeleteExpiredRunsResult,
   EchoInput,
   EchoOutput,
+  ArchiveRunsInput,
   FinishRunInput,
   ModelCall,
   ModelTurnInput,
@@ -49,6 +50,8 @@ export interface RunsPort {
   finishRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void>;
   /** Keeps the ended run's timeline in the database; `execution` as for startRun. */
   archiveRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void>;
+  /** Keeps the timelines of the runs an execution ran, at its hand-over; `execution` as for startRun. */
+  archiveRuns(input: ArchiveRunsInput, execution: { workflowId: string; runId: string }): Promise<void>;
   /** One batch of the RUN_RETENTION_DAYS clean-up (the age is the worker's setting, not an input). */
   deleteExpiredRuns(): Promise<DeleteExpiredRunsResult>;
   /**
@@ -175,6 +178,12 @@ export function createActivities(deps: ActivityDeps) {
     async archiveRun(input: FinishRunInput): Promise<void> {
       Context.current().log.info('archiveRun', { status: input.status });
       return classified(() => deps.runs.archiveRun(input, executionOf(Context.current())));
+    },
+
+    /** The runs an execution ran, archived together just before it hands over (one history read). */
+    async archiveRuns(input: ArchiveRunsInput): Promise<void> {
+      Context.current().log.info('archiveRuns', { runs: input.runs.length });
+      return classified(() => deps.runs.archiveRuns(input, executionOf(Context.current())));
     },
 
     async deleteExpiredRuns(): Promise<DeleteExpiredRunsResult> {

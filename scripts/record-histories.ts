@@ -11,8 +11,9 @@
  * manual runs, signal-with-start for webhooks, the cancel and decideApproval Updates) and saves each
  * queue's history at the moment named: a run completed (with a tool call), a run failed, a run active
  * with a webhook queued behind it, a queue idle after runs (webhook, manual, one cancelled while
- * active, one taken out of the queue), a run whose call waits for a decision, and the same run once
- * approved and completed. No database, model or site: the activities answer as scripted below.
+ * active, one taken out of the queue), a run whose call waits for a decision, the same run once
+ * approved and completed, and an execution that handed over after its runs (archived in one step,
+ * 'archive-at-handover'). No database, model or site: the activities answer as scripted below.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -79,7 +80,7 @@ class FakeActivities {
 
   activities(): Pick<
     Activities,
-    'modelTurn' | 'callTool' | 'finishRun' | 'archiveRun' | 'requestApproval' | 'settleApproval'
+    'modelTurn' | 'callTool' | 'finishRun' | 'archiveRun' | 'archiveRuns' | 'requestApproval' | 'settleApproval'
   > {
     return {
       modelTurn: (input: ModelTurnInput) => this.modelTurn(input),
@@ -90,6 +91,7 @@ class FakeActivities {
       }),
       finishRun: async () => undefined,
       archiveRun: async () => undefined,
+      archiveRuns: async () => undefined,
       requestApproval: async (input) => {
         this.approvals.set(input.runId, input.approvalId);
       },
@@ -187,11 +189,22 @@ class Recorder {
     readonly fakes: FakeActivities,
   ) {}
 
+  /** Executions of the queue last this long, unless `executionSeconds` says otherwise for an agent. */
+  readonly executionSeconds = new Map<string, number>();
+
   private start(agentId: string) {
     return agentQueueStart(
       { id: agentId, userId: USER, name: 'Recorder' },
-      { temporalTaskQueue: this.taskQueue, agentQueueExecutionSeconds: 600 },
+      { temporalTaskQueue: this.taskQueue, agentQueueExecutionSeconds: this.executionSeconds.get(agentId) ?? 600 },
     );
+  }
+
+  /** Resolves once the queue runs nothing and holds nothing (a Query: nothing written to the history). */
+  async idle(agentId: string): Promise<boolean> {
+    const state = await this.handle(agentId).query<{ activeRunId: string | null; queuedRunIds: string[] }>(
+      AGENT_HANDLERS.agentState,
+    );
+    return state.activeRunId === null && state.queuedRunIds.length === 0;
   }
 
   manual(agentId: string, runId: RunRequest): Promise<EnqueueResult> {
@@ -225,11 +238,15 @@ class Recorder {
    * pending, and no new event for a while (a local activity's marker closes a task, so the last
    * event may be one).
    */
-  async settled(agentId: string, ready: (count: (type: EventType) => number) => boolean): Promise<History> {
+  async settled(
+    agentId: string,
+    ready: (count: (type: EventType) => number) => boolean | Promise<boolean>,
+    execution?: string,
+  ): Promise<History> {
     const deadline = Date.now() + 30_000;
     let previous = -1;
     for (;;) {
-      const history = await this.handle(agentId).fetchHistory();
+      const history = await this.client.workflow.getHandle(`agent-${agentId}`, execution).fetchHistory();
       const events = history.events ?? [];
       // A patch's marker (patched(), markerName core_patch) is not a local activity's: not counted.
       const count = (type: EventType): number =>
@@ -238,7 +255,7 @@ class Recorder {
       const last = events.at(-1)?.eventType;
       const idle =
         last !== EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED && last !== EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED;
-      if (ready(count) && idle && events.length === previous) {
+      if ((await ready(count)) && idle && events.length === previous) {
         return history;
       }
       previous = events.length;
@@ -255,25 +272,26 @@ const MARKERS = EventType.EVENT_TYPE_MARKER_RECORDED;
 const SIGNALS = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED;
 const UPDATES_DONE = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED;
 const TIMERS = EventType.EVENT_TYPE_TIMER_STARTED;
+const CONTINUED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW;
 
-/** The four histories of one bundle, by the name they are saved under (without bundle and extension). */
+/** The histories of one bundle, by the name they are saved under (without bundle and extension). */
 async function scenarios(rec: Recorder): Promise<Record<string, History>> {
   const histories: Record<string, History> = {};
   const { fakes } = rec;
 
-  // A manual run with a tool call, completed and archived (one local activity: the archive).
+  // A manual run with a tool call, completed (archived at the execution's hand-over, later).
   const completed = uuid(1);
   const run1 = request(completed, 'manual');
   fakes.scripts.set(run1.runId, 'tool');
   await rec.manual(completed, run1);
-  histories['run-completed'] = await rec.settled(completed, (n) => n(MARKERS) === 1);
+  histories['run-completed'] = await rec.settled(completed, () => rec.idle(completed));
 
-  // A manual run whose model turn fails: the failure recorded (finishRun) and the run archived.
+  // A manual run whose model turn fails: the failure recorded (finishRun, a local activity).
   const failed = uuid(1);
   const run2 = request(failed, 'manual');
   fakes.scripts.set(run2.runId, 'fail');
   await rec.manual(failed, run2);
-  histories['run-failed'] = await rec.settled(failed, (n) => n(MARKERS) === 2);
+  histories['run-failed'] = await rec.settled(failed, async (n) => n(MARKERS) === 1 && (await rec.idle(failed)));
 
   // A webhook run active, a second webhook queued behind it.
   const busy = uuid(1);
@@ -289,11 +307,11 @@ async function scenarios(rec: Recorder): Promise<Record<string, History>> {
   // held with a webhook queued behind it: the queued one taken out (cancelQueuedRun), the held one
   // cancelled (cancelRun). Idle after it all.
   fakes.release(active.runId);
-  await rec.settled(busy, (n) => n(MARKERS) === 2);
+  await rec.settled(busy, () => rec.idle(busy));
   const manual = request(busy, 'manual');
   fakes.scripts.set(manual.runId, 'tool');
   await rec.manual(busy, manual);
-  await rec.settled(busy, (n) => n(MARKERS) === 3);
+  await rec.settled(busy, async (n) => n(UPDATES_DONE) === 1 && (await rec.idle(busy)));
   const held = request(busy, 'manual');
   const behind = request(busy, 'webhook');
   fakes.scripts.set(held.runId, 'hold');
@@ -309,8 +327,8 @@ async function scenarios(rec: Recorder): Promise<Record<string, History>> {
   if (dequeued !== true || cancelled !== 'cancelled') {
     throw new Error(`the cancels answered ${String(dequeued)} and ${cancelled}`);
   }
-  // Four runs archived; the cancelled one also recorded its end (finishRun).
-  histories['idle-after-runs'] = await rec.settled(busy, (n) => n(MARKERS) === 5 && n(UPDATES_DONE) === 4);
+  // The cancelled one recorded its end (finishRun); none archived yet (at the hand-over).
+  histories['idle-after-runs'] = await rec.settled(busy, (n) => n(MARKERS) === 1 && n(UPDATES_DONE) === 4);
 
   // A manual run whose tool call waits for a decision (the execution's age timer and the wait's), then
   // approved (the decideApproval Update), the call made, the run completed and archived.
@@ -335,7 +353,33 @@ async function scenarios(rec: Recorder): Promise<Record<string, History>> {
   if (decided !== 'approved') {
     throw new Error(`the decision answered ${decided}`);
   }
-  histories['run-approved'] = await rec.settled(careful, (n) => n(MARKERS) === 1 && n(UPDATES_DONE) === 2);
+  histories['run-approved'] = await rec.settled(
+    careful,
+    async (n) => n(UPDATES_DONE) === 2 && (await rec.idle(careful)),
+  );
+
+  // An execution's hand-over ('archive-at-handover'): a manual run with a tool call, a failed one, a
+  // webhook run held with two webhooks queued behind it (listed in one upsert with it), then the
+  // execution's age: the runs archived in one local activity, and the queue continued as new.
+  const handover = uuid(1);
+  rec.executionSeconds.set(handover, 8);
+  const runs = [request(handover, 'manual'), request(handover, 'manual')];
+  fakes.scripts.set(runs[0]!.runId, 'tool');
+  fakes.scripts.set(runs[1]!.runId, 'fail');
+  for (const run of runs) {
+    await rec.manual(handover, run);
+    await rec.settled(handover, () => rec.idle(handover));
+  }
+  const execution = (await rec.handle(handover).describe()).runId;
+  const burst = [request(handover, 'webhook'), request(handover, 'webhook'), request(handover, 'webhook')];
+  fakes.scripts.set(burst[0]!.runId, 'hold');
+  await rec.webhook(handover, burst[0]!);
+  await fakes.whenHeld(burst[0]!.runId);
+  await rec.webhook(handover, burst[1]!);
+  await rec.webhook(handover, burst[2]!);
+  await rec.settled(handover, (n) => n(SIGNALS) === 3);
+  fakes.release(burst[0]!.runId);
+  histories['handover-runs-archived'] = await rec.settled(handover, (n) => n(CONTINUED) === 1, execution);
   return histories;
 }
 

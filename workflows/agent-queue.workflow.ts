@@ -4,13 +4,22 @@ import {
   condition,
   defineUpdate,
   makeContinueAsNewFunc,
+  patched,
   setHandler,
   sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { AGENT_HANDLERS, type AgentQueueInput, type CancelRunResult, SEARCH_ATTRIBUTES } from './contracts.js';
-import { archiveRun, executeRun } from './agent-run.workflow.js';
+import {
+  AGENT_HANDLERS,
+  type AgentQueueInput,
+  ARCHIVE_AT_HANDOVER_PATCH,
+  type ArchiveRunsInput,
+  type CancelRunResult,
+  MAX_RUNS_PER_EXECUTION,
+  SEARCH_ATTRIBUTES,
+} from './contracts.js';
+import { archiveRun, archiveRuns, executeRun } from './agent-run.workflow.js';
 import { approvalGate } from './approval-wait.js';
 import { notifyRunOutcome } from './notify.js';
 import { notifyRunEnded, runQueue } from './run-queue.js';
@@ -18,16 +27,15 @@ import { notifyRunEnded, runQueue } from './run-queue.js';
 export const cancelRunUpdate = defineUpdate<CancelRunResult, [string]>(AGENT_HANDLERS.cancelRun);
 
 /**
- * An execution hands over (continues as new, with the rest of the queue) after this many runs, or
- * `executionSeconds` (AGENT_QUEUE_EXECUTION_SECONDS) after its first run began, once the run in
- * progress has ended: so executions stay short-lived (the run retention deletes old runs' histories
- * only once their execution has closed) without a new execution per run. A new execution per run
- * would cost Temporal a timer, a continue-as-new and a workflow task more for every run, and Temporal
- * holds back the first task of an execution that follows one younger than its
- * `history.workflowIdReuseMinimalInterval` (1 s by default). One timer per execution that ran
- * something marks its age.
+ * An execution hands over (continues as new, with the rest of the queue) after MAX_RUNS_PER_EXECUTION
+ * runs, or `executionSeconds` (AGENT_QUEUE_EXECUTION_SECONDS) after its first run began, once the run
+ * in progress has ended: so executions stay short-lived (the run retention deletes old runs' histories
+ * only once their execution has closed, and a run's archive waits for the hand-over) without a new
+ * execution per run. A new execution per run would cost Temporal a timer, a continue-as-new and a
+ * workflow task more for every run, and Temporal holds back the first task of an execution that
+ * follows one younger than its `history.workflowIdReuseMinimalInterval` (1 s by default). One timer
+ * per execution that ran something marks its age.
  */
-const MAX_RUNS_PER_EXECUTION = 20;
 /** The execution's length when the input names none (AGENT_QUEUE_EXECUTION_SECONDS' default). */
 const EXECUTION_SECONDS = 600;
 
@@ -37,8 +45,8 @@ const EXECUTION_SECONDS = 600;
  * arriving while a run goes on and join the queue. An execution runs up to MAX_RUNS_PER_EXECUTION
  * runs or lasts `executionSeconds`, then continues as new with the rest of the queue. A run is found
  * in the Temporal UI by the `AgentRunIds` search attribute, its timeline is its part of that
- * execution's history, and once it has ended it is archived by a local activity (no task through the
- * server) before the next run starts.
+ * execution's history (read live while the execution is open), and the runs an execution ran are
+ * archived together by one local activity (no task through the server) just before it hands over.
  */
 export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> {
   const state = runQueue(input.agentId, input.queue, input.deliveries);
@@ -68,6 +76,9 @@ export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> 
   });
 
   const ran: string[] = [];
+  // The run ids AgentRunIds lists, and the runs ended and not yet archived (the patched path).
+  const listed = new Set<string>();
+  const ended: ArchiveRunsInput = { runs: [] };
   while (ran.length < MAX_RUNS_PER_EXECUTION && !old && !workflowInfo().continueAsNewSuggested) {
     await condition(() => queue.length > 0 || old || workflowInfo().continueAsNewSuggested);
     // Every handler's answer is written before a run starts: the traced bundle's Update interceptor
@@ -81,23 +92,42 @@ export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> 
     const request = queue.shift()!;
     state.active = request;
     ran.push(request.runId);
+    // Its marker goes in the task of the run's first model turn, with the other patches' (one action).
+    const atHandover = patched(ARCHIVE_AT_HANDOVER_PATCH);
     if (ran.length === 1) {
       void sleep(executionSeconds * 1000).then(() => {
         old = true;
       });
     }
     const fromEventId = workflowInfo().historyLength;
-    upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.runIds, value: [...ran] }]);
+    if (!atHandover) {
+      upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.runIds, value: [...ran] }]);
+    } else if (!listed.has(request.runId)) {
+      // The runs queued behind it too: a burst of queued runs costs one upsert, not one each (a run
+      // that arrives while the queue is idle still costs its own).
+      for (const runId of [...ran, ...queue.map((r) => r.runId)]) {
+        listed.add(runId);
+      }
+      upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.runIds, value: [...listed] }]);
+    }
     running = new CancellationScope();
     const end = await running.run(() => executeRun(request, request.runId, approvals));
     running = undefined;
     state.active = undefined;
-    // The run has ended for its user (its row says so); its archive comes before the next run.
+    // The run has ended for its user (its row says so); until it is archived its timeline is read from
+    // this execution's history, which Temporal keeps while the execution is open.
     await notifyRunOutcome(end.notify, { agentId: input.agentId, runId: request.runId, status: end.ended.status });
-    await archiveRun({ ...end.ended, fromEventId });
+    if (atHandover) {
+      ended.agentId = input.agentId;
+      ended.userId = request.userId;
+      ended.runs.push({ runId: request.runId, status: end.ended.status, fromEventId });
+    } else {
+      await archiveRun({ ...end.ended, fromEventId });
+    }
     await notifyRunEnded(request);
   }
   await condition(allHandlersFinished);
+  await archiveRuns(ended);
   // The next execution carries the agent's attributes, not the runs this one ran.
   const attributes = workflowInfo().typedSearchAttributes;
   const userId = attributes.get(SEARCH_ATTRIBUTES.userId);

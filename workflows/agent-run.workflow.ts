@@ -12,6 +12,7 @@ import {
 import type { Activities } from '../activities/index.js';
 import { type ApprovalGate, awaitApproval, needsApproval } from './approval-wait.js';
 import {
+  type ArchiveRunsInput,
   FAILURE,
   MAX_DURABLE_WAIT_SECONDS,
   MAX_MODEL_TURNS,
@@ -42,6 +43,21 @@ import {
  */
 const records = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+});
+
+/**
+ * The archive of the runs an execution ran, at its hand-over: one local activity for up to
+ * MAX_RUNS_PER_EXECUTION runs, reading the execution's history once. A local activity, as the per-run
+ * archive was: the batch reads at most the history Temporal lets an execution grow to before it
+ * suggests continuing as new (a few MB) and writes one row per run, well under a second as a rule, so
+ * a minute an attempt is ample and a regular activity (its task through the server) would buy
+ * nothing. Retried for ten minutes at most (the database may be restarting): past that the queue hands
+ * over without it and the run reconciler archives the runs from the closed execution's history.
+ */
+const handover = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  scheduleToCloseTimeout: '10 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
 });
 
@@ -116,7 +132,8 @@ export async function executeRun(request: RunRequest, logRunId?: string, gate?: 
 }
 
 /**
- * Keeps an ended run's timeline in the database (a local activity: no task through the server).
+ * Keeps an ended run's timeline in the database (a local activity: no task through the server), as
+ * executions begun before 'archive-at-handover' do once each run has ended (replayed; see archiveRuns).
  * Refused only when the run's row is gone with its agent: its history then stays its timeline.
  */
 export async function archiveRun(ended: FinishRunInput): Promise<void> {
@@ -124,6 +141,21 @@ export async function archiveRun(ended: FinishRunInput): Promise<void> {
     await CancellationScope.nonCancellable(() => records.archiveRun(ended));
   } catch {
     // Nothing to keep it for.
+  }
+}
+
+/**
+ * Keeps the timelines of the runs an execution ran (the agent's queue, at its hand-over). A run whose
+ * row is gone is skipped; a batch that fails for ten minutes is left to the run reconciler.
+ */
+export async function archiveRuns(input: ArchiveRunsInput): Promise<void> {
+  if (input.runs.length === 0) {
+    return;
+  }
+  try {
+    await CancellationScope.nonCancellable(() => handover.archiveRuns(input));
+  } catch {
+    // The reconciler archives them once this execution has closed.
   }
 }
 

@@ -57,6 +57,24 @@ export interface RunLogIds {
 
 export type RunFinalStatus = 'completed' | 'failed' | 'cancelled';
 
+/**
+ * Runs an execution of an agent's queue holds before it hands over (continues as new with the rest
+ * of the queue): see agent-queue.workflow.ts. Benchmark 10 counts one execution's worth of runs.
+ */
+export const MAX_RUNS_PER_EXECUTION = 20;
+
+/**
+ * patched(): the queue archives the runs an execution ran in one step at its hand-over (archiveRuns)
+ * rather than each right after it ended, and lists a run in `AgentRunIds` together with the runs
+ * queued behind it. Executions that began before it keep archiving and listing each run on its own.
+ */
+export const ARCHIVE_AT_HANDOVER_PATCH = 'archive-at-handover';
+
+/** The runs one execution of an agent's queue ran, archived together at its hand-over. */
+export interface ArchiveRunsInput extends RunLogIds {
+  runs: Array<{ runId: string; status: RunFinalStatus; fromEventId: number }>;
+}
+
 export interface RunError {
   error: string;
   code: string;

@@ -6,6 +6,7 @@ import type { NotificationInput } from '../../workflows/contracts.js';
 import { AppError } from '../common/app-error.js';
 import type { Settings } from '../config/settings.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import type { RunsService } from '../runs/runs.service.js';
 import type { SiteHttpClient, SiteRequest } from '../sites/site-http.js';
 import { VaultCipher } from '../vault/vault-cipher.js';
 import { NotificationSenderService } from './notification-sender.service.js';
@@ -50,6 +51,7 @@ function sender(
   found: NotificationSource | null,
   answer: () => Promise<{ status: number }>,
   retryInitialSeconds = 10,
+  historyOutput?: string,
 ): { service: NotificationSenderService; requests: SiteRequest[]; metrics: MetricsService } {
   const requests: SiteRequest[] = [];
   const repository = { source: async () => found } as unknown as NotificationsRepository;
@@ -59,12 +61,18 @@ function sender(
       return { ...(await answer()), headers: {}, body: Buffer.from('receiver body text'), url: request.url };
     },
   } as unknown as SiteHttpClient;
+  // A completed run's answer as its queue's history gives it before the run is archived.
+  const runs = { outputOf: async () => historyOutput } as unknown as RunsService;
   const metrics = new MetricsService();
   const settings = {
     publicBaseUrl: 'https://agentsite.example.com/',
     notificationRetryInitialSeconds: retryInitialSeconds,
   } as Settings;
-  return { service: new NotificationSenderService(repository, http, cipher, metrics, settings), requests, metrics };
+  return {
+    service: new NotificationSenderService(repository, http, cipher, metrics, settings, runs),
+    requests,
+    metrics,
+  };
 }
 
 async function counted(metrics: MetricsService): Promise<string> {
@@ -108,6 +116,16 @@ describe('NotificationSenderService', () => {
     expect(await counted(metrics)).toContain(
       'agentsite_notifications_total{event="run_completed",outcome="delivered"} 1',
     );
+  });
+
+  it('run_completed before the run is archived: the output is read from its queue history, without waiting', async () => {
+    const unarchived = source();
+    unarchived.run!.lastEntry = null;
+    const { service, requests } = sender(unarchived, async () => ({ status: 204 }), 10, 'the answer from the history');
+    const started = Date.now();
+    expect(await service.send(input, 1)).toEqual({ sent: true, status: 204 });
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(JSON.parse(requests[0]!.body!).data.run.output).toBe('the answer from the history');
   });
 
   it('sends nothing when the agent or run is gone, notify was removed or the event is no longer listed', async () => {

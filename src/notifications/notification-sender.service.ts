@@ -6,6 +6,7 @@ import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import type { Settings } from '../config/settings.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { RunsService } from '../runs/runs.service.js';
 import { SiteHttpClient, SiteNetworkError } from '../sites/site-http.js';
 import { VaultCipher } from '../vault/vault-cipher.js';
 import { notificationBody } from './notification-body.js';
@@ -17,7 +18,10 @@ import { openNotifySecret } from '../agents/notify-secret.js';
 export const NOTIFICATION_TIMEOUT_MS = 10_000;
 /** The notification workflow's schedule (its retry policy): the wait after the first failure, and the cap. */
 export const NOTIFICATION_RETRY = { initialSeconds: 10, backoff: 2, maxSeconds: 3600 } as const;
-/** How long a run_completed waits for the run's archive (its output), which the queue writes right after. */
+/**
+ * How long a run_completed waits for its run's output: read from the queue's history, or from the
+ * archive that a queue execution begun before 'archive-at-handover' writes right after the run.
+ */
 const ARCHIVE_WAIT_MS = 5_000;
 const ARCHIVE_POLL_MS = 200;
 
@@ -41,6 +45,7 @@ export class NotificationSenderService implements NotificationsPort {
     private readonly cipher: VaultCipher,
     private readonly metrics: MetricsService,
     @Inject(SETTINGS) private readonly settings: Settings,
+    private readonly runs: RunsService,
   ) {}
 
   async send(input: NotificationInput, attempt: number): Promise<NotificationOutcome> {
@@ -83,14 +88,21 @@ export class NotificationSenderService implements NotificationsPort {
     return { sent: true, status };
   }
 
-  /** The rows; for run_completed, waits briefly for the run's archive so the body carries its output. */
+  /**
+   * The rows; for run_completed, the run's output: from its archive, else from its queue's history (the
+   * queue archives the runs an execution ran when it hands over, minutes later), else waited for.
+   */
   private async read(input: NotificationInput): Promise<NotificationSource | null> {
     const deadline = Date.now() + ARCHIVE_WAIT_MS;
-    for (;;) {
+    for (let tries = 0; ; tries += 1) {
       const source = await this.repository.source(input.agentId, input.runId, input.approvalId);
       const waiting = input.event === 'run_completed' && source?.run !== null && source?.run.lastEntry === null;
       if (!waiting || Date.now() >= deadline) {
         return source;
+      }
+      const output = tries === 0 ? await this.runs.outputOf(input.runId) : undefined;
+      if (output !== undefined) {
+        return { ...source!, run: { ...source!.run!, lastEntry: { type: 'completed', output } } };
       }
       await new Promise((resolve) => setTimeout(resolve, ARCHIVE_POLL_MS));
     }

@@ -11,6 +11,7 @@ import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import type { SiteEntity } from '../vault/site.entity.js';
 import type {
   DeleteExpiredRunsResult,
+  ArchiveRunsInput,
   FinishRunInput,
   ReconcileRunsCursor,
   ReconcileRunsResult,
@@ -144,6 +145,10 @@ export class RunRecordsService implements RunsPort {
 
   archiveRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void> {
     return this.archives.archive(input, execution);
+  }
+
+  archiveRuns(input: ArchiveRunsInput, execution: { workflowId: string; runId: string }): Promise<void> {
+    return this.archives.archiveAll(input, execution);
   }
 
   deleteExpiredRuns(): Promise<DeleteExpiredRunsResult> {

@@ -18,14 +18,15 @@ import {
 import { type RunResponse, toRunResponse } from './run-response.js';
 import type { RunEntity, RunStatus } from './run.entity.js';
 import { type EndedRun, RunsRepository } from './runs.repository.js';
-import { terminalEntry, type TimelineEntry, timelineFromHistory } from './timeline.js';
+import { runTimelinesFromHistory, terminalEntry, type TimelineEntry } from './timeline.js';
 import type { TriggeredEntryDto } from './dto/timeline-entry.dto.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 const FINAL: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
+/** How long an ended run's read waits for its history to record the step that ended it. */
 const CLOSE_WAIT_MS = 5_000;
-const ARCHIVE_POLL_MS = 20;
+const HISTORY_POLL_MS = 50;
 /** Events a page of a history read from its end. */
 const HISTORY_PAGE = 100;
 /** gRPC NOT_FOUND, which a history fetch answers raw (the client maps it to WorkflowNotFoundError elsewhere only). */
@@ -117,58 +118,89 @@ export class RunsService {
   }
 
   /**
-   * The run with its timeline: the archive its queue wrote once it ended (which outlives Temporal's
-   * retention), else its part of its queue's history (a live run).
+   * The run with its timeline: the archive its queue wrote (which outlives Temporal's retention), else
+   * its part of its queue's history: a live run, or an ended one its queue has not archived yet (the
+   * queue archives the runs an execution ran when it hands over; until then the execution is open and
+   * Temporal keeps its history).
    */
   async describe(run: RunEntity): Promise<RunResponse> {
     const archived = FINAL.has(run.status) ? await this.runs.findArchive(run.id) : null;
     if (archived !== null) {
       return { ...toRunResponse(run), timeline: archived.timeline };
     }
-    if (FINAL.has(run.status) && run.startedAt !== null) {
-      // The row is written by the run's last step, a moment before its queue records that step and
-      // archives the run (a worker that died after writing the row retries the step first): wait for
-      // the archive so status and timeline agree.
-      const deadline = Date.now() + CLOSE_WAIT_MS;
-      while (Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, ARCHIVE_POLL_MS));
-        const stored = await this.runs.findArchive(run.id);
-        if (stored !== null) {
-          return { ...toRunResponse(run), timeline: stored.timeline };
-        }
-      }
+    if (!FINAL.has(run.status) || run.startedAt === null) {
+      return { ...toRunResponse(run), timeline: await this.timeline(run) };
     }
-    return { ...toRunResponse(run), timeline: await this.timeline(run) };
+    // The row is written by the run's last step, a moment before its queue's history records that step
+    // (a worker that died after writing the row retries the step first): wait for the history to close
+    // the run's steps so status and timeline agree.
+    const deadline = Date.now() + CLOSE_WAIT_MS;
+    for (;;) {
+      const [read] = await this.read([run]);
+      if (!read!.open || Date.now() >= deadline) {
+        return { ...toRunResponse(run), timeline: read!.timeline };
+      }
+      await new Promise((resolve) => setTimeout(resolve, HISTORY_POLL_MS));
+    }
+  }
+
+  /** A completed run's answer (its timeline's end), archived or not yet; undefined for any other run. */
+  async outputOf(runId: string): Promise<string | undefined> {
+    const run = UUID.test(runId) ? await this.runs.findById(runId) : null;
+    if (run === null || run.status !== 'completed') {
+      return undefined;
+    }
+    const end = (await this.describe(run)).timeline?.at(-1);
+    return end?.type === 'completed' ? end.output : undefined;
   }
 
   /**
    * The timeline from the history of the queue execution that ran the run (its part of it, from
    * `fromEventId` when given); a run still in the queue has only `triggered`. The one reader of run
-   * histories: the API (live runs) and the run's archive step both use it.
+   * histories: the API and the runs' archive both use it.
    */
   async timeline(run: RunEntity, fromEventId?: number): Promise<TimelineEntry[]> {
-    if (run.temporalRunId === null) {
+    const [read] = await this.read([run], fromEventId);
+    return read!.timeline;
+  }
+
+  /**
+   * The timelines of runs one execution ran (each started by it), from one read of its history from
+   * `fromEventId` (the earliest run's start) on: the archive of an execution's runs at its hand-over.
+   */
+  async timelines(runs: RunEntity[], fromEventId?: number): Promise<TimelineEntry[][]> {
+    return (await this.read(runs, fromEventId)).map((r) => r.timeline);
+  }
+
+  /** The runs' timelines, and whether each has a step its history has not closed; `runs` share an execution. */
+  private async read(
+    runs: RunEntity[],
+    fromEventId?: number,
+  ): Promise<Array<{ timeline: TimelineEntry[]; open: boolean }>> {
+    const head = runs[0];
+    if (head === undefined || head.temporalRunId === null) {
       // Not started: no execution has run it yet.
-      return timelineFromRow(run);
+      return runs.map((run) => ({ timeline: timelineFromRow(run), open: false }));
     }
+    const { workflowId, temporalRunId } = head;
     try {
       const events =
         fromEventId !== undefined
-          ? await this.historySince(run.workflowId, run.temporalRunId, fromEventId)
-          : ((await this.client.workflow.getHandle(run.workflowId, run.temporalRunId).fetchHistory()).events ?? []);
-      return await timelineFromHistory(
+          ? await this.historySince(workflowId, temporalRunId, fromEventId)
+          : ((await this.client.workflow.getHandle(workflowId, temporalRunId).fetchHistory()).events ?? []);
+      return await runTimelinesFromHistory(
         events,
         this.codec,
-        { workflowId: run.workflowId, runId: run.temporalRunId },
-        {
+        { workflowId, runId: temporalRunId },
+        runs.map((run) => ({
           runId: run.id,
           triggered: triggeredOf(run),
           ...(FINAL.has(run.status) ? { ended: endOf(run) } : {}),
-        },
+        })),
       );
     } catch (err) {
       if (isNotFound(err)) {
-        return timelineWithoutHistory(run);
+        return runs.map((run) => ({ timeline: timelineWithoutHistory(run), open: false }));
       }
       throw err;
     }

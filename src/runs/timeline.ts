@@ -71,7 +71,22 @@ export async function timelineFromHistory(
   reference: FailureReference = {},
   queued?: QueuedRun,
 ): Promise<TimelineEntry[]> {
-  return timelineFromDecoded(await decodeHistoryEvents(events, codec), reference, queued);
+  return timelineFromDecoded(await decodeHistoryEvents(events, codec), reference, queued).timeline;
+}
+
+/**
+ * The timelines of runs of one queue execution from one read of its history, decoded once (the
+ * archive of the runs an execution ran), each with whether the history still holds a step of the run
+ * it has not closed: a run's row is written by its last step, a moment before the history records it.
+ */
+export async function runTimelinesFromHistory(
+  events: HistoryEvent[],
+  codec: PayloadCodec,
+  reference: FailureReference,
+  runs: QueuedRun[],
+): Promise<Array<{ timeline: TimelineEntry[]; open: boolean }>> {
+  const decoded = await decodeHistoryEvents(events, codec);
+  return runs.map((run) => timelineFromDecoded(decoded, reference, run));
 }
 
 const CLOSE_EVENTS: ReadonlySet<number> = new Set([
@@ -99,9 +114,15 @@ export interface QueuedRun {
   ended?: TimelineEntry;
 }
 
-function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference, queued?: QueuedRun): TimelineEntry[] {
+function timelineFromDecoded(
+  events: HistoryEvent[],
+  reference: FailureReference,
+  queued?: QueuedRun,
+): { timeline: TimelineEntry[]; open: boolean } {
   const timeline: TimelineEntry[] = queued !== undefined ? [queued.triggered] : [];
   const scheduled = new Map<string, { type: string; input: unknown }>();
+  // The run's activities scheduled and not yet closed.
+  const pending = new Set<string>();
   // In a queue's execution, the run whose activity was scheduled last (a wait is that run's).
   let current: string | undefined;
   const mine = (input: unknown): boolean => {
@@ -150,6 +171,7 @@ function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference
           break; // another run's (or the archive of one)
         }
         scheduled.set(String(event.eventId), { type, input });
+        pending.add(String(event.eventId));
         const approval = approvalEntryOf(type, input, at);
         if (approval !== undefined) {
           timeline.push(approval);
@@ -175,6 +197,7 @@ function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference
         const attrs = event.activityTaskCompletedEventAttributes;
         const key = String(attrs?.scheduledEventId);
         const activity = scheduled.get(key);
+        pending.delete(key);
         if (activity?.type === 'modelTurn') {
           const turn = first<ModelTurnOutput>(attrs?.result);
           timeline.push({
@@ -210,6 +233,7 @@ function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference
         const attrs = event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes;
         const key = String(attrs?.scheduledEventId);
         const activity = scheduled.get(key);
+        pending.delete(key);
         if (activity?.type === 'callTool') {
           const call = activity.input as CallToolInput;
           const { error, code } = failureOf(attrs?.failure, reference, attempts.get(key) ?? 1);
@@ -226,6 +250,9 @@ function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference
         }
         break;
       }
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+        pending.delete(String(event.activityTaskCanceledEventAttributes?.scheduledEventId));
+        break;
       case EventType.EVENT_TYPE_TIMER_STARTED: {
         const timeoutMs = toMs(event.timerStartedEventAttributes?.startToFireTimeout);
         const summaryPayload = event.userMetadata?.summary;
@@ -278,10 +305,10 @@ function timelineFromDecoded(events: HistoryEvent[], reference: FailureReference
       .find((e): e is ModelTurnEntryDto => e.type === 'model_turn' && e.text !== '');
     timeline.push(queued.ended.type === 'completed' ? { ...queued.ended, output: answer?.text ?? '' } : queued.ended);
   }
-  return timeline;
+  return { timeline, open: pending.size > 0 };
 }
 
-/** How a run ended, as its workflow knows it (the input of its archiveRun step). */
+/** How a run ended, as its row records it (what closes its archived timeline). */
 export interface RunOutcome {
   status: 'completed' | 'failed' | 'cancelled';
   output?: string;

@@ -41,7 +41,8 @@ describe('approvals: a run waits for a decision (e2e)', () => {
   let db: pg.Client;
 
   beforeAll(async () => {
-    world = await startWorld();
+    // Short queue executions: the run's archive, written when its execution hands over, comes soon.
+    world = await startWorld({ env: { AGENT_QUEUE_EXECUTION_SECONDS: '2' } });
     ({ client: temporal, connection } = await temporalClient());
     db = new pg.Client({ connectionString: testEnv('databaseUrl') });
     await db.connect();
@@ -181,7 +182,7 @@ describe('approvals: a run waits for a decision (e2e)', () => {
     const { rows: after } = await db.query('SELECT status FROM approvals WHERE run_id = $1', [runId]);
     expect(after).toEqual([{ status: 'approved' }]);
 
-    // The archived timeline (written by the same reader before the next run) keeps both entries.
+    // The archived timeline (written by the same reader when the execution hands over) keeps both entries.
     const archived = await eventually('the run archived', async () => {
       const { rows } = await db.query('SELECT timeline FROM run_archives WHERE run_id = $1', [runId]);
       return rows[0]?.timeline as RunView['timeline'] | undefined;

@@ -182,10 +182,14 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
       });
 
       // What the API read from the history while it had no archive: the same entries; only the time of
-      // the closing entry differs (the archive is written just before the workflow's close event).
-      const [archive] = (await db.query('SELECT timeline FROM run_archives WHERE run_id = $1', [failedId])).rows as [
-        { timeline: unknown },
-      ];
+      // the closing entry differs (the archive is written as the queue's execution hands over, just
+      // before its close event: AGENT_QUEUE_EXECUTION_SECONDS, 1 s here, after the run began).
+      const archive = await eventually(
+        'the failed run archived at the hand-over',
+        async () =>
+          (await db.query('SELECT timeline FROM run_archives WHERE run_id = $1', [failedId])).rows[0] as
+            { timeline: unknown } | undefined,
+      );
       await db.query('DELETE FROM run_archives WHERE run_id = $1', [failedId]);
       const fromHistory = await getRun(user, failedId);
       await db.query('INSERT INTO run_archives (run_id, temporal_run_id, timeline) VALUES ($1, $2, $3)', [
@@ -297,7 +301,9 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
       await executionGone(oldExecution);
       // The fresh run keeps everything.
       expect((await getRun(user, freshId)).status).toBe('completed');
-      expect((await db.query('SELECT 1 FROM run_archives WHERE run_id = $1', [freshId])).rowCount).toBe(1);
+      await eventually('the fresh run archived at its hand-over', async () =>
+        (await db.query('SELECT 1 FROM run_archives WHERE run_id = $1', [freshId])).rowCount === 1 ? true : undefined,
+      );
       const freshExecution = await executionOf(user, freshId);
       expect(freshExecution.runId).not.toBe(oldExecution.runId);
       await temporal.workflow.getHandle(freshExecution.workflowId, freshExecution.runId).describe();

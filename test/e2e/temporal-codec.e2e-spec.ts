@@ -7,7 +7,7 @@ import proto, { type temporal } from '@temporalio/proto';
 import { decodeHistoryEvents } from '../../src/temporal/history-codec.js';
 import type { TriggeredEntryDto } from '../../src/runs/dto/timeline-entry.dto.js';
 import { type TimelineEntry, timelineFromHistory } from '../../src/runs/timeline.js';
-import { RUN_TOOL_SETS_PATCH } from '../../workflows/contracts.js';
+import { ARCHIVE_AT_HANDOVER_PATCH, RUN_TOOL_SETS_PATCH } from '../../workflows/contracts.js';
 import { toolNamed } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { expectError } from '../utils/http.js';
@@ -172,13 +172,14 @@ describe('run data encrypted in Temporal, readable by operators (e2e)', () => {
       );
     }
     // Temporal's own TemporalChangeVersion attribute lists the patch ids the workflows took (code
-    // markers, no run data): the run took the tool sets' patch, and only it. Every other attribute is
-    // one of ours and holds ids (AgentRunIds: a list of them).
+    // markers, no run data): the run took the tool sets' patch and the archive at the hand-over's, and
+    // only them. Every other attribute is one of ours and holds ids (AgentRunIds: a list of them).
     const changeVersions = clear.filter((p) => p.at.includes('.searchAttributes.indexedFields.TemporalChangeVersion'));
     expect(changeVersions.length).toBeGreaterThan(0);
-    for (const { payload } of changeVersions) {
-      expect(JSON.parse(Buffer.from(payload.data!).toString())).toEqual([RUN_TOOL_SETS_PATCH]);
-    }
+    const taken = changeVersions.flatMap(
+      ({ payload }) => JSON.parse(Buffer.from(payload.data!).toString()) as string[],
+    );
+    expect([...new Set(taken)].sort()).toEqual([ARCHIVE_AT_HANDOVER_PATCH, RUN_TOOL_SETS_PATCH].sort());
     const attributes = clear.filter(
       (p) => p.at.includes('.searchAttributes.') && !p.at.includes('.indexedFields.TemporalChangeVersion'),
     );

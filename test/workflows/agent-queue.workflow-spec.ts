@@ -1,15 +1,21 @@
 /**
  * The agent's queue (workflows/agent-queue.workflow.ts with run-queue.ts): the shipped workflow
  * bundle in a real Worker on a real Temporal dev server, its activities mocked (test/workflows/
- * harness.ts says why the time-skipping server is not used). Runs go one at a time in arrival order,
- * each archived before the next starts; a queued run is taken out and an active one cancelled;
- * an execution hands over (continues as new, with the rest of the queue) after its run limit or its
- * `executionSeconds`.
+ * harness.ts says why the time-skipping server is not used). Runs go one at a time in arrival order;
+ * a queued run is taken out and an active one cancelled; an execution hands over (continues as new,
+ * with the rest of the queue) after its run limit or its `executionSeconds`, archiving the runs it ran
+ * in one step just before.
  */
 import { describe, expect, it } from '@jest/globals';
-import { AGENT_HANDLERS, type FinishRunInput, type ModelTurnInput } from '../../workflows/contracts.js';
+import {
+  AGENT_HANDLERS,
+  type FinishRunInput,
+  MAX_RUNS_PER_EXECUTION,
+  type ModelTurnInput,
+} from '../../workflows/contracts.js';
 import {
   agentIdOf,
+  type ArchivedRun,
   cancelRun,
   continuedAsNewWith,
   enqueue,
@@ -20,24 +26,24 @@ import {
   nonRetryable,
   queueState,
   rateLimited,
+  runIdsUpserts,
   runRequest,
   runsCalled,
+  runSteps,
   sequence,
   textAnswer,
   timersOf,
   toolUseAnswer,
   until,
+  untilRunsEnded,
   useWorkflowEnvironment,
   withQueueWorker,
 } from './harness.js';
 
-/** The queue's run limit per execution (MAX_RUNS_PER_EXECUTION in agent-queue.workflow.ts). */
-const MAX_RUNS_PER_EXECUTION = 20;
-
 const env = useWorkflowEnvironment();
 
 describe('agentQueueWorkflow: order and one run at a time', () => {
-  it('runs queued runs in arrival order, each archived before the next starts', async () => {
+  it('runs queued runs in arrival order, lists them in one upsert, archives them together at the hand-over', async () => {
     const first = gate();
     const mock = mockActivities({
       modelTurn: async (input: ModelTurnInput) => {
@@ -48,7 +54,9 @@ describe('agentQueueWorkflow: order and one run at a time', () => {
       },
     });
     await withQueueWorker(env(), mock.activities, async (start) => {
-      const handle = await start();
+      // Long enough for the test to queue the runs behind run 1 before the execution is old.
+      const handle = await start({ executionSeconds: 6 });
+      const firstExecution = (await handle.describe()).runId;
       const agentId = agentIdOf(handle);
       const ids = [1, 2, 3, 4].map((n) => `${agentId}-run-${n}`);
       const positions = [];
@@ -62,18 +70,28 @@ describe('agentQueueWorkflow: order and one run at a time', () => {
       expect(await queueState(handle)).toEqual({ activeRunId: ids[0], queuedRunIds: ids.slice(1) });
 
       first.open();
-      await until('4 runs archived', () => runsCalled(mock.calls, 'archiveRun').length === 4);
-      expect(sequence(mock.calls)).toEqual(ids.flatMap((id) => [`modelTurn:${id}`, `archiveRun:${id}`]));
+      await untilRunsEnded(handle, mock.calls, ids);
+      // Ended, not archived yet: their timelines are read from the open execution's history meanwhile.
+      expect(runsCalled(mock.calls, 'archiveRun')).toEqual([]);
+      await until('4 runs archived', () => runsCalled(mock.calls, 'archiveRun').length === 4, 20_000);
+      // One archive step, after the last run, by the execution that ran them, just before it hands over.
+      expect(sequence(mock.calls)).toEqual([
+        ...ids.map((id) => `modelTurn:${id}`),
+        ...ids.map((id) => `archiveRun:${id}`),
+      ]);
+      const archives = mock.calls.filter((c) => c.name === 'archiveRun');
+      expect(new Set(archives.map((c) => c.execution))).toEqual(new Set([firstExecution]));
       // Each run ended by its last turn (its row says completed): the workflow's own finishRun is not needed.
-      const archived = mock.calls.filter((c) => c.name === 'archiveRun').map((c) => c.input as FinishRunInput);
-      expect(archived.map((a) => [a.runId, a.status, a.output])).toEqual(
-        ids.map((id) => [id, 'completed', `done ${id}`]),
-      );
-      // Each archive reads its own run's part of the execution's history.
-      const from = archived.map((a) => a.fromEventId!);
+      const archived = archives.map((c) => c.input as ArchivedRun);
+      expect(archived.map((a) => [a.runId, a.status, a.agentId])).toEqual(ids.map((id) => [id, 'completed', agentId]));
+      // Where each run begins in the execution's history: the archive reads it once, from the first.
+      const from = archived.map((a) => a.fromEventId);
       expect(from.every((id, i) => i === 0 || id > from[i - 1]!)).toBe(true);
-      expect(await queueState(handle)).toEqual({ activeRunId: null, queuedRunIds: [] });
-      await expectReplays(handle);
+      const history = await historyOf(handle, firstExecution);
+      expect(continuedAsNewWith(history)).toMatchObject({ agentId, queue: [] });
+      // Run 1 arrived at an idle queue: listed alone. Run 2 lists the runs queued behind it: no more upserts.
+      expect(runIdsUpserts(history)).toEqual([ids.slice(0, 1), ids]);
+      await expectReplays(handle, firstExecution);
     });
   });
 
@@ -109,44 +127,46 @@ describe('agentQueueWorkflow: order and one run at a time', () => {
       expect(runsCalled(mock.calls, 'modelTurn')).toEqual([`${agentId}-a`]);
 
       first.open();
-      await until('run b archived', () => runsCalled(mock.calls, 'archiveRun').includes(`${agentId}-b`));
-      expect(mostInFlight).toBe(1);
       const a = `${agentId}-a`;
       const b = `${agentId}-b`;
+      await untilRunsEnded(handle, mock.calls, [a, b]);
+      expect(mostInFlight).toBe(1);
       expect(sequence(mock.calls)).toEqual([
         `modelTurn:${a}`,
         `callTool:${a}`,
         `modelTurn:${a}`,
-        `archiveRun:${a}`,
         `modelTurn:${b}`,
         `callTool:${b}`,
         `modelTurn:${b}`,
-        `archiveRun:${b}`,
       ]);
       expect(runsCalled(mock.calls, 'modelTurn')).not.toContain(`${agentId}-c`);
     });
   });
 
-  it('goes on with the next run when an archive is refused (the run is gone with its agent)', async () => {
+  it('hands over and goes on when the archive is refused (left to the run reconciler)', async () => {
     const mock = mockActivities({
-      archiveRun: (input: FinishRunInput) => {
+      archiveRun: (input: ArchivedRun) => {
         if (input.runId.endsWith('-1')) {
-          throw nonRetryable('The run is gone', 'RUN_NOT_FOUND');
+          throw nonRetryable('Only the workflow that ran a run may archive it', 'PERMISSION_DENIED');
         }
       },
     });
     await withQueueWorker(env(), mock.activities, async (start) => {
-      const handle = await start();
+      const handle = await start({ executionSeconds: 1 });
+      const firstExecution = (await handle.describe()).runId;
       const id = agentIdOf(handle);
       await enqueue(handle, runRequest(id, `${id}-1`));
       await enqueue(handle, runRequest(id, `${id}-2`));
-      await until('run 2 archived', () => runsCalled(mock.calls, 'archiveRun').includes(`${id}-2`));
-      expect(sequence(mock.calls)).toEqual([
-        `modelTurn:${id}-1`,
-        `archiveRun:${id}-1`,
-        `modelTurn:${id}-2`,
-        `archiveRun:${id}-2`,
-      ]);
+      await until(
+        'the hand-over',
+        async () => continuedAsNewWith(await historyOf(handle, firstExecution)) !== undefined,
+      );
+      // Refused once (not retried), and the queue handed over all the same.
+      expect(runsCalled(mock.calls, 'archiveRun').filter((runId) => runId === `${id}-1`)).toHaveLength(1);
+      await enqueue(handle, runRequest(id, `${id}-3`));
+      await untilRunsEnded(handle, mock.calls, [`${id}-3`]);
+      expect(runSteps(mock.calls)).toEqual([`modelTurn:${id}-1`, `modelTurn:${id}-2`, `modelTurn:${id}-3`]);
+      await expectReplays(handle, firstExecution);
     });
   });
 });
@@ -178,13 +198,8 @@ describe('agentQueueWorkflow: cancellation', () => {
       expect(await queueState(handle)).toEqual({ activeRunId: r1, queuedRunIds: [r3] });
 
       first.open();
-      await until('run 3 archived', () => runsCalled(mock.calls, 'archiveRun').includes(r3));
-      expect(sequence(mock.calls)).toEqual([
-        `modelTurn:${r1}`,
-        `archiveRun:${r1}`,
-        `modelTurn:${r3}`,
-        `archiveRun:${r3}`,
-      ]);
+      await untilRunsEnded(handle, mock.calls, [r1, r3]);
+      expect(sequence(mock.calls)).toEqual([`modelTurn:${r1}`, `modelTurn:${r3}`]);
       expect(mock.calls.some((c) => c.runId === r2 || c.runId === r4)).toBe(false);
     });
   });
@@ -199,7 +214,8 @@ describe('agentQueueWorkflow: cancellation', () => {
       },
     });
     await withQueueWorker(env(), mock.activities, async (start) => {
-      const handle = await start();
+      const handle = await start({ executionSeconds: 2 });
+      const firstExecution = (await handle.describe()).runId;
       const agentId = agentIdOf(handle);
       const [r1, r2] = [`${agentId}-1`, `${agentId}-2`];
       await enqueue(handle, runRequest(agentId, r1));
@@ -215,20 +231,14 @@ describe('agentQueueWorkflow: cancellation', () => {
       expect(finish).toMatchObject({ runId: r1, status: 'cancelled' });
 
       await until('run 2 archived', () => runsCalled(mock.calls, 'archiveRun').includes(r2));
-      expect(sequence(mock.calls)).toEqual([
-        `modelTurn:${r1}`,
-        `callTool:${r1}`,
-        `finishRun:${r1}`,
-        `archiveRun:${r1}`,
-        `modelTurn:${r2}`,
-        `archiveRun:${r2}`,
-      ]);
-      const archived = mock.calls.filter((c) => c.name === 'archiveRun').map((c) => (c.input as FinishRunInput).status);
+      expect(runSteps(mock.calls)).toEqual([`modelTurn:${r1}`, `callTool:${r1}`, `finishRun:${r1}`, `modelTurn:${r2}`]);
+      // A cancelled run is archived as any other, at its execution's hand-over.
+      const archived = mock.calls.filter((c) => c.name === 'archiveRun').map((c) => (c.input as ArchivedRun).status);
       expect(archived).toEqual(['cancelled', 'completed']);
-      const events = await historyOf(handle);
+      const events = await historyOf(handle, firstExecution);
       expect(events.some((e) => e.timerCanceledEventAttributes)).toBe(true);
-      expect(events.some((e) => e.timerFiredEventAttributes)).toBe(false);
-      await expectReplays(handle);
+      expect(timersOf(events).filter((t) => t.seconds === 300)).toHaveLength(1);
+      await expectReplays(handle, firstExecution);
     });
   });
 
@@ -251,14 +261,8 @@ describe('agentQueueWorkflow: cancellation', () => {
       await until('run 1 in its first turn', () => mock.calls.length === 1);
 
       expect(await cancelRun(handle, r1)).toBe('cancelled');
-      await until('run 2 archived', () => runsCalled(mock.calls, 'archiveRun').includes(r2));
-      expect(sequence(mock.calls)).toEqual([
-        `modelTurn:${r1}`,
-        `finishRun:${r1}`,
-        `archiveRun:${r1}`,
-        `modelTurn:${r2}`,
-        `archiveRun:${r2}`,
-      ]);
+      await untilRunsEnded(handle, mock.calls, [r1, r2]);
+      expect(sequence(mock.calls)).toEqual([`modelTurn:${r1}`, `finishRun:${r1}`, `modelTurn:${r2}`]);
       expect(mock.calls.find((c) => c.name === 'finishRun')?.input).toMatchObject({ runId: r1, status: 'cancelled' });
       const events = await historyOf(handle);
       expect(events.some((e) => e.activityTaskCancelRequestedEventAttributes)).toBe(true);
@@ -287,9 +291,20 @@ describe('agentQueueWorkflow: continue-as-new', () => {
       }
       const firstExecution = (await handle.describe()).runId;
       first.open();
-      await until(`${total} runs archived`, () => runsCalled(mock.calls, 'archiveRun').length === total, 40_000);
+      await untilRunsEnded(handle, mock.calls, ids);
 
       expect(runsCalled(mock.calls, 'modelTurn')).toEqual(ids);
+      // The first execution's runs archived in one step, after its last run, before it handed over.
+      const archives = mock.calls.filter((c) => c.name === 'archiveRun');
+      expect(archives.map((c) => c.runId)).toEqual(ids.slice(0, MAX_RUNS_PER_EXECUTION));
+      expect(new Set(archives.map((c) => c.execution))).toEqual(new Set([firstExecution]));
+      expect(mock.calls.indexOf(archives[0]!)).toBeGreaterThan(
+        mock.calls.findIndex((c) => c.runId === ids[MAX_RUNS_PER_EXECUTION - 1]),
+      );
+      // However many runs queue up, they cost at most two upserts: run 1's, and run 2's listing the rest.
+      const upserts = runIdsUpserts(await historyOf(handle, firstExecution));
+      expect(upserts.length).toBeLessThanOrEqual(2);
+      expect(upserts.at(-1)).toEqual(ids);
       const executions = [...new Set(mock.calls.map((c) => c.execution))];
       expect(executions).toHaveLength(2);
       expect(executions[0]).toBe(firstExecution);
@@ -338,6 +353,11 @@ describe('agentQueueWorkflow: continue-as-new', () => {
 
       first.open();
       await until('run 2 archived', () => runsCalled(mock.calls, 'archiveRun').includes(r2));
+      // Each execution archives the run it ran as it hands over.
+      const archivedBy = (runId: string): string | undefined =>
+        mock.calls.find((c) => c.name === 'archiveRun' && c.runId === runId)?.execution;
+      expect(archivedBy(r1)).toBe(firstExecution);
+      expect(archivedBy(r2)).toBe(mock.calls.find((c) => c.name === 'modelTurn' && c.runId === r2)?.execution);
       const handedOver = continuedAsNewWith(await historyOf(handle, firstExecution));
       expect(handedOver).toMatchObject({ agentId, executionSeconds: 1 });
       expect(handedOver?.queue?.map((r) => r.runId)).toEqual([r2]);
@@ -355,7 +375,7 @@ describe('agentQueueWorkflow: continue-as-new', () => {
         const handle = await start(executionSeconds === undefined ? {} : { executionSeconds });
         const agentId = agentIdOf(handle);
         await enqueue(handle, runRequest(agentId, `${agentId}-1`));
-        await until('run archived', () => runsCalled(mock.calls, 'archiveRun').includes(`${agentId}-1`));
+        await untilRunsEnded(handle, mock.calls, [`${agentId}-1`]);
         expect(timersOf(await historyOf(handle))).toEqual([{ seconds: 600, summary: undefined }]);
       }
     });

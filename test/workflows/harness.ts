@@ -28,6 +28,7 @@ import { workflowSource } from '../../src/temporal/worker-factory.js';
 import {
   AGENT_HANDLERS,
   type AgentQueueInput,
+  type ArchiveRunsInput,
   type AgentQueueState,
   type CallToolInput,
   type CallToolOutput,
@@ -107,6 +108,16 @@ export interface ActivityCall {
   input: unknown;
 }
 
+/** One run of an execution's archive (archiveRuns' input), as the mock records it under `archiveRun`. */
+export type ArchivedRun = ArchiveRunsInput['runs'][number] & { agentId?: string; userId?: string };
+
+/**
+ * The `executionSeconds` of a queue whose test waits for its runs' archive, which the queue writes
+ * when it hands over: its runs end within it (or the rest go on in the next execution, archived at its
+ * own hand-over), and the test does not wait long for it.
+ */
+export const HANDOVER_SECONDS = 3;
+
 /** The model's answer to one turn, before the activity adds `context` (turn 1) and `ended`. */
 export type ModelAnswer = Omit<ModelTurnOutput, 'context' | 'ended'>;
 
@@ -116,7 +127,8 @@ export interface ActivityScript {
   /** `attempt`: this tool call's calls so far in the run, this one included. */
   callTool?: (input: CallToolInput, attempt: number) => Promise<CallToolOutput> | CallToolOutput;
   finishRun?: (input: FinishRunInput) => Promise<void> | void;
-  archiveRun?: (input: FinishRunInput) => Promise<void> | void;
+  /** Called once per run of an execution's archive at its hand-over (archiveRuns), in order. */
+  archiveRun?: (input: ArchivedRun) => Promise<void> | void;
   requestApproval?: (input: RequestApprovalInput) => Promise<void> | void;
   settleApproval?: (input: SettleApprovalInput) => Promise<void> | void;
   /** The context turn 1 returns (default CONTEXT). */
@@ -194,7 +206,7 @@ export function nonRetryable(message: string, type: string): ApplicationFailure 
 export function mockActivities(script: ActivityScript = {}): {
   activities: Pick<
     Activities,
-    'modelTurn' | 'callTool' | 'finishRun' | 'archiveRun' | 'requestApproval' | 'settleApproval'
+    'modelTurn' | 'callTool' | 'finishRun' | 'archiveRun' | 'archiveRuns' | 'requestApproval' | 'settleApproval'
   >;
   calls: ActivityCall[];
 } {
@@ -232,9 +244,16 @@ export function mockActivities(script: ActivityScript = {}): {
         record('finishRun', input.runId, input);
         await cancellable(() => script.finishRun?.(input));
       },
+      // Only histories of executions begun before 'archive-at-handover' call it (replayed, not run here).
       async archiveRun(input: FinishRunInput): Promise<void> {
         record('archiveRun', input.runId, input);
-        await cancellable(() => script.archiveRun?.(input));
+      },
+      async archiveRuns(input: ArchiveRunsInput): Promise<void> {
+        for (const run of input.runs) {
+          const archived: ArchivedRun = { ...run, agentId: input.agentId, userId: input.userId };
+          record('archiveRun', run.runId, archived);
+          await cancellable(() => script.archiveRun?.(archived));
+        }
       },
       async requestApproval(input: RequestApprovalInput): Promise<void> {
         record('requestApproval', input.runId, input);
@@ -373,7 +392,9 @@ export function lastToolResults(calls: ActivityCall[], runId?: string): ToolResu
 
 /**
  * Runs `runs` (suffixes of the agent's id) through one agent's queue over `mock`'s activities;
- * `during` drives them once enqueued; returns once as many runs are archived (those it enqueued, or others `during` did).
+ * `during` drives them once enqueued; returns once as many runs are archived (those it enqueued, or
+ * others `during` did), which the queue does when it hands over (HANDOVER_SECONDS after the first run);
+ * the handle returned is the execution that ran the first run.
  */
 export async function runThroughQueue(
   env: TestWorkflowEnvironment,
@@ -382,15 +403,21 @@ export async function runThroughQueue(
   during?: (queue: { handle: QueueHandle; ids: string[]; calls: ActivityCall[] }) => Promise<void>,
 ): Promise<{ calls: ActivityCall[]; ids: string[]; handle: QueueHandle }> {
   return withQueueWorker(env, mock.activities, async (start) => {
-    const handle = await start();
+    const handle = await start({ executionSeconds: HANDOVER_SECONDS });
     const agentId = agentIdOf(handle);
     const ids = runs.map((suffix) => `${agentId}-${suffix}`);
     for (const runId of ids) {
       await enqueue(handle, runRequest(agentId, runId));
     }
+    const firstExecution = (await handle.describe()).runId;
     await during?.({ handle, ids, calls: mock.calls });
     await until(`${ids.length} runs archived`, () => runsCalled(mock.calls, 'archiveRun').length >= ids.length);
-    return { calls: mock.calls, ids, handle };
+    // The execution that ran the first run (the queue has handed over since): its history is the run's.
+    return {
+      calls: mock.calls,
+      ids,
+      handle: handle.client.getHandle(handle.workflowId, firstExecution) as QueueHandle,
+    };
   });
 }
 
@@ -402,6 +429,11 @@ export function runsCalled(calls: ActivityCall[], name: keyof Activities): strin
 /** Each call as `name:runId`, in call order (what ran when). */
 export function sequence(calls: ActivityCall[]): string[] {
   return calls.map((c) => `${c.name}:${c.runId}`);
+}
+
+/** The sequence without the archive (written at hand-overs, whose place depends on timing). */
+export function runSteps(calls: ActivityCall[]): string[] {
+  return sequence(calls.filter((c) => c.name !== 'archiveRun'));
 }
 
 export async function historyOf(handle: QueueHandle, execution?: string): Promise<HistoryEvent[]> {
@@ -434,4 +466,23 @@ export function continuedAsNewWith(events: HistoryEvent[]): AgentQueueInput | un
   const last = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes;
   const payload = last?.input?.payloads?.[0];
   return payload ? defaultPayloadConverter.fromPayload<AgentQueueInput>(payload) : undefined;
+}
+
+/** The run ids each `AgentRunIds` upsert of an execution's history listed, in order. */
+export function runIdsUpserts(events: HistoryEvent[]): string[][] {
+  return events
+    .map((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.AgentRunIds)
+    .filter((payload) => payload !== undefined && payload !== null)
+    .map((payload) => defaultPayloadConverter.fromPayload<string[]>(payload!));
+}
+
+/** Polls until each run has started and left the queue (ended: neither active nor queued). */
+export async function untilRunsEnded(handle: QueueHandle, calls: ActivityCall[], ids: string[]): Promise<void> {
+  await until(`runs ${ids.join(', ')} ended`, async () => {
+    if (!ids.every((id) => calls.some((c) => c.runId === id))) {
+      return false;
+    }
+    const state = await queueState(handle);
+    return !ids.some((id) => id === state.activeRunId || state.queuedRunIds.includes(id));
+  });
 }

@@ -5,7 +5,7 @@ import { describe, expect, it } from '@jest/globals';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { workflowSource } from '../../src/temporal/worker-factory.js';
-import { RUN_TOOL_SETS_PATCH } from '../../workflows/contracts.js';
+import { ARCHIVE_AT_HANDOVER_PATCH, RUN_TOOL_SETS_PATCH } from '../../workflows/contracts.js';
 
 /** dist/test/workflows → the repository's test/fixtures/histories (they are not compiled into dist). */
 const HISTORIES = path.resolve(
@@ -51,6 +51,10 @@ const SCENARIOS = [
   // set's hash, each tool answer the route of its tool.
   'tool-sets-run-completed',
   'tool-sets-run-approved',
+  // Recorded after the queue archived an execution's runs at its hand-over (patch 'archive-at-handover'):
+  // a completed, a failed and three webhook runs (two queued in a burst), archived in one local
+  // activity just before the execution continued as new.
+  'handover-runs-archived',
 ];
 
 /**
@@ -69,12 +73,25 @@ describe('workflow replay of the recorded histories', () => {
     );
   });
 
-  it('holds runs of both shapes: the tool-sets ones took the patch, the older ones did not', () => {
+  it('holds runs of each shape: the tool-sets ones took that patch, the handover ones both, the oldest none', () => {
     for (const name of recorded) {
       const bytes = Buffer.from(readFileSync(path.join(HISTORIES, name), 'utf8'), 'base64').toString('latin1');
-      expect({ name, patched: bytes.includes(RUN_TOOL_SETS_PATCH) }).toEqual({
+      const handover = name.includes('handover');
+      expect({
         name,
-        patched: name.includes('tool-sets'),
+        toolSets: bytes.includes(RUN_TOOL_SETS_PATCH),
+        handover: bytes.includes(ARCHIVE_AT_HANDOVER_PATCH),
+        // The per-run archive's local activity, or the hand-over's (which closes the history).
+        archive: bytes.includes('archiveRuns') ? 'archiveRuns' : bytes.includes('archiveRun') ? 'archiveRun' : 'none',
+      }).toEqual({
+        name,
+        toolSets: name.includes('tool-sets') || handover,
+        handover,
+        archive: handover
+          ? 'archiveRuns'
+          : name.includes('run-active') || name.includes('awaiting')
+            ? 'none'
+            : 'archiveRun',
       });
     }
   });
