@@ -29,6 +29,7 @@ import { RunReconcile1765000021000 } from './migrations/1765000021000-run-reconc
 import { BillingReliability1765000021100 } from './migrations/1765000021100-billing-reliability.js';
 import { ChatModelBrief1765000021300 } from './migrations/1765000021300-chat-model-brief.js';
 import { RunToolSets1765000021400 } from './migrations/1765000021400-run-tool-sets.js';
+import { RunsUnstarted1765000023000 } from './migrations/1765000023000-runs-unstarted.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 import { DatabaseLogger } from './database-logger.js';
 
@@ -62,6 +63,7 @@ export const MIGRATIONS = [
   RateLimitsExpireIndex1765000021200,
   ChatModelBrief1765000021300,
   RunToolSets1765000021400,
+  RunsUnstarted1765000023000,
 ];
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */

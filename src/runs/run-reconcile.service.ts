@@ -34,6 +34,11 @@ export const RECONCILE_MIN_AGE_SECONDS = 5 * 60;
 const MAX_REASON = 500;
 /** gRPC NOT_FOUND: the execution is gone (Temporal's retention, or deleted by an operator). */
 const GRPC_NOT_FOUND = 5;
+/**
+ * gRPC INVALID_ARGUMENT: Temporal cannot read the execution's id (a row whose run id is not one):
+ * such an execution can never be found, and the run is treated as gone rather than failing every batch.
+ */
+const GRPC_INVALID_ARGUMENT = 3;
 
 /** What Temporal says of the execution that runs (or ran, or would run) a run. */
 type Execution = { state: 'running' } | { state: 'closed'; status: string; reason: string } | { state: 'gone' };
@@ -177,7 +182,10 @@ export class RunReconcileService {
       const reason = status === 'TERMINATED' ? await this.terminateReason(workflowId, described.runId) : '';
       return { state: 'closed', status, reason };
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND)) {
+      if (
+        err instanceof WorkflowNotFoundError ||
+        (isGrpcServiceError(err) && (err.code === GRPC_NOT_FOUND || err.code === GRPC_INVALID_ARGUMENT))
+      ) {
         return { state: 'gone' };
       }
       throw err;
