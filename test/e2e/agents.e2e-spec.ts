@@ -453,7 +453,9 @@ describe('agents and runs on Temporal (e2e)', () => {
       stack.worker!.child.kill('SIGKILL');
       await stopChild(stack.worker!.child);
       stack.worker = stack.spawn('worker', 'src/worker.js');
-      const run = await waitForRun(http, user.token, runId, undefined, 90_000);
+      const run = await waitForRun(http, user.token, runId, undefined, 90_000).catch((err: unknown) => {
+        throw stack.explain(err, runId);
+      });
       expect(run.status).toBe('completed');
       expect(site.stats.effects - effects).toBe(1);
       expect(site.notesOf('alice').filter((n) => n.title === 'Exactly once')).toHaveLength(1);
@@ -463,5 +465,6 @@ describe('agents and runs on Temporal (e2e)', () => {
     } finally {
       site.toolDelayMs = 0;
     }
-  });
+    // Past the 90 s wait above: a slow recovery fails with the run's last view and the stack's lines about it.
+  }, 150_000);
 });

@@ -245,7 +245,9 @@ describe('approvals (e2e)', () => {
     } finally {
       await second.stop();
     }
-    const done = await waitForRun(http, as.token, runId, undefined, 90_000);
+    const done = await waitForRun(http, as.token, runId, undefined, 90_000).catch((err: unknown) => {
+      throw stack.explain(err, runId);
+    });
     expect(done.status).toBe('completed');
     expect(site.stats.toolCalls - calls).toBe(1);
     expect(notesTitled('Durable wait')).toHaveLength(1);
@@ -257,7 +259,8 @@ describe('approvals (e2e)', () => {
       decision: 'approve',
       by: { userId: expect.any(String) },
     });
-  });
+    // Past the 90 s wait above: a slow recovery fails with the run's last view and the stack's lines about it.
+  }, 150_000);
 
   it("in a workspace a viewer cannot rotate an agent's notification signing secret (PERMISSION_DENIED); a member can", async () => {
     const { as: asOwner, workspaceId } = await userWithSite('team', async (owner) => {

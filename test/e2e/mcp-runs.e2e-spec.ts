@@ -90,7 +90,9 @@ describe('agent runs with an MCP server (e2e)', () => {
       release();
       released = true;
       stack.worker = stack.spawn('worker', 'src/worker.js');
-      const run = await waitForRun(http, user.token, runId, undefined, 90_000);
+      const run = await waitForRun(http, user.token, runId, undefined, 90_000).catch((err: unknown) => {
+        throw stack.explain(err, runId);
+      });
       expect(run.status).toBe('completed');
 
       // Exactly one effect at each: the retried MCP call carried the first attempt's idempotency hint.
@@ -131,5 +133,6 @@ describe('agent runs with an MCP server (e2e)', () => {
         release();
       }
     }
-  });
+    // Past the 90 s wait above: a slow recovery fails with the run's last view and the stack's lines about it.
+  }, 150_000);
 });

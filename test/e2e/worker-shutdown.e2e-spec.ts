@@ -60,7 +60,9 @@ describe('the worker drains on SIGTERM (e2e)', () => {
 
       stack.worker = undefined;
       await stack.startWorker();
-      const run = await waitForRun(http, user.token, runId, undefined, 90_000);
+      const run = await waitForRun(http, user.token, runId, undefined, 90_000).catch((err: unknown) => {
+        throw stack.explain(err, runId);
+      });
       expect(run.status).toBe('completed');
       // The drained call's result is the one recorded: first attempt, nothing retried.
       const results = run.timeline.filter((event) => event.type === 'tool_result');
@@ -71,5 +73,6 @@ describe('the worker drains on SIGTERM (e2e)', () => {
     } finally {
       site.toolDelayMs = 0;
     }
-  });
+    // Past the 90 s wait above: a slow recovery fails with the run's last view and the stack's lines about it.
+  }, 150_000);
 });

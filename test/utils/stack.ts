@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, stopChild, StopWaiting, waitFor } from '../../scripts/runtime/processes.js';
@@ -213,6 +213,29 @@ export class Stack {
       .filter((p): p is ProcessHandle => p !== undefined)
       .map((p) => readFileSync(p.logFile, 'utf8'))
       .join('\n');
+  }
+
+  /**
+   * The lines of every process this stack ever spawned (killed ones too, oldest first) that mention
+   * `needle` or are warnings and errors, each cut to 400 characters, at most `limit` of them (the last).
+   */
+  linesAbout(needle: string, limit = 80): string {
+    const lines = readdirSync(this.dir)
+      .filter((name) => name.endsWith('.log'))
+      .sort((a, b) => Number(/-(\d+)\.log$/.exec(a)?.[1]) - Number(/-(\d+)\.log$/.exec(b)?.[1]))
+      .flatMap((name) =>
+        readFileSync(path.join(this.dir, name), 'utf8')
+          .split('\n')
+          .filter((line) => line.includes(needle) || /"level":"(warn|error|fatal)"/.test(line))
+          .map((line) => `${name}: ${line.slice(0, 400)}`),
+      );
+    return lines.slice(-limit).join('\n');
+  }
+
+  /** `err` with the stack's lines about `needle` appended: what a failed wait on a run shows. */
+  explain(err: unknown, needle: string): Error {
+    const message = err instanceof Error ? err.message : String(err);
+    return new Error(`${message}\n--- the stack's log lines about ${needle}:\n${this.linesAbout(needle)}`);
   }
 
   async stop(): Promise<void> {
