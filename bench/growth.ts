@@ -218,10 +218,10 @@ function statementsOf(db: DataSource, seeded: Seeded): Record<string, Statement>
           WEBHOOK_DELIVERIES_KEPT,
         ),
     },
-    "a model call's credit hold (every model turn)": {
+    "a model call's credit hold, the balance's lock with it (every model turn)": {
       call: async () => {
         const key = `growth-${randomUUID()}`;
-        await credits.hold(db.manager, { userId: seeded.userId, key, amount: 1, ttlMs: 60_000, balance: 1000 });
+        await credits.hold({ userId: seeded.userId, key, amount: 1, ttlMs: 60_000 });
         return key;
       },
       after: (key) => credits.release(seeded.userId, key as string),

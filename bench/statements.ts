@@ -10,13 +10,15 @@
  *
  * Then a model call's credit rules as the service runs them for a user who has the credits (the
  * hold before the call, the charge after it, each a transaction under the balance's row lock):
- * the statements each sends (BEGIN and COMMIT included) and their median wall time.
+ * the round trips to PostgreSQL each makes (BEGIN and COMMIT included; the hold's two statements
+ * travel in one message, see CreditsRepository.hold) and their median wall time.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Logger } from '@nestjs/common';
+import pg from 'pg';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { fmt, line, percentile } from './stats.js';
 import { clockTicks, postmasterPid, treeCpu } from './scale.js';
@@ -120,10 +122,9 @@ async function main(): Promise<void> {
       'runs_by_id (archive)': () => runs.findById(randomUUID()),
       'runs_save_archive (archive)': () =>
         runs.saveArchive({ runId: randomUUID(), workflowId: 'agent-x', temporalRunId: randomUUID(), timeline: [] }),
-      // A model call's credit statements, outside the transactions they run in here (see creditRules).
-      'users_lock_credits (every model call, twice)': () => users.lockCredits(em, randomUUID()),
-      'credits_reserve (every model call)': () =>
-        credits.hold(em, { userId: randomUUID(), key: `chat:${randomUUID()}:1`, amount: 1, ttlMs: 60_000, balance: 0 }),
+      // A model turn's charge statements, outside the transaction they run in here (see creditRules;
+      // the hold before the call is one simple-protocol message with no prepared statement).
+      'users_lock_credits (every model turn)': () => users.lockCredits(em, randomUUID()),
       'users_set_credits (every model turn)': () => users.setCredits(em, randomUUID(), 0, { dropCached: false }),
       'runs_add_usage (every model turn of a run)': () =>
         usage.add(em, randomUUID(), { inputTokens: 1, outputTokens: 1, credits: 1 }),
@@ -204,8 +205,8 @@ async function main(): Promise<void> {
 
 /**
  * A model call's credit rules for a user who has the credits, as CreditsService runs them: the hold
- * (BEGIN, the balance's lock, the hold, COMMIT) and the charge (BEGIN, the lock, the ledger row, the
- * balance, COMMIT); a run's turn adds the run's usage. Counts the statements each sends.
+ * (the balance's lock and the hold, one message) and the charge (BEGIN, the lock, the ledger row, the
+ * balance, COMMIT); a run's turn adds the run's usage. Counts the round trips each makes.
  */
 async function creditRules(dataSource: DataSource, users: UsersRepository, usage: RunUsageRepository): Promise<void> {
   const hooks = new CreditHooks();
@@ -216,13 +217,12 @@ async function creditRules(dataSource: DataSource, users: UsersRepository, usage
     "INSERT INTO users (email, password_hash, credits) VALUES ($1, 'x', $2) RETURNING id",
     [`bench-${randomUUID()}@example.com`, 1_000_000_000],
   );
-  // Every statement, a transaction's BEGIN and COMMIT included, goes through a query runner's query.
-  const probe = dataSource.createQueryRunner();
-  const runners = Object.getPrototypeOf(probe) as { query: (...args: unknown[]) => Promise<unknown> };
-  await probe.release();
-  const query = runners.query;
+  // Every message to PostgreSQL, a transaction's BEGIN and COMMIT included and the pool's own
+  // queries too, goes through a pg client's query.
+  const clients = pg.Client.prototype as unknown as { query: (...args: unknown[]) => Promise<unknown> };
+  const query = clients.query;
   let sent = 0;
-  runners.query = function (this: unknown, ...args: unknown[]) {
+  clients.query = function (this: unknown, ...args: unknown[]) {
     sent += 1;
     return query.apply(this, args);
   };
@@ -248,8 +248,8 @@ async function creditRules(dataSource: DataSource, users: UsersRepository, usage
     wall.push(performance.now() - started);
   }
   line("a model call's credit rules (hold + charge, a user with credits)", {
-    hold_statements: counted.hold,
-    charge_statements: counted.charge,
+    hold_round_trips: counted.hold,
+    charge_round_trips: counted.charge,
     wall: fmt(median(wall)),
   });
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { escapeLiteral } from 'pg';
 import { type DataSource, type EntityManager } from 'typeorm';
 import { preparedStatement } from '../common/database/prepared-statement.js';
 
@@ -26,22 +27,51 @@ const CHARGE_LEDGER_QUERY =
   'SELECT $1::uuid, $2::bigint, $3::text, $4::text, $5::bigint WHERE NOT EXISTS (SELECT 1 FROM previous)) ' +
   'SELECT (SELECT delta FROM previous) AS previous';
 
+/** A user id as the hold's text carries it: a UUID, nothing else (the text has no parameters). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /**
- * A hold's rows, under the balance's row lock: drops the user's expired holds (but the one of this
- * key, which the upsert renews), sums the unexpired holds of the other keys, and writes (or renews,
- * for a retried call with the same key) this key's hold when `$5` (the balance) less that sum covers
- * `$3`; a key another user holds is left as it is. Answers the sum. Every model call sends it before
- * the model is called: parsed and planned once per connection.
+ * The hold rule in one round trip: two statements in one simple-protocol message, which PostgreSQL
+ * runs as one implicit transaction (a failure of either rolls back both). The first takes the
+ * balance's row lock, the lock every charge takes; the second, a statement of its own and so with a
+ * snapshot taken after the lock was granted (READ COMMITTED), sees every hold and charge committed
+ * before it: it drops the user's expired holds (but the one of this key, which the upsert renews),
+ * sums the unexpired holds of the other keys, and writes (or renews, for a retried call with the same
+ * key) this key's hold when the balance less that sum covers the amount; a key another user holds is
+ * left as it is. It answers the sum and the balance (no row: no such user). A single statement could
+ * not do it: its snapshot predates its wait for the lock, so its sum could miss a hold committed
+ * meanwhile. A simple-protocol message carries no parameters: the values are literals, the id checked
+ * as a UUID, the key quoted by pg's escapeLiteral, the numbers checked as safe integers.
  */
-const RESERVE_QUERY =
-  'WITH expired AS (DELETE FROM credit_holds WHERE user_id = $1 AND expires_at <= now() AND key <> $2), ' +
-  'held AS (SELECT coalesce(sum(amount), 0)::bigint AS n FROM credit_holds ' +
-  'WHERE user_id = $1 AND key <> $2 AND expires_at > now()), ' +
-  'hold AS (INSERT INTO credit_holds (key, user_id, amount, expires_at) ' +
-  "SELECT $2::text, $1::uuid, $3::bigint, now() + $4::bigint * interval '1 millisecond' FROM held WHERE $5::bigint - held.n >= $3::bigint " +
-  'ON CONFLICT (key) DO UPDATE SET amount = EXCLUDED.amount, expires_at = EXCLUDED.expires_at ' +
-  'WHERE credit_holds.user_id = $1) ' +
-  'SELECT n FROM held';
+function holdText(entry: { userId: string; key: string; amount: number; ttlMs: number }): string {
+  if (!UUID.test(entry.userId)) {
+    throw new Error('credit hold: the user id is not a UUID');
+  }
+  if (!Number.isSafeInteger(entry.amount) || !Number.isSafeInteger(entry.ttlMs)) {
+    throw new Error('credit hold: the amount and the lifetime must be integers');
+  }
+  const user = `'${entry.userId}'::uuid`;
+  const key = `${escapeLiteral(entry.key)}::text`;
+  const amount = `${entry.amount}::bigint`;
+  return (
+    `SELECT 1 FROM users WHERE id = ${user} FOR UPDATE;\n` +
+    `WITH balance AS (SELECT credits FROM users WHERE id = ${user}), ` +
+    `expired AS (DELETE FROM credit_holds WHERE user_id = ${user} AND expires_at <= now() AND key <> ${key}), ` +
+    `held AS (SELECT coalesce(sum(amount), 0)::bigint AS n FROM credit_holds ` +
+    `WHERE user_id = ${user} AND key <> ${key} AND expires_at > now()), ` +
+    `hold AS (INSERT INTO credit_holds (key, user_id, amount, expires_at) ` +
+    `SELECT ${key}, ${user}, ${amount}, now() + ${entry.ttlMs}::bigint * interval '1 millisecond' ` +
+    `FROM held, balance WHERE balance.credits - held.n >= ${amount} ` +
+    `ON CONFLICT (key) DO UPDATE SET amount = EXCLUDED.amount, expires_at = EXCLUDED.expires_at ` +
+    `WHERE credit_holds.user_id = ${user}) ` +
+    `SELECT held.n, balance.credits FROM held, balance`
+  );
+}
+
+/** pg's pool, as TypeORM's PostgreSQL driver keeps it: a simple-protocol query answers each statement's result. */
+interface PgPool {
+  query(text: string): Promise<Array<{ rows: Array<Record<string, unknown>> }>>;
+}
 
 /**
  * The SQL of credit rows: the ledger (`credit_ledger`) and the holds of calls in flight
@@ -84,22 +114,20 @@ export class CreditsRepository {
   }
 
   /**
-   * Holds `amount` for the call `key` when `balance` less the other unexpired holds covers it; answers
-   * what those other holds sum to. In `em`'s transaction, which holds the balance's row lock (so
-   * concurrent calls are decided one after the other).
+   * Holds `amount` for the call `key` for `ttlMs` when the balance less the other unexpired holds
+   * covers it, under the balance's row lock, in one round trip (see holdText): answers the balance
+   * and what the other holds sum to; undefined when there is no such user.
    */
-  async hold(
-    em: EntityManager,
-    entry: { userId: string; key: string; amount: number; ttlMs: number; balance: number },
-  ): Promise<{ held: number }> {
-    const rows: Array<{ n: string }> = await em.query(preparedStatement('credits_reserve', RESERVE_QUERY), [
-      entry.userId,
-      entry.key,
-      entry.amount,
-      entry.ttlMs,
-      entry.balance,
-    ]);
-    return { held: Number(rows[0]!.n) };
+  async hold(entry: {
+    userId: string;
+    key: string;
+    amount: number;
+    ttlMs: number;
+  }): Promise<{ balance: number; held: number } | undefined> {
+    const pool = (this.dataSource.driver as unknown as { master: PgPool }).master;
+    const [, sums] = await pool.query(holdText(entry));
+    const row = sums?.rows[0] as { n: string; credits: string } | undefined;
+    return row === undefined ? undefined : { balance: Number(row.credits), held: Number(row.n) };
   }
 
   /** Drops the hold of a call that ended without a charge (the model call failed). */

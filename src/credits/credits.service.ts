@@ -122,10 +122,11 @@ export class CreditsService {
   }
 
   /**
-   * The hold rule: in one transaction, under the user's row lock (the lock every charge takes, so
-   * concurrent calls are decided one after the other), the balance less the unexpired holds of other
-   * keys must cover `amount`; then the hold is written (or renewed, for a retried call with the same
-   * key) for `ttlMs`. Answers whether it was, and what is left available. NOT_FOUND when there is no
+   * The hold rule: under the user's row lock (the lock every charge takes, so concurrent calls are
+   * decided one after the other), the balance less the unexpired holds of other keys must cover
+   * `amount`; then the hold is written (or renewed, for a retried call with the same key) for
+   * `ttlMs`. One transaction, sent in one round trip: it stands before a chat's first text and every
+   * model call. Answers whether it was held, and what is left available. NOT_FOUND when there is no
    * such user.
    */
   async hold(
@@ -134,13 +135,14 @@ export class CreditsService {
     amount: number,
     ttlMs: number,
   ): Promise<{ reserved: boolean; available: number }> {
-    return this.creditRows.transaction(async (em) => {
-      const balance = await this.lockBalance(em, userId);
-      const { held } = await this.creditRows.hold(em, { userId, key, amount, ttlMs, balance });
-      return balance - held < amount
-        ? { reserved: false, available: Math.max(balance - held, 0) }
-        : { reserved: true, available: balance - held - amount };
-    });
+    const decided = await this.creditRows.hold({ userId, key, amount, ttlMs });
+    if (decided === undefined) {
+      throw new AppError('NOT_FOUND', 'No user with this id');
+    }
+    const { balance, held } = decided;
+    return balance - held < amount
+      ? { reserved: false, available: Math.max(balance - held, 0) }
+      : { reserved: true, available: balance - held - amount };
   }
 
   /** Releases the hold of a call that ends without a charge. */

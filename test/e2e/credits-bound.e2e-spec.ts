@@ -62,13 +62,31 @@ describe('credits bound model spending (e2e)', () => {
     const settings = {
       ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
       databaseUrl: testEnv('databaseUrl'),
-      databasePoolMax: 10,
+      databasePoolMax: 12,
     };
     const dataSource = await openDataSource(settings, ENTITIES);
     try {
       const credits = creditsOn(dataSource);
       const keys = Array.from({ length: 10 }, () => `chat:${randomUUID()}:1`);
-      const answers = await Promise.all(keys.map((key) => credits.hold(user.id, key, 1, 60_000)));
+      // All ten truly at once: another transaction holds the balance's row lock until every hold has
+      // reached PostgreSQL (waiting for that lock, or, were the rule not under it, done).
+      const blocker = dataSource.createQueryRunner();
+      await blocker.startTransaction();
+      await blocker.query('SELECT credits FROM users WHERE id = $1 FOR UPDATE', [user.id]);
+      let settled = 0;
+      const pending = keys.map((key) => credits.hold(user.id, key, 1, 60_000).finally(() => (settled += 1)));
+      try {
+        await eventually('the ten holds to wait for the row lock', async () => {
+          const [{ n }] = await dataSource.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+          );
+          return n + settled >= keys.length ? true : undefined;
+        });
+      } finally {
+        await blocker.commitTransaction();
+        await blocker.release();
+      }
+      const answers = await Promise.all(pending);
       expect(answers.filter((a) => a.reserved)).toHaveLength(1);
       const winner = keys[answers.findIndex((a) => a.reserved)]!;
       // The same key again (a retried call) keeps its own hold; any other is still refused.

@@ -66,10 +66,16 @@ export class FakeCreditsRepository implements Pick<CreditsRepository, Used> {
     return { previous: null };
   }
 
-  async hold(
-    _em: EntityManager,
-    entry: { userId: string; key: string; amount: number; ttlMs: number; balance: number },
-  ): Promise<{ held: number }> {
+  async hold(entry: {
+    userId: string;
+    key: string;
+    amount: number;
+    ttlMs: number;
+  }): Promise<{ balance: number; held: number } | undefined> {
+    const balance = this.balances.get(entry.userId);
+    if (balance === undefined) {
+      return undefined;
+    }
     const now = this.now();
     let held = 0;
     for (const [k, hold] of this.holds) {
@@ -83,10 +89,10 @@ export class FakeCreditsRepository implements Pick<CreditsRepository, Used> {
       }
     }
     const existing = this.holds.get(entry.key);
-    if (entry.balance - held >= entry.amount && (existing === undefined || existing.userId === entry.userId)) {
+    if (balance - held >= entry.amount && (existing === undefined || existing.userId === entry.userId)) {
       this.holds.set(entry.key, { userId: entry.userId, amount: entry.amount, expiresAt: now + entry.ttlMs });
     }
-    return { held };
+    return { balance, held };
   }
 
   async release(userId: string, key: string): Promise<void> {
