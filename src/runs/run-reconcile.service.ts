@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { type Client, isGrpcServiceError, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client } from '@temporalio/client';
 import { INTERNAL_FAILURE } from '../../activities/failures.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { executionGone } from '../temporal/execution-gone.js';
 import { type ScheduleSync, syncMaintenanceSchedule } from '../temporal/maintenance-schedule.js';
 import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
 import { type ReconcileRunsCursor, type ReconcileRunsResult, workflowIds } from '../../workflows/contracts.js';
@@ -32,13 +33,6 @@ const RECONCILE_CATCHUP_WINDOW = '10 minutes';
 export const RECONCILE_MIN_AGE_SECONDS = 5 * 60;
 /** Longest operator's reason kept in a run's error. */
 const MAX_REASON = 500;
-/** gRPC NOT_FOUND: the execution is gone (Temporal's retention, or deleted by an operator). */
-const GRPC_NOT_FOUND = 5;
-/**
- * gRPC INVALID_ARGUMENT: Temporal cannot read the execution's id (a row whose run id is not one):
- * such an execution can never be found, and the run is treated as gone rather than failing every batch.
- */
-const GRPC_INVALID_ARGUMENT = 3;
 
 /** What Temporal says of the execution that runs (or ran, or would run) a run. */
 type Execution = { state: 'running' } | { state: 'closed'; status: string; reason: string } | { state: 'gone' };
@@ -182,10 +176,9 @@ export class RunReconcileService {
       const reason = status === 'TERMINATED' ? await this.terminateReason(workflowId, described.runId) : '';
       return { state: 'closed', status, reason };
     } catch (err) {
-      if (
-        err instanceof WorkflowNotFoundError ||
-        (isGrpcServiceError(err) && (err.code === GRPC_NOT_FOUND || err.code === GRPC_INVALID_ARGUMENT))
-      ) {
+      // Gone, or an id Temporal cannot read (a row whose run id is not one): never found, so treated as
+      // gone rather than failing every batch.
+      if (executionGone(err)) {
         return { state: 'gone' };
       }
       throw err;

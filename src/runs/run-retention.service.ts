@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { type Client, isGrpcServiceError, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client } from '@temporalio/client';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
+import { executionGone } from '../temporal/execution-gone.js';
 import { type ScheduleSync, syncMaintenanceSchedule } from '../temporal/maintenance-schedule.js';
 import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
 import { type DeleteExpiredRunsResult, workflowIds } from '../../workflows/contracts.js';
@@ -10,8 +11,6 @@ import { RunRetentionRepository } from './run-retention.repository.js';
 
 /** Runs one clean-up activity deletes at most (each costs a Temporal call and its share of a DELETE). */
 export const RETENTION_BATCH = 200;
-/** gRPC NOT_FOUND: the run's execution is gone already (Temporal's own retention, or an operator). */
-const GRPC_NOT_FOUND = 5;
 /** Once a day, at a quiet hour (UTC); a firing missed while Temporal or the workers were down runs late. */
 const RETENTION_CRON = '30 3 * * *';
 const RETENTION_CATCHUP_WINDOW = '1 day';
@@ -106,7 +105,7 @@ export class RunRetentionService {
         workflowExecution: { workflowId, runId: temporalRunId },
       });
     } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND))) {
+      if (!executionGone(err)) {
         throw err;
       }
     }

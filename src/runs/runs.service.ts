@@ -1,11 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { type Client, isGrpcServiceError, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
 import { type Page, type PageQuery, pageOf } from '../common/pagination.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { executionGone } from '../temporal/execution-gone.js';
 import { TEMPORAL_CLIENT, TEMPORAL_PAYLOAD_CODEC } from '../temporal/temporal.module.js';
 import type { Scope } from '../workspaces/scope.js';
 import {
@@ -29,12 +30,6 @@ const CLOSE_WAIT_MS = 5_000;
 const HISTORY_POLL_MS = 50;
 /** Events a page of a history read from its end. */
 const HISTORY_PAGE = 100;
-/** gRPC NOT_FOUND, which a history fetch answers raw (the client maps it to WorkflowNotFoundError elsewhere only). */
-const GRPC_NOT_FOUND = 5;
-
-function isNotFound(err: unknown): boolean {
-  return err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND);
-}
 
 /** An Update to a queue that is not running (the agent never ran, or was deleted) answers `fallback`. */
 function ignoreNotFound<T>(fallback: T): (err: unknown) => T {
@@ -199,7 +194,7 @@ export class RunsService {
         })),
       );
     } catch (err) {
-      if (isNotFound(err)) {
+      if (executionGone(err)) {
         return runs.map((run) => ({ timeline: timelineWithoutHistory(run), open: false }));
       }
       throw err;

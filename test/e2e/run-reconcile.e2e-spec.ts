@@ -252,6 +252,38 @@ describe('run reconciler (e2e)', () => {
     expect(await archiveOf(runId)).toEqual(archive);
   });
 
+  it('a run whose execution id Temporal cannot read is archived as unavailable, and the pass goes on with the others', async () => {
+    const runs = await Promise.all(
+      [0, 1].map(async () => {
+        const { user, fire, agentId } = await webhookAgent();
+        return { user, agentId, runId: await fire() };
+      }),
+    );
+    for (const { user, runId } of runs) {
+      const done = await waitForRun(world.http, user.token, runId);
+      expect(done.status).toBe('completed');
+      await closed(done.temporal);
+      await db.query('DELETE FROM run_archives WHERE run_id = $1', [runId]);
+      await db.query('UPDATE runs SET archived_at = NULL WHERE id = $1', [runId]);
+    }
+    const [broken, sound] = runs as [(typeof runs)[0], (typeof runs)[0]];
+    const complete = await getRun(sound.user, sound.runId);
+    // A row whose execution id is not one Temporal takes (gRPC INVALID_ARGUMENT, not NOT_FOUND).
+    await db.query("UPDATE runs SET temporal_run_id = 'not-an-execution-id' WHERE id = $1", [broken.runId]);
+    await age(broken.agentId);
+    await age(sound.agentId);
+
+    const pass = await reconcile();
+    expect(pass.reconciled).toBeGreaterThanOrEqual(2);
+    const unreadable = await getRun(broken.user, broken.runId);
+    expect(unreadable.status).toBe('completed');
+    // A completed run's end entry carries its answer, which only its history had.
+    expect(unreadable.timeline.map((e) => e.type)).toEqual(['triggered', 'history_unavailable']);
+    expect((await archiveOf(broken.runId))?.timeline).toEqual(unreadable.timeline);
+    // The other run of the same pass is archived from its history, whole.
+    expect((await archiveOf(sound.runId))?.timeline.map((e) => e.type)).toEqual(complete.timeline.map((e) => e.type));
+  });
+
   it(
     'a run whose execution was deleted before it was archived says its timeline is no longer available',
     async () => {
