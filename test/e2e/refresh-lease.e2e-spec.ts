@@ -90,7 +90,9 @@ describe('token refresh under a lease, outside any transaction (e2e)', () => {
     process.stdout.write(
       `FIGURES idle max ${Math.max(...idle).toFixed(0)} ms, during stall max ${worst.toFixed(0)} ms over ${during.length} samples\n`,
     );
-    expect(worst).toBeLessThan(1_000);
+    // Held up, a request would wait out the stall (about 4.5 s after the burst); half the stall tells
+    // that apart with room for a loaded CI machine (1.2 s was seen there while two suites ran).
+    expect(worst).toBeLessThan(TOKEN_STALL_MS / 2);
     expect(during.length).toBeGreaterThanOrEqual(5);
 
     expect(results.map((r) => (r.status === 200 ? 200 : `${r.status} ${r.text}`))).toEqual(
