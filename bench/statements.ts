@@ -27,6 +27,7 @@ import { freePort } from '../scripts/runtime/processes.js';
 import { AgentsRepository } from '../src/agents/agents.repository.js';
 import { ChatRepository } from '../src/chat/chat.repository.js';
 import type { CacheInvalidationBus } from '../src/common/cache/invalidation-bus.js';
+import { preparedStatement } from '../src/common/database/prepared-statement.js';
 import { CreditHooks } from '../src/credits/credit-hooks.js';
 import { CreditsRepository } from '../src/credits/credits.repository.js';
 import { CreditsService } from '../src/credits/credits.service.js';
@@ -195,7 +196,7 @@ async function main(): Promise<void> {
       ratio: (namedSum / unnamedSum).toFixed(2),
     });
     mode.set(true);
-    await creditRules(dataSource, users, usage);
+    await creditRules(dataSource, users, usage, () => postgresCpu(ticks));
   } finally {
     await dataSource?.destroy();
     await postgres.stop();
@@ -208,7 +209,12 @@ async function main(): Promise<void> {
  * (the balance's lock and the hold, one message) and the charge (BEGIN, the lock, the ledger row, the
  * balance, COMMIT); a run's turn adds the run's usage. Counts the round trips each makes.
  */
-async function creditRules(dataSource: DataSource, users: UsersRepository, usage: RunUsageRepository): Promise<void> {
+async function creditRules(
+  dataSource: DataSource,
+  users: UsersRepository,
+  usage: RunUsageRepository,
+  postgresCpu: () => number,
+): Promise<void> {
   const hooks = new CreditHooks();
   hooks.registerBalances(balanceRowsOf(users));
   hooks.registerRunUsage((em, runId, turn) => usage.add(em, runId, turn));
@@ -251,6 +257,83 @@ async function creditRules(dataSource: DataSource, users: UsersRepository, usage
     hold_round_trips: counted.hold,
     charge_round_trips: counted.charge,
     wall: fmt(median(wall)),
+  });
+  await holdSideBySide(dataSource, credits, userId, postgresCpu);
+}
+
+/**
+ * The hold as a transaction of four round trips (BEGIN, the balance's lock, the hold as a prepared
+ * statement taking the balance, COMMIT): how CreditsService sent it before its one message, kept
+ * here as the baseline.
+ */
+const HOLD_IN_A_TRANSACTION =
+  'WITH expired AS (DELETE FROM credit_holds WHERE user_id = $1 AND expires_at <= now() AND key <> $2), ' +
+  'held AS (SELECT coalesce(sum(amount), 0)::bigint AS n FROM credit_holds ' +
+  'WHERE user_id = $1 AND key <> $2 AND expires_at > now()), ' +
+  'hold AS (INSERT INTO credit_holds (key, user_id, amount, expires_at) ' +
+  "SELECT $2::text, $1::uuid, $3::bigint, now() + $4::bigint * interval '1 millisecond' FROM held WHERE $5::bigint - held.n >= $3::bigint " +
+  'ON CONFLICT (key) DO UPDATE SET amount = EXCLUDED.amount, expires_at = EXCLUDED.expires_at ' +
+  'WHERE credit_holds.user_id = $1) ' +
+  'SELECT n FROM held';
+
+/**
+ * A hold (and its release) as the service sends it, one message, against the same hold as a
+ * transaction of four round trips, in alternating rounds: wall time, PostgreSQL's CPU and this
+ * process's CPU per hold, and their ratios.
+ */
+async function holdSideBySide(
+  dataSource: DataSource,
+  credits: CreditsService,
+  userId: string,
+  postgresCpu: () => number,
+): Promise<void> {
+  const sides = {
+    one_message: (key: string) => credits.reserve(userId, key, 1),
+    transaction: (key: string) =>
+      dataSource.transaction(async (em) => {
+        const [{ credits: balance }] = await em.query(
+          preparedStatement('bench_lock', 'SELECT credits FROM users WHERE id = $1 FOR UPDATE'),
+          [userId],
+        );
+        await em.query(preparedStatement('bench_hold', HOLD_IN_A_TRANSACTION), [userId, key, 1, 60_000, balance]);
+      }),
+  };
+  const figures: Record<keyof typeof sides, { wall: number[]; postgres: number[]; node: number[] }> = {
+    one_message: { wall: [], postgres: [], node: [] },
+    transaction: { wall: [], postgres: [], node: [] },
+  };
+  const hold = async (side: keyof typeof sides): Promise<void> => {
+    const key = `chat:${randomUUID()}:1`;
+    await sides[side](key);
+    await credits.release(userId, key);
+  };
+  for (let i = 0; i < 200; i += 1) {
+    await hold(i % 2 === 0 ? 'one_message' : 'transaction');
+  }
+  for (let round = 0; round < ROUNDS * 2; round += 1) {
+    for (const side of ['one_message', 'transaction'] as const) {
+      const postgresBefore = postgresCpu();
+      const nodeBefore = process.cpuUsage();
+      const started = performance.now();
+      for (let i = 0; i < CALLS_PER_ROUND; i += 1) {
+        await hold(side);
+      }
+      const node = process.cpuUsage(nodeBefore);
+      figures[side].wall.push((performance.now() - started) / CALLS_PER_ROUND);
+      figures[side].postgres.push((postgresCpu() - postgresBefore) / CALLS_PER_ROUND);
+      figures[side].node.push((node.user + node.system) / 1000 / CALLS_PER_ROUND);
+    }
+  }
+  const one = figures.one_message;
+  const four = figures.transaction;
+  line('a credit hold and its release: one message vs a transaction of four round trips', {
+    one_message_wall: fmt(median(one.wall)),
+    transaction_wall: fmt(median(four.wall)),
+    wall_ratio: (median(one.wall) / median(four.wall)).toFixed(2),
+    one_message_postgres_cpu: fmt(median(one.postgres)),
+    transaction_postgres_cpu: fmt(median(four.postgres)),
+    one_message_node_cpu: fmt(median(one.node)),
+    transaction_node_cpu: fmt(median(four.node)),
   });
 }
 

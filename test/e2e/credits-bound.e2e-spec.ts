@@ -96,6 +96,13 @@ describe('credits bound model spending (e2e)', () => {
       expect(await credits.charge(user.id, 1, 'chat_turn', winner, undefined)).toEqual({ charged: 1, balance: 0 });
       expect(await dataSource.query('SELECT key FROM credit_holds WHERE user_id = $1', [user.id])).toEqual([]);
       await http.patch(`/api/admin/users/${user.id}`, { credits: 2 }, { token: admin.token });
+      // The hold's message carries its values as literals: a key with quotes and backslashes is a key.
+      const odd = `chat:'); DELETE FROM credit_holds; --\\'${randomUUID()}`;
+      expect((await credits.hold(user.id, odd, 1, 60_000)).reserved).toBe(true);
+      expect(await dataSource.query('SELECT key FROM credit_holds WHERE user_id = $1', [user.id])).toEqual([
+        { key: odd },
+      ]);
+      await credits.release(user.id, odd);
       // An expired hold (its process died) holds nothing.
       expect((await credits.hold(user.id, `chat:${randomUUID()}:1`, 2, 1)).reserved).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 20));
