@@ -235,6 +235,14 @@ async function main(): Promise<void> {
         50,
       );
     const last = samples.at(-1)?.at ?? durationMs;
+    // A run shorter than the warm-up and two windows has no RSS to compare (1 minute: the warm-up alone).
+    if (last - windowMs < warmUpMs + windowMs) {
+      line('RSS (the never-killed API and worker)', {
+        goal: 'flat within 10 %',
+        verdict: `not measured: the run (${Math.round(last / 1000)} s) is shorter than the warm-up and two ${Math.round(windowMs / 1000)} s windows (${Math.round((warmUpMs + 2 * windowMs) / 1000)} s)`,
+      });
+      return;
+    }
     for (const key of ['api', 'worker'] as const) {
       const first = median(warmUpMs, warmUpMs + windowMs, key);
       const end = median(last - windowMs, last, key);

@@ -346,8 +346,11 @@ describe('console: approvals', () => {
       const badge = page.getByRole('banner').locator('.badge.count');
       await expect(badge.textContent()).resolves.toBe('20+');
       // The inbox: a page of 20 waiting calls, and pages behind it.
+      // The banner's count comes from its own request: the inbox may render after it (CI saw 0 here).
       const waiting = page.getByRole('list', { name: 'Waiting for a decision' });
+      await waiting.getByRole('article').nth(19).waitFor();
       await expect(waiting.getByRole('article').count()).resolves.toBe(20);
+      await page.getByRole('navigation', { name: 'Approval pages' }).waitFor();
       await expect(page.getByRole('navigation', { name: 'Approval pages' }).count()).resolves.toBe(1);
       await expectAccessible(page, `approvals inbox with more than a page waiting (${width} px)`);
 
