@@ -87,7 +87,12 @@ describe('agentQueueWorkflow: order and one run at a time', () => {
       // Where each run begins in the execution's history: the archive reads it once, from the first.
       const from = archived.map((a) => a.fromEventId);
       expect(from.every((id, i) => i === 0 || id > from[i - 1]!)).toBe(true);
-      const history = await historyOf(handle, firstExecution);
+      // The archive's call is recorded before its workflow task hands over: wait for the hand-over itself.
+      let history = await historyOf(handle, firstExecution);
+      for (let i = 0; i < 200 && continuedAsNewWith(history) === undefined; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        history = await historyOf(handle, firstExecution);
+      }
       expect(continuedAsNewWith(history)).toMatchObject({ agentId, queue: [] });
       // Run 1 arrived at an idle queue: listed alone. Run 2 lists the runs queued behind it: no more upserts.
       expect(runIdsUpserts(history)).toEqual([ids.slice(0, 1), ids]);
