@@ -57,7 +57,9 @@ export class ConnectedAppsService implements McpTokenVerifier {
    * connected app are still there; records the app's last use at most once a minute.
    */
   async verify(token: string): Promise<McpCaller | undefined> {
-    if (token.length === 0 || token.length > 512) {
+    // Its access tokens are opaque (provider-config.ts), ids of the URL-safe alphabet without a dot:
+    // a token with one (the service's API token, a JWT) is not looked up.
+    if (token.length === 0 || token.length > 512 || token.includes('.')) {
       return undefined;
     }
     const { provider } = this.server;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { JwtStrategy, bearerToken, hasAuthorizationHeader } from '../auth/jwt.strategy.js';
-import type { JwtClaims } from '../auth/auth-user.js';
+import type { AuthUser, JwtClaims } from '../auth/auth-user.js';
 import { AppError } from '../common/app-error.js';
 import { addressKey } from '../common/client-address.js';
 import { requestLogFields } from '../common/correlation.js';
@@ -99,23 +99,21 @@ export class McpBearer {
     return { caller, scope: await this.scopeOf(user, caller.workspaceId) };
   }
 
-  /** The service's API token, as JwtAuthGuard checks it (signature, user, revocation, per-user limit). */
+  /**
+   * The service's API token, as JwtAuthGuard checks it (signature, user, revocation, per-user limit);
+   * a token whose signature this process verified before is not verified again (JwtStrategy's cache).
+   */
   private async apiTokenPrincipal(req: AnyRequest, token: string): Promise<McpPrincipal> {
-    let claims: JwtClaims;
+    let auth: AuthUser;
     try {
-      claims = await this.jwt.verifyAsync<JwtClaims>(token);
-    } catch {
-      throw new McpUnauthorized(true, 'The token is malformed, expired or its signature is invalid');
-    }
-    let user;
-    try {
-      user = (await this.strategy.validate(req, claims)).user;
+      auth = await (this.strategy.rememberedUser(req) ?? this.verifiedUser(req, token));
     } catch (err) {
-      if (err instanceof AppError && err.code === 'RATE_LIMITED') {
+      if (err instanceof McpUnauthorized || (err instanceof AppError && err.code === 'RATE_LIMITED')) {
         throw err;
       }
       throw new McpUnauthorized(true, err instanceof AppError ? err.message : 'The token is not valid');
     }
+    const { user } = auth;
     const header = req.headers[WORKSPACE_HEADER];
     const workspaceId = typeof header === 'string' && header !== '' ? header : null;
     const caller: McpCaller = {
@@ -124,9 +122,20 @@ export class McpBearer {
       grantId: null,
       clientId: null,
       scopes: [],
-      expiresAt: new Date((claims.exp ?? 0) * 1000),
+      expiresAt: auth.token.expiresAt,
     };
     return { caller, scope: await this.scopeOf(user, workspaceId) };
+  }
+
+  /** A token not verified here before: its signature and expiry, then what every request checks. */
+  private async verifiedUser(req: AnyRequest, token: string): Promise<AuthUser> {
+    let claims: JwtClaims;
+    try {
+      claims = await this.jwt.verifyAsync<JwtClaims>(token);
+    } catch {
+      throw new McpUnauthorized(true, 'The token is malformed, expired or its signature is invalid');
+    }
+    return this.strategy.validate(req, claims);
   }
 
   private async scopeOf(user: Scope['user'], workspaceId: string | null): Promise<Scope> {

@@ -552,6 +552,24 @@ describe('the MCP endpoint /mcp (e2e)', () => {
       expect(bad.headers.get('www-authenticate')).toContain(`resource_metadata="${metadata}", error="invalid_token"`);
     });
 
+    it('serves an API token again without verifying its signature, and still refuses it once logged out', async () => {
+      const user = await registerUser(http);
+      const list = () => rawPost(mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, callerHeaders(user.token));
+      // The second request takes the signature this process remembered; the token's revocation is read every time.
+      expect((await list()).status).toBe(200);
+      expect((await list()).status).toBe(200);
+      expect((await http.post('/api/auth/logout', undefined, { token: user.token })).status).toBe(204);
+      const refused = await list();
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
+      expect(refused.json).toMatchObject({ code: 'INVALID_TOKEN' });
+      // A token that is not one (its signature forged) is refused as before, remembered or not.
+      const forged = `${user.token.slice(0, user.token.lastIndexOf('.') + 1)}${'A'.repeat(43)}`;
+      expect(
+        (await rawPost(mcpUrl, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, callerHeaders(forged))).status,
+      ).toBe(401);
+    });
+
     it('answers malformed JSON, invalid requests, unknown methods and bad params with their JSON-RPC codes', async () => {
       const headers = callerHeaders(token);
       const parse = await rawPost(mcpUrl, '{"jsonrpc": "2.0", "id": 1, "method": ', headers, { raw: true });
