@@ -13,6 +13,10 @@
  *   same turn (system, tools, the session's messages so far), handed over beforehand, untimed, by
  *   `POST /api/chat/prepare` and named by `prepared`: the timed request's body stays as small as the
  *   service's, whose history is in its database.
+ * - `/mcp` (benchmark 13): the same tool call behind the official MCP server SDK, mounted as the
+ *   service mounts its endpoint (`createMcpHandler`, stateless, a server built for each request;
+ *   `toNodeHandler` as middleware before the body parsers), its one tool `floor__search_notes` making the
+ *   same axios call and answering it as the service answers a site's JSON (text and structuredContent).
  * Their targets come from BENCH_SITE_TOOL_URL, BENCH_SITE_TOKEN, BENCH_SITE_CA (PEM) and
  * BENCH_MODEL_URL. `node dist/bench/adapters.js bare|fastify` prints `listening <port>`.
  */
@@ -37,6 +41,8 @@ import {
 } from '@nestjs/common';
 import { APP_GUARD, NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, Server } from '@modelcontextprotocol/server';
 
 @Injectable()
 class HeaderGuard implements CanActivate {
@@ -64,17 +70,22 @@ type ModelRequest = Pick<
 >;
 const prepared = new Map<string, ModelRequest>();
 
+/** The site's tool, as every floor route calls it. */
+async function callSiteTool(input: unknown): Promise<unknown> {
+  const res = await axios.post(process.env.BENCH_SITE_TOOL_URL!, input ?? {}, {
+    httpsAgent: siteAgent,
+    headers: { authorization: `Bearer ${process.env.BENCH_SITE_TOKEN}` },
+  });
+  return res.data;
+}
+
 /** The floor of benchmarks 3, 4 and 9 (see the header). */
 @Controller()
 class FloorController {
   @Post('tool')
   @HttpCode(200)
   async tool(@Body() body: { input?: unknown }): Promise<{ result: unknown }> {
-    const res = await axios.post(process.env.BENCH_SITE_TOOL_URL!, body.input ?? {}, {
-      httpsAgent: siteAgent,
-      headers: { authorization: `Bearer ${process.env.BENCH_SITE_TOKEN}` },
-    });
-    return { result: res.data };
+    return { result: await callSiteTool(body.input) };
   }
 
   /** Keeps a request the service sent the model (untimed), for a timed `chat` to send again. */
@@ -115,6 +126,28 @@ class FloorController {
 })
 class MinimalModule {}
 
+/** Benchmark 13's floor: an MCP server of one tool, built for each request as the service's is. */
+function floorMcpServer(): Server {
+  const server = new Server({ name: 'floor', version: '1.0.0' }, { capabilities: { tools: { listChanged: false } } });
+  server.setRequestHandler('tools/list', () => ({
+    tools: [
+      {
+        name: 'floor__search_notes',
+        description: "The reference site's search_notes",
+        inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+      },
+    ],
+  }));
+  server.setRequestHandler('tools/call', async (request) => {
+    const result = await callSiteTool(request.params.arguments);
+    return {
+      content: [{ type: 'text', text: JSON.stringify(result) }],
+      structuredContent: result as Record<string, unknown>,
+    };
+  });
+  return server;
+}
+
 export const SERVER_KINDS = ['bare', 'fastify'] as const;
 export type ServerKind = (typeof SERVER_KINDS)[number];
 
@@ -129,6 +162,8 @@ async function listen(kind: ServerKind): Promise<number> {
   }
   const app: INestApplication = await NestFactory.create(MinimalModule, new FastifyAdapter(), { logger: false });
   app.setGlobalPrefix('api');
+  const mcp = toNodeHandler(createMcpHandler(() => floorMcpServer(), { legacy: 'stateless' }));
+  app.use('/mcp', (req: http.IncomingMessage, res: http.ServerResponse) => void mcp(req, res));
   await app.listen(0, '127.0.0.1');
   return (app.getHttpServer().address() as { port: number }).port;
 }

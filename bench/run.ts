@@ -120,9 +120,9 @@ async function main(): Promise<void> {
   try {
     const { user, adminToken, siteId, apiToken, auth } = await benchUser(api, stack, site);
     console.log('agentsite benchmarks (2 cores; figures are ratios against baselines measured in this run)\n');
-    // The floor of benchmarks 3, 4 and 9: the minimal Nest app on the service's adapter (Fastify), doing
+    // The floor of benchmarks 3, 4, 9 and 13: the minimal Nest app on the service's adapter (Fastify), doing
     // the same call to the site or the model with nothing of the service's own (adapters.ts).
-    const floor = [3, 4, 9].some(want)
+    const floor = [3, 4, 9, 13].some(want)
       ? await startServer('fastify', {
           BENCH_SITE_TOOL_URL: `${site.url}/api/tools/search_notes`,
           BENCH_SITE_TOKEN: apiToken,
@@ -269,7 +269,14 @@ async function main(): Promise<void> {
 
     if (want(13)) {
       // 13. A site tool call through /mcp vs through the REST route (mcp-endpoint.ts).
-      await mcpEndpointCall({ baseUrl: stack.baseUrl, userToken: user.token, apiPid: stack.api.child.pid!, siteId });
+      await mcpEndpointCall({
+        baseUrl: stack.baseUrl,
+        userToken: user.token,
+        apiPid: stack.api.child.pid!,
+        siteId,
+        floorUrl: floor!.url,
+        floorPid: floor!.child.pid!,
+      });
     }
 
     if (want(4)) {
