@@ -89,9 +89,14 @@ export async function mcpEndpointCall(ctx: McpEndpointBenchContext): Promise<voi
     const [mcp, rest, fMcp, fRest] = await interleaved(6, N13 / 6, 1, [viaMcp, viaRest, floorMcp, floorRest]);
     // CPU of the server's process a call (the API's, or the floor's), over calls one after another.
     const ticks = clockTicks();
+    // And the bench's own process a call (the clients; the reference site too, the same for every side).
+    const clientCpu = new Map<() => Promise<void>, number>();
     const cpuPerCall = async (pid: number, call: () => Promise<void>): Promise<number> => {
       const before = cpuMs(pid, ticks);
+      const own = process.cpuUsage();
       await load(N13, 1, call);
+      const spent = process.cpuUsage(own);
+      clientCpu.set(call, (spent.user + spent.system) / 1000 / N13);
       return (cpuMs(pid, ticks) - before) / N13;
     };
     const before = service.requests();
@@ -123,6 +128,9 @@ export async function mcpEndpointCall(ctx: McpEndpointBenchContext): Promise<voi
       floor_ratio_p99: (p(fMcp!, 99) / p(fRest!, 99)).toFixed(2),
       floor_cpu_per_call_mcp: fmt(floorMcpCpu),
       floor_cpu_per_call_rest: fmt(floorRestCpu),
+      // The client's side: the SDK client against a plain POST (the bench process, floor's rounds).
+      bench_cpu_per_call_floor_mcp: fmt(clientCpu.get(floorMcp)!),
+      bench_cpu_per_call_floor_rest: fmt(clientCpu.get(floorRest)!),
       // What the service's MCP layer adds over its REST route, beyond what the SDK's adds in the floor.
       service_mcp_added_over_floor_p50: fmt(p(mcp!, 50) - p(rest!, 50) - (p(fMcp!, 50) - p(fRest!, 50))),
       service_mcp_cpu_added_over_floor: fmt(mcpCpu - restCpu - (floorMcpCpu - floorRestCpu)),
