@@ -145,6 +145,20 @@ export async function tracePhases(
     service.push(phases(queueEvents, pair.postAt, pair.s));
     bare.push(phases((await client.workflow.getHandle(pair.bareId).fetchHistory()).events ?? [], pair.bareAt, pair.b));
   }
+  // The slowest runs of each side, event by event (ms after the run was asked for): where a tail run waited.
+  const timeline = (events: Events, from: number, total: number): string =>
+    events
+      .filter((e) => at(e) >= from && at(e) <= from + total)
+      .map((e) => `${(EventType[e.eventType ?? 0] ?? '?').replace('EVENT_TYPE_', '')} +${fmt(at(e) - from)}`)
+      .join(', ');
+  const slowest = (key: 's' | 'b') => [...pairs].sort((x, y) => y[key] - x[key]).slice(0, 3);
+  for (const pair of slowest('s')) {
+    console.log(`trace slow service run (${fmt(pair.s)}): ${timeline(queueEvents, pair.postAt, pair.s)}`);
+  }
+  for (const pair of slowest('b')) {
+    const events = (await client.workflow.getHandle(pair.bareId).fetchHistory()).events ?? [];
+    console.log(`trace slow bare run (${fmt(pair.b)}): ${timeline(events, pair.bareAt, pair.b)}`);
+  }
   for (const [name, rows] of [
     ['service', service],
     ['bare', bare],
