@@ -188,3 +188,36 @@ describe('modelTurn (turn 1)', () => {
     }
   });
 });
+
+describe('archiveRuns', () => {
+  const queue = `agent-${request().agentId}`;
+  const input = {
+    agentId: request().agentId,
+    userId: OWNER,
+    runs: [{ runId: RUN, status: 'completed' as const, fromEventId: 5 }],
+  };
+
+  function archiving() {
+    const archiveRuns = jest.fn<ActivityDeps['runs']['archiveRuns']>(async () => undefined);
+    const all = { workerIdentity: 'test', runs: { archiveRuns } } as unknown as ActivityDeps;
+    return { activities: createActivities(all), archiveRuns };
+  }
+
+  it('archives for the asking execution at its hand-over, and for the one the next execution names', async () => {
+    const { activities, archiveRuns } = archiving();
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: queue, runId: 'exec-2' } });
+    await env.run(activities.archiveRuns, input);
+    await env.run(activities.archiveRuns, { ...input, executionRunId: 'exec-1' });
+    expect(archiveRuns.mock.calls.map((call) => call[1])).toEqual([
+      { workflowId: queue, runId: 'exec-2' },
+      { workflowId: queue, runId: 'exec-1' },
+    ]);
+  });
+
+  it('takes the workflow id from Temporal, never from the input', async () => {
+    const { activities, archiveRuns } = archiving();
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'agent-other', runId: 'exec-9' } });
+    await env.run(activities.archiveRuns, { ...input, executionRunId: 'exec-1', workflowId: queue } as typeof input);
+    expect(archiveRuns.mock.calls[0]![1]).toEqual({ workflowId: 'agent-other', runId: 'exec-1' });
+  });
+});

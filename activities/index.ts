@@ -50,7 +50,10 @@ export interface RunsPort {
   finishRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void>;
   /** Keeps the ended run's timeline in the database; `execution` as for startRun. */
   archiveRun(input: FinishRunInput, execution: { workflowId: string; runId: string }): Promise<void>;
-  /** Keeps the timelines of the runs an execution ran, at its hand-over; `execution` as for startRun. */
+  /**
+   * Keeps the timelines of the runs an execution ran; `execution`: the asking workflow's id (as for
+   * startRun) and the execution that ran them.
+   */
   archiveRuns(input: ArchiveRunsInput, execution: { workflowId: string; runId: string }): Promise<void>;
   /** One batch of the RUN_RETENTION_DAYS clean-up (the age is the worker's setting, not an input). */
   deleteExpiredRuns(): Promise<DeleteExpiredRunsResult>;
@@ -180,10 +183,17 @@ export function createActivities(deps: ActivityDeps) {
       return classified(() => deps.runs.archiveRun(input, executionOf(Context.current())));
     },
 
-    /** The runs an execution ran, archived together just before it hands over (one history read). */
+    /**
+     * The runs an execution ran, archived together (one history read): by the next execution, which
+     * names the one that ran them, or by that one at its hand-over. The workflow id is the asking
+     * workflow's (from Temporal): a queue archives only its own agent's runs, each only for the
+     * execution its row says ran it.
+     */
     async archiveRuns(input: ArchiveRunsInput): Promise<void> {
       Context.current().log.info('archiveRuns', { runs: input.runs.length });
-      return classified(() => deps.runs.archiveRuns(input, executionOf(Context.current())));
+      const asking = executionOf(Context.current());
+      const ranThem = typeof input.executionRunId === 'string' ? input.executionRunId : asking.runId;
+      return classified(() => deps.runs.archiveRuns(input, { workflowId: asking.workflowId, runId: ranThem }));
     },
 
     async deleteExpiredRuns(): Promise<DeleteExpiredRunsResult> {

@@ -610,7 +610,9 @@ async function main(): Promise<void> {
           client.workflow.start('agentQueueWorkflow', {
             taskQueue: stack.env.TEMPORAL_TASK_QUEUE!,
             workflowId: id,
-            args: [{ agentId: `00000000-0000-4000-8${batch}00-${String(i).padStart(12, '0')}` }],
+            args: [
+              { agentId: `00000000-0000-4000-8${batch}00-${String(i).padStart(12, '0')}`, archiveAfterHandover: true },
+            ],
           }),
         (id) => client.workflow.getHandle(id).query('agentState'),
       );

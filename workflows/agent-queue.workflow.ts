@@ -19,7 +19,7 @@ import {
   MAX_RUNS_PER_EXECUTION,
   SEARCH_ATTRIBUTES,
 } from './contracts.js';
-import { archiveRun, archiveRuns, executeRun } from './agent-run.workflow.js';
+import { archiveHandedOverRuns, archiveRun, archiveRuns, executeRun } from './agent-run.workflow.js';
 import { approvalGate } from './approval-wait.js';
 import { notifyRunOutcome } from './notify.js';
 import { notifyRunEnded, runQueue } from './run-queue.js';
@@ -45,12 +45,15 @@ const EXECUTION_SECONDS = 600;
  * arriving while a run goes on and join the queue. An execution runs up to MAX_RUNS_PER_EXECUTION
  * runs or lasts `executionSeconds`, then continues as new with the rest of the queue. A run is found
  * in the Temporal UI by the `AgentRunIds` search attribute, its timeline is its part of that
- * execution's history (read live while the execution is open), and the runs an execution ran are
- * archived together by one local activity (no task through the server) just before it hands over.
+ * execution's history (read live, until it is archived), and the runs an execution ran are archived
+ * together by one activity of the next execution, started as it begins, beside its first run
+ * (an execution started without `archiveAfterHandover`: by a local activity at its hand-over).
  */
 export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> {
   const state = runQueue(input.agentId, input.queue, input.deliveries);
   const { queue } = state;
+  // The runs the previous execution ran: archived beside this one's runs (only new executions get them).
+  const archivingPrevious = input.archive !== undefined ? archiveHandedOverRuns(input.archive) : undefined;
   // The active run's call waiting for a decision, if any (the decideApproval Update reaches it).
   const approvals = approvalGate();
   const executionSeconds =
@@ -79,6 +82,8 @@ export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> 
   // The run ids AgentRunIds lists, and the runs ended and not yet archived (the patched path).
   const listed = new Set<string>();
   const ended: ArchiveRunsInput = { runs: [] };
+  // Whether the next execution archives this one's runs (see AgentQueueInput.archiveAfterHandover).
+  const archiveAfter = input.archiveAfterHandover === true;
   while (ran.length < MAX_RUNS_PER_EXECUTION && !old && !workflowInfo().continueAsNewSuggested) {
     await condition(() => queue.length > 0 || old || workflowInfo().continueAsNewSuggested);
     // Every handler's answer is written before a run starts: the traced bundle's Update interceptor
@@ -127,7 +132,11 @@ export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> 
     await notifyRunEnded(request);
   }
   await condition(allHandlersFinished);
-  await archiveRuns(ended);
+  // Ended before this execution hands over (long done, as a rule: it began with the execution).
+  await archivingPrevious;
+  if (!archiveAfter) {
+    await archiveRuns(ended);
+  }
   // The next execution carries the agent's attributes, not the runs this one ran.
   const attributes = workflowInfo().typedSearchAttributes;
   const userId = attributes.get(SEARCH_ATTRIBUTES.userId);
@@ -136,5 +145,12 @@ export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> 
       { key: SEARCH_ATTRIBUTES.agentId, value: input.agentId },
       ...(userId !== undefined ? [{ key: SEARCH_ATTRIBUTES.userId, value: userId }] : []),
     ],
-  })({ agentId: input.agentId, executionSeconds, queue, deliveries: state.deliveries() });
+  })({
+    agentId: input.agentId,
+    executionSeconds,
+    queue,
+    deliveries: state.deliveries(),
+    archiveAfterHandover: true,
+    ...(archiveAfter && ended.runs.length > 0 ? { archive: { ...ended, executionRunId: workflowInfo().runId } } : {}),
+  });
 }

@@ -61,6 +61,17 @@ const handover = proxyLocalActivities<Activities>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
 });
 
+/**
+ * The archive of the runs the previous execution ran, by the execution after it: a regular activity,
+ * so the execution's runs go on beside it (a local activity would hold the workflow task, and every
+ * run behind it, until it ended). The same attempts and the same ten minutes as at the hand-over.
+ */
+const afterHandover = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  scheduleToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+});
+
 /** One model turn: retried on provider errors that can pass (429, 5xx, overload, network). */
 const model = proxyActivities<Activities>({
   startToCloseTimeout: '3 minutes',
@@ -156,6 +167,22 @@ export async function archiveRuns(input: ArchiveRunsInput): Promise<void> {
     await CancellationScope.nonCancellable(() => handover.archiveRuns(input));
   } catch {
     // The reconciler archives them once this execution has closed.
+  }
+}
+
+/**
+ * Keeps the timelines of the runs the previous execution ran (`input.executionRunId`), from the
+ * execution after it (ARCHIVE_AFTER_HANDOVER_PATCH). A batch that fails for ten minutes is left to the
+ * run reconciler, as at the hand-over.
+ */
+export async function archiveHandedOverRuns(input: ArchiveRunsInput): Promise<void> {
+  if (input.runs.length === 0) {
+    return;
+  }
+  try {
+    await CancellationScope.nonCancellable(() => afterHandover.archiveRuns(input));
+  } catch {
+    // The reconciler archives them: their execution has closed.
   }
 }
 

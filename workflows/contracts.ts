@@ -3,7 +3,7 @@
  * queries and the I/O types (a run's request and end in run-request.ts, its turns in run-turns.ts,
  * both re-exported here). Imported by workflow code, so only deterministic imports here.
  */
-import type { RunRequest } from './run-request.js';
+import type { ArchiveRunsInput, RunRequest } from './run-request.js';
 
 export * from './approvals.js';
 export * from './run-request.js';
@@ -95,6 +95,17 @@ export interface AgentQueueInput {
   deliveries?: Array<[string, string]>;
   /** Trace headers of queued requests (the traced bundle's interceptors carry them; opaque here). */
   traces?: Record<string, unknown>;
+  /**
+   * The runs an execution ran are archived by the next one (a regular activity started as it begins,
+   * beside its first run), not in the hand-over's own workflow task: requests that arrive at the
+   * hand-over do not wait for the archive (nor for it twice, when their arrival failed that task and
+   * its local activity ran again). Set by every start and carried over; an execution started without
+   * it (before this input existed) archives at its own hand-over, and hands over with it set. An input,
+   * not a patch: a patch would cost every execution a TemporalChangeVersion upsert (an action).
+   */
+  archiveAfterHandover?: boolean;
+  /** The runs the previous execution ran, for this one to archive (archiveAfterHandover). */
+  archive?: ArchiveRunsInput;
 }
 
 export interface AgentQueueState {

@@ -70,9 +70,14 @@ export const MAX_RUNS_PER_EXECUTION = 20;
  */
 export const ARCHIVE_AT_HANDOVER_PATCH = 'archive-at-handover';
 
-/** The runs one execution of an agent's queue ran, archived together at its hand-over. */
+/** The runs one execution of an agent's queue ran, archived together at or after its hand-over. */
 export interface ArchiveRunsInput extends RunLogIds {
   runs: Array<{ runId: string; status: RunFinalStatus; fromEventId: number }>;
+  /**
+   * The execution (Temporal run id) that ran them, when the next execution archives them; absent when
+   * the execution that ran them asks (at its hand-over). The workflow id is always the asking one's.
+   */
+  executionRunId?: string;
 }
 
 export interface RunError {

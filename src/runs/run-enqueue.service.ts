@@ -69,7 +69,7 @@ export function agentQueueStart(
   return {
     workflowId: workflowIds.agent(agent.id),
     taskQueue: settings.temporalTaskQueue,
-    args: [{ agentId: agent.id, executionSeconds: settings.agentQueueExecutionSeconds }],
+    args: [{ agentId: agent.id, executionSeconds: settings.agentQueueExecutionSeconds, archiveAfterHandover: true }],
     typedSearchAttributes: [
       { key: SEARCH_ATTRIBUTES.agentId, value: agent.id },
       { key: SEARCH_ATTRIBUTES.userId, value: agent.userId },

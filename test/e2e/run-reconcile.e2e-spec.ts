@@ -118,6 +118,15 @@ describe('run reconciler (e2e)', () => {
     );
   }
 
+  /** Its execution closed and its own archive written (by the next execution of its queue, just after). */
+  async function archivedByItsQueue(
+    execution: { workflowId: string; runId: string | null },
+    runId: string,
+  ): Promise<void> {
+    await closed(execution);
+    await eventually(`run ${runId}'s own archive`, () => archiveOf(runId));
+  }
+
   async function gone(execution: { workflowId: string; runId: string }): Promise<void> {
     await eventually(
       `${execution.runId} to be gone from Temporal`,
@@ -221,7 +230,7 @@ describe('run reconciler (e2e)', () => {
     const done = await waitForRun(world.http, user.token, runId);
     expect(done.status).toBe('completed');
     const before = await getRun(user, runId);
-    await closed(before.temporal);
+    await archivedByItsQueue(before.temporal, runId);
     // As a run terminated between its end and its archive step, or ended before archives existed.
     await db.query('DELETE FROM run_archives WHERE run_id = $1', [runId]);
     await db.query('UPDATE runs SET archived_at = NULL WHERE id = $1', [runId]);
@@ -262,7 +271,7 @@ describe('run reconciler (e2e)', () => {
     for (const { user, runId } of runs) {
       const done = await waitForRun(world.http, user.token, runId);
       expect(done.status).toBe('completed');
-      await closed(done.temporal);
+      await archivedByItsQueue(done.temporal, runId);
       await db.query('DELETE FROM run_archives WHERE run_id = $1', [runId]);
       await db.query('UPDATE runs SET archived_at = NULL WHERE id = $1', [runId]);
     }

@@ -14,6 +14,7 @@ import {
   type ModelTurnInput,
 } from '../../workflows/contracts.js';
 import {
+  type ActivityCall,
   agentIdOf,
   type ArchivedRun,
   cancelRun,
@@ -43,7 +44,7 @@ import {
 const env = useWorkflowEnvironment();
 
 describe('agentQueueWorkflow: order and one run at a time', () => {
-  it('runs queued runs in arrival order, lists them in one upsert, archives them together at the hand-over', async () => {
+  it('runs queued runs in arrival order, lists them in one upsert, archives them together after the hand-over', async () => {
     const first = gate();
     const mock = mockActivities({
       modelTurn: async (input: ModelTurnInput) => {
@@ -74,26 +75,34 @@ describe('agentQueueWorkflow: order and one run at a time', () => {
       // Ended, not archived yet: their timelines are read from the open execution's history meanwhile.
       expect(runsCalled(mock.calls, 'archiveRun')).toEqual([]);
       await until('4 runs archived', () => runsCalled(mock.calls, 'archiveRun').length === 4, 20_000);
-      // One archive step, after the last run, by the execution that ran them, just before it hands over.
+      // One archive step, after the last run, by the next execution, naming the one that ran them.
       expect(sequence(mock.calls)).toEqual([
         ...ids.map((id) => `modelTurn:${id}`),
         ...ids.map((id) => `archiveRun:${id}`),
       ]);
       const archives = mock.calls.filter((c) => c.name === 'archiveRun');
-      expect(new Set(archives.map((c) => c.execution))).toEqual(new Set([firstExecution]));
+      const [secondExecution] = new Set(archives.map((c) => c.execution));
+      expect(new Set(archives.map((c) => c.execution)).size).toBe(1);
+      expect(secondExecution).not.toBe(firstExecution);
+      expect(archives.map((c) => (c.input as ArchivedRun).executionRunId)).toEqual(ids.map(() => firstExecution));
       // Each run ended by its last turn (its row says completed): the workflow's own finishRun is not needed.
       const archived = archives.map((c) => c.input as ArchivedRun);
       expect(archived.map((a) => [a.runId, a.status, a.agentId])).toEqual(ids.map((id) => [id, 'completed', agentId]));
       // Where each run begins in the execution's history: the archive reads it once, from the first.
       const from = archived.map((a) => a.fromEventId);
       expect(from.every((id, i) => i === 0 || id > from[i - 1]!)).toBe(true);
-      // The archive's call is recorded before its workflow task hands over: wait for the hand-over itself.
-      let history = await historyOf(handle, firstExecution);
-      for (let i = 0; i < 200 && continuedAsNewWith(history) === undefined; i += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        history = await historyOf(handle, firstExecution);
-      }
-      expect(continuedAsNewWith(history)).toMatchObject({ agentId, queue: [] });
+      // The hand-over carried the runs to archive: no local activity held its workflow task.
+      const history = await historyOf(handle, firstExecution);
+      expect(continuedAsNewWith(history)).toMatchObject({
+        agentId,
+        queue: [],
+        archive: {
+          agentId,
+          executionRunId: firstExecution,
+          runs: ids.map((runId) => ({ runId, status: 'completed' })),
+        },
+      });
+      expect(history.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toBe(false);
       // Run 1 arrived at an idle queue: listed alone. Run 2 lists the runs queued behind it: no more upserts.
       expect(runIdsUpserts(history)).toEqual([ids.slice(0, 1), ids]);
       await expectReplays(handle, firstExecution);
@@ -166,7 +175,8 @@ describe('agentQueueWorkflow: order and one run at a time', () => {
         'the hand-over',
         async () => continuedAsNewWith(await historyOf(handle, firstExecution)) !== undefined,
       );
-      // Refused once (not retried), and the queue handed over all the same.
+      await until('the archive asked', () => runsCalled(mock.calls, 'archiveRun').includes(`${id}-1`));
+      // Refused once (not retried), and the queue went on all the same.
       expect(runsCalled(mock.calls, 'archiveRun').filter((runId) => runId === `${id}-1`)).toHaveLength(1);
       await enqueue(handle, runRequest(id, `${id}-3`));
       await untilRunsEnded(handle, mock.calls, [`${id}-3`]);
@@ -299,10 +309,15 @@ describe('agentQueueWorkflow: continue-as-new', () => {
       await untilRunsEnded(handle, mock.calls, ids);
 
       expect(runsCalled(mock.calls, 'modelTurn')).toEqual(ids);
-      // The first execution's runs archived in one step, after its last run, before it handed over.
+      // The first execution's runs archived in one step, after its last run, by the next execution.
+      await until(
+        `${MAX_RUNS_PER_EXECUTION} runs archived`,
+        () => runsCalled(mock.calls, 'archiveRun').length === MAX_RUNS_PER_EXECUTION,
+      );
       const archives = mock.calls.filter((c) => c.name === 'archiveRun');
       expect(archives.map((c) => c.runId)).toEqual(ids.slice(0, MAX_RUNS_PER_EXECUTION));
-      expect(new Set(archives.map((c) => c.execution))).toEqual(new Set([firstExecution]));
+      expect(new Set(archives.map((c) => (c.input as ArchivedRun).executionRunId))).toEqual(new Set([firstExecution]));
+      expect(archives.every((c) => c.execution !== firstExecution)).toBe(true);
       expect(mock.calls.indexOf(archives[0]!)).toBeGreaterThan(
         mock.calls.findIndex((c) => c.runId === ids[MAX_RUNS_PER_EXECUTION - 1]),
       );
@@ -332,6 +347,50 @@ describe('agentQueueWorkflow: continue-as-new', () => {
     });
   }, 60_000);
 
+  it('runs what arrives after the hand-over while the runs before it are archived', async () => {
+    const archiving = gate();
+    const mock = mockActivities({ archiveRun: () => archiving.opened });
+    await withQueueWorker(env(), mock.activities, async (start) => {
+      const handle = await start({ executionSeconds: 1 });
+      const agentId = agentIdOf(handle);
+      const [r1, r2] = [`${agentId}-1`, `${agentId}-2`];
+      const firstExecution = (await handle.describe()).runId;
+      await enqueue(handle, runRequest(agentId, r1));
+      await until(
+        'the hand-over',
+        async () => continuedAsNewWith(await historyOf(handle, firstExecution)) !== undefined,
+      );
+      await until('run 1 being archived', () => runsCalled(mock.calls, 'archiveRun').includes(r1));
+      // Run 2 arrives while the next execution's archive of run 1 is in flight, and ends all the same.
+      await enqueue(handle, runRequest(agentId, r2));
+      await untilRunsEnded(handle, mock.calls, [r2]);
+      expect(runsCalled(mock.calls, 'archiveRun')).toEqual([r1]);
+      archiving.open();
+      await expectReplays(handle, firstExecution);
+    });
+  });
+
+  it('archives at its own hand-over an execution started without archiveAfterHandover, and hands over with it', async () => {
+    const mock = mockActivities();
+    await withQueueWorker(env(), mock.activities, async (start) => {
+      const handle = await start({ executionSeconds: 1, archiveAfterHandover: false });
+      const agentId = agentIdOf(handle);
+      const firstExecution = (await handle.describe()).runId;
+      await enqueue(handle, runRequest(agentId, `${agentId}-1`));
+      await until(
+        'the hand-over',
+        async () => continuedAsNewWith(await historyOf(handle, firstExecution)) !== undefined,
+      );
+      const archived = mock.calls.filter((c) => c.name === 'archiveRun');
+      expect(archived.map((c) => [c.runId, c.execution])).toEqual([[`${agentId}-1`, firstExecution]]);
+      expect(archived[0]?.input).not.toHaveProperty('executionRunId');
+      const handedOver = continuedAsNewWith(await historyOf(handle, firstExecution));
+      expect(handedOver).toMatchObject({ archiveAfterHandover: true });
+      expect(handedOver).not.toHaveProperty('archive');
+      await expectReplays(handle, firstExecution);
+    });
+  });
+
   it('hands over once the run in progress ends after executionSeconds, with the queue', async () => {
     const first = gate();
     const mock = mockActivities({
@@ -358,11 +417,13 @@ describe('agentQueueWorkflow: continue-as-new', () => {
 
       first.open();
       await until('run 2 archived', () => runsCalled(mock.calls, 'archiveRun').includes(r2));
-      // Each execution archives the run it ran as it hands over.
-      const archivedBy = (runId: string): string | undefined =>
-        mock.calls.find((c) => c.name === 'archiveRun' && c.runId === runId)?.execution;
-      expect(archivedBy(r1)).toBe(firstExecution);
-      expect(archivedBy(r2)).toBe(mock.calls.find((c) => c.name === 'modelTurn' && c.runId === r2)?.execution);
+      // The runs an execution ran are archived by the next one, which names the execution that ran them.
+      const archive = (runId: string): ActivityCall | undefined =>
+        mock.calls.find((c) => c.name === 'archiveRun' && c.runId === runId);
+      const secondExecution = mock.calls.find((c) => c.name === 'modelTurn' && c.runId === r2)?.execution;
+      expect(archive(r1)).toMatchObject({ execution: secondExecution, input: { executionRunId: firstExecution } });
+      expect(archive(r2)?.execution).not.toBe(secondExecution);
+      expect(archive(r2)?.input).toMatchObject({ executionRunId: secondExecution });
       const handedOver = continuedAsNewWith(await historyOf(handle, firstExecution));
       expect(handedOver).toMatchObject({ agentId, executionSeconds: 1 });
       expect(handedOver?.queue?.map((r) => r.runId)).toEqual([r2]);

@@ -108,8 +108,15 @@ export interface ActivityCall {
   input: unknown;
 }
 
-/** One run of an execution's archive (archiveRuns' input), as the mock records it under `archiveRun`. */
-export type ArchivedRun = ArchiveRunsInput['runs'][number] & { agentId?: string; userId?: string };
+/**
+ * One run of an execution's archive (archiveRuns' input), as the mock records it under `archiveRun`;
+ * `executionRunId`: the execution that ran it, when the next one archives it.
+ */
+export type ArchivedRun = ArchiveRunsInput['runs'][number] & {
+  agentId?: string;
+  userId?: string;
+  executionRunId?: string;
+};
 
 /**
  * The `executionSeconds` of a queue whose test waits for its runs' archive, which the queue writes
@@ -127,7 +134,7 @@ export interface ActivityScript {
   /** `attempt`: this tool call's calls so far in the run, this one included. */
   callTool?: (input: CallToolInput, attempt: number) => Promise<CallToolOutput> | CallToolOutput;
   finishRun?: (input: FinishRunInput) => Promise<void> | void;
-  /** Called once per run of an execution's archive at its hand-over (archiveRuns), in order. */
+  /** Called once per run of an execution's archive (archiveRuns, by the next execution), in order. */
   archiveRun?: (input: ArchivedRun) => Promise<void> | void;
   requestApproval?: (input: RequestApprovalInput) => Promise<void> | void;
   settleApproval?: (input: SettleApprovalInput) => Promise<void> | void;
@@ -250,7 +257,12 @@ export function mockActivities(script: ActivityScript = {}): {
       },
       async archiveRuns(input: ArchiveRunsInput): Promise<void> {
         for (const run of input.runs) {
-          const archived: ArchivedRun = { ...run, agentId: input.agentId, userId: input.userId };
+          const archived: ArchivedRun = {
+            ...run,
+            agentId: input.agentId,
+            userId: input.userId,
+            ...(input.executionRunId !== undefined ? { executionRunId: input.executionRunId } : {}),
+          };
           record('archiveRun', run.runId, archived);
           await cancellable(() => script.archiveRun?.(archived));
         }
@@ -340,7 +352,8 @@ export async function withQueueWorker<T>(
     const handle = await env.client.workflow.start<typeof agentQueueWorkflow>('agentQueueWorkflow', {
       taskQueue,
       workflowId: `agent-${agentId}`,
-      args: [{ ...input, agentId }],
+      // As the service starts a queue (agentQueueStart); a test of an older start passes it false.
+      args: [{ archiveAfterHandover: true, ...input, agentId }],
       typedSearchAttributes: [
         { key: defineSearchAttributeKey(SEARCH_ATTRIBUTES.agentId.name, 'KEYWORD'), value: agentId },
         { key: defineSearchAttributeKey(SEARCH_ATTRIBUTES.userId.name, 'KEYWORD'), value: 'user-1' },
