@@ -47,7 +47,8 @@ const records = proxyLocalActivities<Activities>({
 });
 
 /**
- * The archive of the runs an execution ran, at its hand-over: one local activity for up to
+ * The archive of the runs an execution ran, at its hand-over (an execution started without
+ * archiveAfterHandover; the others: afterHandover below): one local activity for up to
  * MAX_RUNS_PER_EXECUTION runs, reading the execution's history once. A local activity, as the per-run
  * archive was: the batch reads at most the history Temporal lets an execution grow to before it
  * suggests continuing as new (a few MB) and writes one row per run, well under a second as a rule, so

@@ -8,8 +8,8 @@ import { RunsService } from './runs.service.js';
 
 /**
  * Keeps an ended run's timeline in PostgreSQL, so it outlives Temporal's retention: the agent's queue
- * calls this (local activity archiveRuns) for the runs an execution ran, just before it hands over
- * (executions that began before that change: archiveRun, once each run has ended); nothing depends on
+ * calls this (activity archiveRuns) for the runs an execution ran, from the next execution as it begins
+ * (older executions: at their own hand-over, or archiveRun once each run has ended); nothing depends on
  * a poller. The timeline is read by the API's own reader (RunsService.timeline): the run's part of its
  * queue's history, with its end from its row.
  */
@@ -55,9 +55,10 @@ export class RunArchiveService {
   }
 
   /**
-   * The runs one execution ran, at its hand-over: its history read once (from the earliest run's
-   * start), each run's write conditional as archive's. Runs whose row is gone (agent deleted, run
-   * retention) are skipped; the request is refused whole if one is not the asking workflow's.
+   * The runs one execution ran (`execution.runId`), once it has handed over or as it does: its history
+   * read once (from the earliest run's start), each run's write conditional as archive's. Runs whose
+   * row is gone (agent deleted, run retention) are skipped; the request is refused whole if one is not
+   * the asking workflow's.
    */
   async archiveAll(input: ArchiveRunsInput, execution: { workflowId: string; runId: string }): Promise<void> {
     const runs: RunEntity[] = [];

@@ -161,7 +161,7 @@ export class RunsService {
 
   /**
    * The timelines of runs one execution ran (each started by it), from one read of its history from
-   * `fromEventId` (the earliest run's start) on: the archive of an execution's runs at its hand-over.
+   * `fromEventId` (the earliest run's start) on: the archive of an execution's runs after its hand-over.
    */
   async timelines(runs: RunEntity[], fromEventId?: number): Promise<TimelineEntry[][]> {
     return (await this.read(runs, fromEventId)).map((r) => r.timeline);
