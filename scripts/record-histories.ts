@@ -30,6 +30,7 @@ import { agentQueueStart } from '../src/runs/run-enqueue.service.js';
 import { workflowSource } from '../src/temporal/worker-factory.js';
 import type { Activities } from '../activities/index.js';
 import {
+  type AgentQueueInput,
   AGENT_HANDLERS,
   type CallToolInput,
   type CallToolOutput,
@@ -192,11 +193,20 @@ class Recorder {
   /** Executions of the queue last this long, unless `executionSeconds` says otherwise for an agent. */
   readonly executionSeconds = new Map<string, number>();
 
+  /** Agents whose queue starts as the service started one before `archiveAfterHandover` existed. */
+  readonly startedWithoutArchiveAfterHandover = new Set<string>();
+
   private start(agentId: string) {
-    return agentQueueStart(
+    const options = agentQueueStart(
       { id: agentId, userId: USER, name: 'Recorder' },
       { temporalTaskQueue: this.taskQueue, agentQueueExecutionSeconds: this.executionSeconds.get(agentId) ?? 600 },
     );
+    if (this.startedWithoutArchiveAfterHandover.has(agentId)) {
+      const [input] = options.args as [AgentQueueInput];
+      const { archiveAfterHandover: _dropped, ...before } = input;
+      options.args = [before];
+    }
+    return options;
   }
 
   /** Resolves once the queue runs nothing and holds nothing (a Query: nothing written to the history). */
@@ -273,6 +283,7 @@ const SIGNALS = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED;
 const UPDATES_DONE = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED;
 const TIMERS = EventType.EVENT_TYPE_TIMER_STARTED;
 const CONTINUED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW;
+const ACTIVITIES_DONE = EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED;
 
 /** The histories of one bundle, by the name they are saved under (without bundle and extension). */
 async function scenarios(rec: Recorder): Promise<Record<string, History>> {
@@ -363,6 +374,7 @@ async function scenarios(rec: Recorder): Promise<Record<string, History>> {
   // execution's age: the runs archived in one local activity, and the queue continued as new.
   const handover = uuid(1);
   rec.executionSeconds.set(handover, 8);
+  rec.startedWithoutArchiveAfterHandover.add(handover);
   const runs = [request(handover, 'manual'), request(handover, 'manual')];
   fakes.scripts.set(runs[0]!.runId, 'tool');
   fakes.scripts.set(runs[1]!.runId, 'fail');
@@ -380,6 +392,26 @@ async function scenarios(rec: Recorder): Promise<Record<string, History>> {
   await rec.settled(handover, (n) => n(SIGNALS) === 3);
   fakes.release(burst[0]!.runId);
   histories['handover-runs-archived'] = await rec.settled(handover, (n) => n(CONTINUED) === 1, execution);
+
+  // An execution started with archiveAfterHandover (every start since): at its age a completed and a
+  // failed run hand over, carried in the continue-as-new's input (no local activity); the next
+  // execution archives them in an activity as it begins, beside a webhook run that arrived meanwhile.
+  const after = uuid(1);
+  rec.executionSeconds.set(after, 8);
+  const ran = [request(after, 'manual'), request(after, 'manual')];
+  fakes.scripts.set(ran[0]!.runId, 'tool');
+  fakes.scripts.set(ran[1]!.runId, 'fail');
+  for (const run of ran) {
+    await rec.manual(after, run);
+    await rec.settled(after, () => rec.idle(after));
+  }
+  const handedOver = (await rec.handle(after).describe()).runId;
+  histories['after-handover-continued'] = await rec.settled(after, (n) => n(CONTINUED) === 1, handedOver);
+  await rec.webhook(after, request(after, 'webhook'));
+  histories['after-handover-archived'] = await rec.settled(
+    after,
+    async (n) => n(SIGNALS) === 1 && n(ACTIVITIES_DONE) === 2 && (await rec.idle(after)),
+  );
   return histories;
 }
 

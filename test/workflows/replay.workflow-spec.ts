@@ -55,6 +55,11 @@ const SCENARIOS = [
   // a completed, a failed and three webhook runs (two queued in a burst), archived in one local
   // activity just before the execution continued as new.
   'handover-runs-archived',
+  // Recorded after starts carried archiveAfterHandover: the execution that ran a completed and a failed
+  // run hands them over in its continue-as-new (no archive of its own), and the next one archives them
+  // in an activity as it begins, beside a webhook run.
+  'after-handover-continued',
+  'after-handover-archived',
 ];
 
 /**
@@ -77,21 +82,27 @@ describe('workflow replay of the recorded histories', () => {
     for (const name of recorded) {
       const bytes = Buffer.from(readFileSync(path.join(HISTORIES, name), 'utf8'), 'base64').toString('latin1');
       const handover = name.includes('handover');
+      const after = name.includes('after-handover');
       expect({
         name,
         toolSets: bytes.includes(RUN_TOOL_SETS_PATCH),
         handover: bytes.includes(ARCHIVE_AT_HANDOVER_PATCH),
-        // The per-run archive's local activity, or the hand-over's (which closes the history).
+        // The per-run archive's local activity, the hand-over's (which closes the history), or the
+        // activity of the execution after it.
         archive: bytes.includes('archiveRuns') ? 'archiveRuns' : bytes.includes('archiveRun') ? 'archiveRun' : 'none',
+        carried: bytes.includes('archiveAfterHandover'),
       }).toEqual({
         name,
         toolSets: name.includes('tool-sets') || handover,
         handover,
-        archive: handover
-          ? 'archiveRuns'
-          : name.includes('run-active') || name.includes('awaiting')
-            ? 'none'
-            : 'archiveRun',
+        archive: name.includes('continued')
+          ? 'none'
+          : handover
+            ? 'archiveRuns'
+            : name.includes('run-active') || name.includes('awaiting')
+              ? 'none'
+              : 'archiveRun',
+        carried: after,
       });
     }
   });
