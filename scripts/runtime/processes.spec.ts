@@ -27,7 +27,7 @@ describe('freePort', () => {
 
   it("takes this process's range in turn, skipping a port something listens on", async () => {
     // A range of three ports, the middle one held by a server.
-    const first = 10_000 + (process.pid % 9_000);
+    const first = 11_000 + (process.pid % 9_000);
     process.env.AGENTSITE_PORT_RANGE = `${first}-${first + 2}@${process.pid}`;
     process.env.AGENTSITE_PORT_CURSOR = '0';
     const held = await hold(first + 1);
@@ -37,6 +37,15 @@ describe('freePort', () => {
     } finally {
       held.close();
     }
+  });
+
+  it("never takes a port fetch() refuses (10080, one of the Fetch standard's bad ports)", async () => {
+    process.env.AGENTSITE_PORT_RANGE = `10080-10080@${process.pid}`;
+    process.env.AGENTSITE_PORT_CURSOR = '0';
+    const port = await freePort();
+    expect(port).not.toBe(10_080);
+    // What a suite's readiness probe met on that port, before any server could answer it.
+    await expect(fetch('http://127.0.0.1:10080/')).rejects.toMatchObject({ cause: { message: 'bad port' } });
   });
 
   it('leaves a range named for another process (a child given a copy of the environment) to the system', async () => {

@@ -43,8 +43,17 @@ function listenOnce(port: number): Promise<number | undefined> {
 }
 
 /**
- * A TCP port that was free a moment ago on 127.0.0.1: the next free one of this process's range
- * (see portRange), else one the system picks.
+ * The ports above 1023 that fetch() refuses to connect to: the Fetch standard's "bad ports", which
+ * Node's fetch applies as browsers do (`TypeError: fetch failed`, cause `bad port`). A suite whose API
+ * listened on 10080 could never be reached by its own readiness probe.
+ */
+const FETCH_BAD_PORTS = new Set([
+  1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566, 6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080,
+]);
+
+/**
+ * A TCP port that was free a moment ago on 127.0.0.1 and that fetch() may connect to: the next free
+ * one of this process's range (see portRange), else one the system picks.
  */
 export async function freePort(): Promise<number> {
   const range = portRange();
@@ -55,7 +64,7 @@ export async function freePort(): Promise<number> {
     const cursor = Number(process.env.AGENTSITE_PORT_CURSOR ?? Math.floor(Math.random() * size)) || 0;
     for (let i = 0; i < size; i += 1) {
       const port = range.first + ((cursor + i) % size);
-      if ((await listenOnce(port)) !== undefined) {
+      if (!FETCH_BAD_PORTS.has(port) && (await listenOnce(port)) !== undefined) {
         process.env.AGENTSITE_PORT_CURSOR = String((cursor + i + 1) % size);
         return port;
       }
