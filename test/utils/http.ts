@@ -18,6 +18,20 @@ export interface RequestOptions {
   redirect?: 'follow' | 'manual';
 }
 
+/**
+ * An error with its code and its causes, whatever realm made it: fetch's TypeError comes from Node's
+ * realm, not the suite's (jest's `instanceof Error` is false for it), and its `cause` says what failed
+ * (`bad port`, a connect timeout, a reset).
+ */
+export function explainError(err: unknown): string {
+  if (typeof err !== 'object' || err === null) {
+    return String(err);
+  }
+  const { message, code, cause } = err as { message?: unknown; code?: unknown; cause?: unknown };
+  const own = `${String(message ?? err)}${code !== undefined ? ` [${String(code)}]` : ''}`;
+  return cause !== undefined && cause !== err ? `${own} (${explainError(cause)})` : own;
+}
+
 /** What a test's helpers know of the process behind a base URL (the stacks register their API). */
 export const describeEndpoint = new Map<string, () => string>();
 
@@ -47,7 +61,7 @@ export class Http {
     } catch (err) {
       // Say which process was asked and what became of it: a CI log then tells a crash from a port
       // another process held from a connection the client reused.
-      const cause = err instanceof Error ? `${err.message}${err.cause ? ` (${String(err.cause)})` : ''}` : String(err);
+      const cause = explainError(err);
       const about = describeEndpoint.get(this.baseUrl)?.() ?? 'no process of the suite is known there';
       throw new Error(`${method} ${this.baseUrl}${path} failed: ${cause}\n${about}`, { cause: err });
     }
