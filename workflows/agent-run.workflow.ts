@@ -160,30 +160,26 @@ export async function archiveRun(ended: FinishRunInput): Promise<void> {
  * Keeps the timelines of the runs an execution ran (the agent's queue, at its hand-over). A run whose
  * row is gone is skipped; a batch that fails for ten minutes is left to the run reconciler.
  */
-export async function archiveRuns(input: ArchiveRunsInput): Promise<void> {
-  if (input.runs.length === 0) {
-    return;
-  }
-  try {
-    await CancellationScope.nonCancellable(() => handover.archiveRuns(input));
-  } catch {
-    // The reconciler archives them once this execution has closed.
-  }
+export function archiveRuns(input: ArchiveRunsInput): Promise<void> {
+  return archiveBatch(handover, input);
 }
 
 /**
  * Keeps the timelines of the runs the previous execution ran (`input.executionRunId`), from the
- * execution after it (ARCHIVE_AFTER_HANDOVER_PATCH). A batch that fails for ten minutes is left to the
- * run reconciler, as at the hand-over.
+ * execution after it (AgentQueueInput.archiveAfterHandover); failures as at the hand-over.
  */
-export async function archiveHandedOverRuns(input: ArchiveRunsInput): Promise<void> {
+export function archiveHandedOverRuns(input: ArchiveRunsInput): Promise<void> {
+  return archiveBatch(afterHandover, input);
+}
+
+async function archiveBatch(via: Pick<Activities, 'archiveRuns'>, input: ArchiveRunsInput): Promise<void> {
   if (input.runs.length === 0) {
     return;
   }
   try {
-    await CancellationScope.nonCancellable(() => afterHandover.archiveRuns(input));
+    await CancellationScope.nonCancellable(() => via.archiveRuns(input));
   } catch {
-    // The reconciler archives them: their execution has closed.
+    // The reconciler archives them once their execution has closed.
   }
 }
 
