@@ -22,6 +22,8 @@ import { freePort } from '../scripts/runtime/processes.js';
 import { AgentsRepository } from '../src/agents/agents.repository.js';
 import { ChatRepository } from '../src/chat/chat.repository.js';
 import { CreditsRepository } from '../src/credits/credits.repository.js';
+import { RUN_USAGE_CHARGE_PART } from '../src/runs/run-usage.repository.js';
+import { BALANCE_CHARGE_PART } from '../src/users/users.repository.js';
 import type { CacheInvalidationBus } from '../src/common/cache/invalidation-bus.js';
 import { loadSettings } from '../src/config/settings.js';
 import { openDataSource, runMigrations } from '../src/database/data-source.js';
@@ -226,16 +228,14 @@ function statementsOf(db: DataSource, seeded: Seeded): Record<string, Statement>
       },
       after: (key) => credits.release(seeded.userId, key as string),
     },
-    "a model call's charge, found by its reference or written (every model turn)": {
-      call: () =>
-        credits.chargeLedger(db.manager, {
-          userId: seeded.userId,
-          delta: -1,
-          reason: 'model_turn',
-          reference: `growth-${randomUUID()}`,
-          balance: 1000,
-        }),
-    },
+    "a model call's charge: the balance's lock, then the charge found by its reference or written, one message (every model turn)":
+      {
+        call: () =>
+          credits.charge(
+            { userId: seeded.userId, amount: 1, reason: 'model_turn', reference: `growth-${randomUUID()}`, run: null },
+            { balance: BALANCE_CHARGE_PART, runUsage: RUN_USAGE_CHARGE_PART },
+          ),
+      },
     'a site deleted with its OAuth flows': {
       prepare: async () => {
         const [site] = await db.query(

@@ -9,9 +9,9 @@
  * refused), so both sides do the same work but the planning.
  *
  * Then a model call's credit rules as the service runs them for a user who has the credits (the
- * hold before the call, the charge after it, each a transaction under the balance's row lock):
- * the round trips to PostgreSQL each makes (BEGIN and COMMIT included; the hold's two statements
- * travel in one message, see CreditsRepository.hold) and their median wall time.
+ * hold before the call, the charge after it, each under the balance's row lock): the round trips to
+ * PostgreSQL each makes (each one message, see CreditsRepository.hold and charge) and their median
+ * wall time; then each side by side with the same rule as a transaction of several round trips.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -36,7 +36,7 @@ import { openDataSource, runMigrations } from '../src/database/data-source.js';
 import { ENTITIES } from '../src/entities.js';
 import { ModelRepository } from '../src/model/model.repository.js';
 import { RunExecutionRepository } from '../src/runs/run-execution.repository.js';
-import { RunUsageRepository } from '../src/runs/run-usage.repository.js';
+import { RUN_USAGE_CHARGE_PART } from '../src/runs/run-usage.repository.js';
 import { RunsRepository } from '../src/runs/runs.repository.js';
 import { UserEntity } from '../src/users/user.entity.js';
 import { balanceRowsOf } from '../src/users/users.module.js';
@@ -92,12 +92,9 @@ async function main(): Promise<void> {
     const execution = new RunExecutionRepository(dataSource);
     const agents = new AgentsRepository(dataSource);
     const model = new ModelRepository(dataSource);
-    const credits = new CreditsRepository(dataSource);
     const users = new UsersRepository(dataSource.getRepository(UserEntity), {
       dropLocal: () => undefined,
     } as unknown as CacheInvalidationBus);
-    const usage = new RunUsageRepository();
-    const em = dataSource.manager;
     const chat = new ChatRepository(dataSource);
     const statements: Record<string, () => Promise<unknown>> = {
       'agents_webhook_target (webhook intake)': () => agents.webhookTarget(randomUUID()),
@@ -123,24 +120,7 @@ async function main(): Promise<void> {
       'runs_by_id (archive)': () => runs.findById(randomUUID()),
       'runs_save_archive (archive)': () =>
         runs.saveArchive({ runId: randomUUID(), workflowId: 'agent-x', temporalRunId: randomUUID(), timeline: [] }),
-      // A model turn's charge statements, outside the transaction they run in here (see creditRules;
-      // the hold before the call is one simple-protocol message with no prepared statement).
-      'users_lock_credits (every model turn)': () => users.lockCredits(em, randomUUID()),
-      'users_set_credits (every model turn)': () => users.setCredits(em, randomUUID(), 0, { dropCached: false }),
-      'runs_add_usage (every model turn of a run)': () =>
-        usage.add(em, randomUUID(), { inputTokens: 1, outputTokens: 1, credits: 1 }),
-      // These two refuse ids that match nothing (no such user, no such session: a foreign key), on
-      // both sides alike.
-      'credits_charge_ledger (every model turn)': () =>
-        credits
-          .chargeLedger(em, {
-            userId: randomUUID(),
-            delta: -1,
-            reason: 'chat_turn',
-            reference: `chat:${randomUUID()}:1`,
-            balance: 0,
-          })
-          .catch(refused),
+      // This one refuses ids that match nothing (no such session: a foreign key), on both sides alike.
       'chat_save_turn (chat turn end)': () =>
         chat
           .saveTurn({
@@ -196,7 +176,7 @@ async function main(): Promise<void> {
       ratio: (namedSum / unnamedSum).toFixed(2),
     });
     mode.set(true);
-    await creditRules(dataSource, users, usage, () => postgresCpu(ticks));
+    await creditRules(dataSource, users, () => postgresCpu(ticks));
   } finally {
     await dataSource?.destroy();
     await postgres.stop();
@@ -206,18 +186,13 @@ async function main(): Promise<void> {
 
 /**
  * A model call's credit rules for a user who has the credits, as CreditsService runs them: the hold
- * (the balance's lock and the hold, one message) and the charge (BEGIN, the lock, the ledger row, the
- * balance, COMMIT); a run's turn adds the run's usage. Counts the round trips each makes.
+ * (the balance's lock and the hold, one message) and the charge (the balance's lock and the charge,
+ * one message; a run's turn adds the run's usage in it). Counts the round trips each makes.
  */
-async function creditRules(
-  dataSource: DataSource,
-  users: UsersRepository,
-  usage: RunUsageRepository,
-  postgresCpu: () => number,
-): Promise<void> {
+async function creditRules(dataSource: DataSource, users: UsersRepository, postgresCpu: () => number): Promise<void> {
   const hooks = new CreditHooks();
   hooks.registerBalances(balanceRowsOf(users));
-  hooks.registerRunUsage((em, runId, turn) => usage.add(em, runId, turn));
+  hooks.registerRunUsage(RUN_USAGE_CHARGE_PART);
   const credits = new CreditsService(new CreditsRepository(dataSource), hooks);
   const [{ id: userId }]: Array<{ id: string }> = await dataSource.query(
     "INSERT INTO users (email, password_hash, credits) VALUES ($1, 'x', $2) RETURNING id",
@@ -259,6 +234,7 @@ async function creditRules(
     wall: fmt(median(wall)),
   });
   await holdSideBySide(dataSource, credits, userId, postgresCpu);
+  await chargeSideBySide(dataSource, credits, users, userId, postgresCpu);
 }
 
 /**
@@ -298,17 +274,77 @@ async function holdSideBySide(
         await em.query(preparedStatement('bench_hold', HOLD_IN_A_TRANSACTION), [userId, key, 1, 60_000, balance]);
       }),
   };
-  const figures: Record<keyof typeof sides, { wall: number[]; postgres: number[]; node: number[] }> = {
-    one_message: { wall: [], postgres: [], node: [] },
-    transaction: { wall: [], postgres: [], node: [] },
-  };
   const hold = async (side: keyof typeof sides): Promise<void> => {
     const key = `chat:${randomUUID()}:1`;
     await sides[side](key);
     await credits.release(userId, key);
   };
+  await sideBySide(
+    'a credit hold and its release: one message vs a transaction of four round trips',
+    (side) => hold(side),
+    postgresCpu,
+  );
+}
+
+/**
+ * The charge as a transaction of five round trips (BEGIN, the balance's lock, the ledger row with the
+ * hold's release, the balance, COMMIT): how CreditsService sent it before its one message, kept here
+ * as the baseline (a chat turn's charge: no run's usage).
+ */
+const CHARGE_LEDGER_IN_A_TRANSACTION =
+  'WITH released AS (DELETE FROM credit_holds WHERE key = $4 AND user_id = $1), ' +
+  'previous AS (SELECT delta FROM credit_ledger WHERE reference = $4 LIMIT 1), ' +
+  'inserted AS (INSERT INTO credit_ledger (user_id, delta, reason, reference, balance_after) ' +
+  'SELECT $1::uuid, $2::bigint, $3::text, $4::text, $5::bigint WHERE NOT EXISTS (SELECT 1 FROM previous)) ' +
+  'SELECT (SELECT delta FROM previous) AS previous';
+
+/** A chat turn's charge as the service sends it, one message, against the same charge as a transaction of five round trips. */
+async function chargeSideBySide(
+  dataSource: DataSource,
+  credits: CreditsService,
+  users: UsersRepository,
+  userId: string,
+  postgresCpu: () => number,
+): Promise<void> {
+  const sides = {
+    one_message: (key: string) => credits.charge(userId, 1, 'chat_turn', key),
+    transaction: (key: string) =>
+      dataSource.transaction(async (em) => {
+        const balance = (await users.lockCredits(em, userId))!;
+        const [{ previous }] = await em.query(preparedStatement('bench_charge', CHARGE_LEDGER_IN_A_TRANSACTION), [
+          userId,
+          -1,
+          'chat_turn',
+          key,
+          balance - 1,
+        ]);
+        if (previous === null) {
+          await users.setCredits(em, userId, balance - 1, { dropCached: false });
+        }
+      }),
+  };
+  await sideBySide(
+    "a chat turn's charge: one message vs a transaction of five round trips",
+    (side) => sides[side](`chat:${randomUUID()}:1`),
+    postgresCpu,
+  );
+}
+
+/**
+ * Two ways of one credit rule in alternating rounds: wall time, PostgreSQL's CPU and this process's
+ * CPU a call, and the wall time's ratio.
+ */
+async function sideBySide(
+  title: string,
+  call: (side: 'one_message' | 'transaction') => Promise<unknown>,
+  postgresCpu: () => number,
+): Promise<void> {
+  const figures: Record<'one_message' | 'transaction', { wall: number[]; postgres: number[]; node: number[] }> = {
+    one_message: { wall: [], postgres: [], node: [] },
+    transaction: { wall: [], postgres: [], node: [] },
+  };
   for (let i = 0; i < 200; i += 1) {
-    await hold(i % 2 === 0 ? 'one_message' : 'transaction');
+    await call(i % 2 === 0 ? 'one_message' : 'transaction');
   }
   for (let round = 0; round < ROUNDS * 2; round += 1) {
     for (const side of ['one_message', 'transaction'] as const) {
@@ -316,7 +352,7 @@ async function holdSideBySide(
       const nodeBefore = process.cpuUsage();
       const started = performance.now();
       for (let i = 0; i < CALLS_PER_ROUND; i += 1) {
-        await hold(side);
+        await call(side);
       }
       const node = process.cpuUsage(nodeBefore);
       figures[side].wall.push((performance.now() - started) / CALLS_PER_ROUND);
@@ -325,15 +361,16 @@ async function holdSideBySide(
     }
   }
   const one = figures.one_message;
-  const four = figures.transaction;
-  line('a credit hold and its release: one message vs a transaction of four round trips', {
+  const many = figures.transaction;
+  line(title, {
     one_message_wall: fmt(median(one.wall)),
-    transaction_wall: fmt(median(four.wall)),
-    wall_ratio: (median(one.wall) / median(four.wall)).toFixed(2),
+    transaction_wall: fmt(median(many.wall)),
+    wall_ratio: (median(one.wall) / median(many.wall)).toFixed(2),
     one_message_postgres_cpu: fmt(median(one.postgres)),
-    transaction_postgres_cpu: fmt(median(four.postgres)),
+    transaction_postgres_cpu: fmt(median(many.postgres)),
     one_message_node_cpu: fmt(median(one.node)),
-    transaction_node_cpu: fmt(median(four.node)),
+    transaction_node_cpu: fmt(median(many.node)),
+    node_cpu_ratio: (median(one.node) / median(many.node)).toFixed(2),
   });
 }
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { escapeLiteral } from 'pg';
 import { type DataSource, type EntityManager } from 'typeorm';
-import { preparedStatement } from '../common/database/prepared-statement.js';
+import { CHARGE_RELATION } from './credit-hooks.js';
 
 /** One row of `credit_ledger`, as the ledger page reads it. */
 export interface LedgerRow {
@@ -14,18 +14,9 @@ export interface LedgerRow {
   createdAt: Date;
 }
 
-/**
- * A charge's own rows, under the balance's row lock (taken by the statement before it, so this one's
- * snapshot sees every charge committed before): releases the hold of the reference, finds a charge
- * already made with it (a retried call: `previous` is its delta), and writes the ledger row only
- * when there is none. Every chat turn and model turn sends it: parsed and planned once per connection.
- */
-const CHARGE_LEDGER_QUERY =
-  'WITH released AS (DELETE FROM credit_holds WHERE key = $4 AND user_id = $1), ' +
-  'previous AS (SELECT delta FROM credit_ledger WHERE reference = $4 LIMIT 1), ' +
-  'inserted AS (INSERT INTO credit_ledger (user_id, delta, reason, reference, balance_after) ' +
-  'SELECT $1::uuid, $2::bigint, $3::text, $4::text, $5::bigint WHERE NOT EXISTS (SELECT 1 FROM previous)) ' +
-  'SELECT (SELECT delta FROM previous) AS previous';
+/** The balance's row lock, the lock every change of the balance takes (prepared under `name`). */
+const PREPARE_LOCK = (name: string): string =>
+  `PREPARE ${name}(uuid) AS SELECT 1 FROM users WHERE id = $1 FOR UPDATE;\n`;
 
 /** A user id as the hold's message carries it: a UUID, nothing else (the message has no parameters). */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -40,7 +31,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * is. It answers the sum and the balance (no row: no such user).
  */
 const PREPARE_HOLD =
-  'PREPARE agentsite_hold_lock(uuid) AS SELECT 1 FROM users WHERE id = $1 FOR UPDATE;\n' +
+  `${PREPARE_LOCK('agentsite_hold_lock')}` +
   'PREPARE agentsite_hold(uuid, text, bigint, bigint) AS ' +
   'WITH balance AS (SELECT credits FROM users WHERE id = $1), ' +
   'expired AS (DELETE FROM credit_holds WHERE user_id = $1 AND expires_at <= now() AND key <> $2), ' +
@@ -75,6 +66,64 @@ function holdText(entry: { userId: string; key: string; amount: number; ttlMs: n
   );
 }
 
+/** A run's model turn as its charge names it: the run, and the tokens added to the run's usage. */
+export interface RunTurnEntry {
+  runId: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/**
+ * The charge's statement ($1 the user, $2 the amount, $3 the reason, $4 the reference or null, $5 the
+ * run or null, $6 and $7 its tokens), sent after the balance's row lock in the same message (see
+ * chargeText): its snapshot is taken once the lock is granted, so it sees every charge committed
+ * before. It releases the reference's hold, finds a charge already made with the reference, and,
+ * when there is none, computes the charge (`charge`: the amount or the balance, if less) and writes
+ * the ledger row, then the owners' parts: the balance, the run's usage. It answers the balance before
+ * the charge, what it charged and the earlier charge's delta (no row: no such user).
+ */
+function prepareChargeText(parts: { balance: string; runUsage: string }): string {
+  return (
+    PREPARE_LOCK('agentsite_charge_lock') +
+    'PREPARE agentsite_charge(uuid, bigint, text, text, uuid, bigint, bigint) AS ' +
+    'WITH balance AS (SELECT credits FROM users WHERE id = $1), ' +
+    'released AS (DELETE FROM credit_holds WHERE key = $4 AND user_id = $1), ' +
+    'previous AS (SELECT delta FROM credit_ledger WHERE reference = $4 LIMIT 1), ' +
+    `${CHARGE_RELATION} AS (SELECT $1 AS user_id, least($2, credits) AS charged, credits - least($2, credits) AS balance ` +
+    'FROM balance WHERE NOT EXISTS (SELECT 1 FROM previous)), ' +
+    'ledger AS (INSERT INTO credit_ledger (user_id, delta, reason, reference, balance_after) ' +
+    `SELECT user_id, -charged, $3, $4, balance FROM ${CHARGE_RELATION}), ` +
+    `balance_set AS (${parts.balance}), ` +
+    `run_usage AS (${parts.runUsage}) ` +
+    `SELECT balance.credits, (SELECT charged FROM ${CHARGE_RELATION}) AS charged, ` +
+    '(SELECT delta FROM previous) AS previous FROM balance;\n'
+  );
+}
+
+/** The charge's message: the balance's lock, then the charge, values as literals (see holdText). */
+function chargeText(entry: {
+  userId: string;
+  amount: number;
+  reason: string;
+  reference: string | null;
+  run: RunTurnEntry | null;
+}): string {
+  if (!UUID.test(entry.userId) || (entry.run !== null && !UUID.test(entry.run.runId))) {
+    throw new Error('credit charge: the user id and the run id must be UUIDs');
+  }
+  const numbers = [entry.amount, entry.run?.inputTokens ?? 0, entry.run?.outputTokens ?? 0];
+  if (!numbers.every((n) => Number.isSafeInteger(n))) {
+    throw new Error('credit charge: the amount and the tokens must be integers');
+  }
+  const user = `'${entry.userId}'`;
+  const reference = entry.reference === null ? 'NULL' : escapeLiteral(entry.reference);
+  const run = entry.run === null ? 'NULL' : `'${entry.run.runId}'`;
+  return (
+    `EXECUTE agentsite_charge_lock(${user});\n` +
+    `EXECUTE agentsite_charge(${user}, ${numbers[0]}, ${escapeLiteral(entry.reason)}, ${reference}, ${run}, ${numbers[1]}, ${numbers[2]})`
+  );
+}
+
 /** A connection of pg's pool: a simple-protocol query answers each statement's result. */
 interface PgClient {
   query(text: string): Promise<Array<{ rows: Array<Record<string, unknown>> }>>;
@@ -87,8 +136,33 @@ interface PgPool {
   connect(): Promise<PgClient>;
 }
 
-/** The pool's connections that have the hold's statements prepared (a closed one leaves with its object). */
+/** The pool's connections that have the hold's, and the charge's, statements prepared (a closed one leaves with its object). */
 const holdPrepared = new WeakSet<PgClient>();
+const chargePrepared = new WeakSet<PgClient>();
+
+/**
+ * Sends `text` (EXECUTEs of prepared statements) as one simple-protocol message on a connection of
+ * the pool, with `prepare` (their PREPAREs) ahead of it on a connection that has not prepared them.
+ */
+async function sendPrepared(
+  dataSource: DataSource,
+  prepared: WeakSet<PgClient>,
+  prepare: string,
+  text: string,
+): Promise<Array<{ rows: Array<Record<string, unknown>> }>> {
+  const client = await (dataSource.driver as unknown as { master: PgPool }).master.connect();
+  let results: Awaited<ReturnType<PgClient['query']>>;
+  try {
+    results = await client.query(prepared.has(client) ? text : prepare + text);
+  } catch (err) {
+    // Whether the statements were prepared before the failure is unknown: the connection goes.
+    client.release(err instanceof Error ? err : true);
+    throw err;
+  }
+  prepared.add(client);
+  client.release();
+  return results;
+}
 
 /**
  * The SQL of credit rows: the ledger (`credit_ledger`) and the holds of calls in flight
@@ -114,23 +188,6 @@ export class CreditsRepository {
   }
 
   /**
-   * A charge's ledger row (`delta`, negative, and the balance after it) unless a charge with the same
-   * reference was made already (then its delta, and nothing written); releases the reference's hold
-   * either way. In `em`'s transaction, which holds the balance's row lock.
-   */
-  async chargeLedger(
-    em: EntityManager,
-    entry: { userId: string; delta: number; reason: string; reference: string | null; balance: number },
-  ): Promise<{ previous: number | null }> {
-    const rows: Array<{ previous: string | null }> = await em.query(
-      preparedStatement('credits_charge_ledger', CHARGE_LEDGER_QUERY),
-      [entry.userId, entry.delta, entry.reason, entry.reference, entry.balance],
-    );
-    const previous = rows[0]?.previous ?? null;
-    return { previous: previous === null ? null : Number(previous) };
-  }
-
-  /**
    * Holds `amount` for the call `key` for `ttlMs` when the balance less the other unexpired holds
    * covers it, under the balance's row lock, in one round trip (see holdText): answers the balance
    * and what the other holds sum to; undefined when there is no such user.
@@ -141,21 +198,50 @@ export class CreditsRepository {
     amount: number;
     ttlMs: number;
   }): Promise<{ balance: number; held: number } | undefined> {
-    const text = holdText(entry);
-    const client = await (this.dataSource.driver as unknown as { master: PgPool }).master.connect();
-    let results: Awaited<ReturnType<PgClient['query']>>;
-    try {
-      results = await client.query(holdPrepared.has(client) ? text : PREPARE_HOLD + text);
-    } catch (err) {
-      // Whether the statements were prepared before the failure is unknown: the connection goes.
-      client.release(err instanceof Error ? err : true);
-      throw err;
-    }
-    holdPrepared.add(client);
-    client.release();
+    const results = await sendPrepared(this.dataSource, holdPrepared, PREPARE_HOLD, holdText(entry));
     const row = results.at(-1)?.rows[0] as { n: string; credits: string } | undefined;
     return row === undefined ? undefined : { balance: Number(row.credits), held: Number(row.n) };
   }
+
+  /**
+   * A model call's charge in one round trip (see chargeText): up to `amount` (what the balance has,
+   * if less: the usage already happened), the reference's hold released, the ledger row, the balance
+   * and, with a run, the run's usage; with a reference already charged (a retried call) nothing is
+   * written and `previous` is that charge's delta. Answers the balance before the charge and what was
+   * charged; undefined when there is no such user. `parts`: the writes of the balance's and the run's
+   * owners (CreditHooks), the same on every call of a process.
+   */
+  async charge(
+    entry: { userId: string; amount: number; reason: string; reference: string | null; run: RunTurnEntry | null },
+    parts: { balance: string; runUsage: string },
+  ): Promise<{ credits: number; charged: number; previous: number | null } | undefined> {
+    const prepare = this.chargeStatements(parts);
+    const results = await sendPrepared(this.dataSource, chargePrepared, prepare, chargeText(entry));
+    const row = results.at(-1)?.rows[0] as
+      { credits: string; charged: string | null; previous: string | null } | undefined;
+    if (row === undefined) {
+      return undefined;
+    }
+    return {
+      credits: Number(row.credits),
+      charged: Number(row.charged ?? 0),
+      previous: row.previous === null ? null : Number(row.previous),
+    };
+  }
+
+  /** The charge's PREPARE text, built once from its owners' parts (a prepared name stands for one text). */
+  private chargeStatements(parts: { balance: string; runUsage: string }): string {
+    if (this.prepareCharge === undefined) {
+      this.prepareCharge = { parts, text: prepareChargeText(parts) };
+    } else if (
+      this.prepareCharge.parts.balance !== parts.balance ||
+      this.prepareCharge.parts.runUsage !== parts.runUsage
+    ) {
+      throw new Error('credit charge: the parts of its statement changed within the process');
+    }
+    return this.prepareCharge.text;
+  }
+  private prepareCharge: { parts: { balance: string; runUsage: string }; text: string } | undefined;
 
   /** Drops the hold of a call that ended without a charge (the model call failed). */
   async release(userId: string, key: string): Promise<void> {

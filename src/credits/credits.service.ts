@@ -161,8 +161,11 @@ export class CreditsService {
    * Charges up to `amount` (what is left, if less: usage already happened), releasing the hold of
    * `reference`. With a `reference`, a repeated charge (a retried activity) charges nothing twice
    * and answers the first one's amount. With a `run`, a new charge adds its usage to the run. One
-   * transaction under the user's row lock: the lock, the ledger row (with the hold's release), the
-   * balance, the run's usage.
+   * round trip (CreditsRepository.charge): under the user's row lock, the hold's release, the ledger
+   * row, the balance and the run's usage, in one transaction. No drop of the cached user: the users
+   * trigger's `credits:<id>:<balance>` notification sets the balance of every process's cached user,
+   * this one's included, in commit order (a drop would make the next request read the user again:
+   * after every chat turn and model turn).
    */
   async charge(
     userId: string,
@@ -171,33 +174,17 @@ export class CreditsService {
     reference?: string,
     run?: RunTurn,
   ): Promise<Charge> {
-    return this.creditRows.transaction(async (em) => {
-      const credits = await this.lockBalance(em, userId);
-      const charged = Math.min(amount, credits);
-      const balance = credits - charged;
-      const { previous } = await this.creditRows.chargeLedger(em, {
-        userId,
-        delta: -charged,
-        reason,
-        reference: reference ?? null,
-        balance,
-      });
-      if (previous !== null) {
-        return { charged: -previous, balance: credits };
-      }
-      // No drop of the cached user: the users trigger's `credits:<id>:<balance>` notification sets
-      // the balance of every process's cached user, this one's included, in commit order (a drop
-      // would make the next request read the user again: after every chat turn and model turn).
-      await this.hooks.balances.set(em, userId, balance, { dropCached: false });
-      if (run !== undefined) {
-        await this.hooks.runUsage(em, run.runId, {
-          inputTokens: run.inputTokens,
-          outputTokens: run.outputTokens,
-          credits: charged,
-        });
-      }
-      return { charged, balance };
-    });
+    const decided = await this.creditRows.charge(
+      { userId, amount, reason, reference: reference ?? null, run: run ?? null },
+      { balance: this.hooks.balances.chargePart, runUsage: this.hooks.runUsage },
+    );
+    if (decided === undefined) {
+      throw new AppError('NOT_FOUND', 'No user with this id');
+    }
+    if (decided.previous !== null) {
+      return { charged: -decided.previous, balance: decided.credits };
+    }
+    return { charged: decided.charged, balance: decided.credits - decided.charged };
   }
 
   /** Adds (or with a negative delta, removes) credits, refusing to go below zero. */

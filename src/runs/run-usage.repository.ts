@@ -1,28 +1,14 @@
-import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
-import { preparedStatement } from '../common/database/prepared-statement.js';
-import type { RunUsage } from './run.entity.js';
-
-/** Adds a model turn's tokens and credits to the run's totals. */
-const ADD_USAGE_QUERY =
-  'UPDATE runs SET usage = jsonb_build_object(' +
-  "'inputTokens', (usage->>'inputTokens')::bigint + $2, " +
-  "'outputTokens', (usage->>'outputTokens')::bigint + $3, " +
-  "'credits', (usage->>'credits')::bigint + $4) " +
-  'WHERE id = $1';
+import { CHARGE_RELATION, type RunUsagePart } from '../credits/credit-hooks.js';
 
 /**
  * The SQL of a run's usage (`runs.usage`), written with the charge of each of the run's model turns:
- * CreditsService calls it through the hook RunsModule registers, in the charge's transaction.
+ * the part of the charge's one statement (see CHARGE_RELATION) that adds the turn's tokens (`$6`,
+ * `$7`) and the credits charged to the run `$5`. RunsModule registers it with CreditHooks; a charge
+ * that charges nothing (a repeated reference) adds nothing.
  */
-@Injectable()
-export class RunUsageRepository {
-  async add(em: EntityManager, runId: string, usage: RunUsage): Promise<void> {
-    await em.query(preparedStatement('runs_add_usage', ADD_USAGE_QUERY), [
-      runId,
-      usage.inputTokens,
-      usage.outputTokens,
-      usage.credits,
-    ]);
-  }
-}
+export const RUN_USAGE_CHARGE_PART: RunUsagePart =
+  'UPDATE runs SET usage = jsonb_build_object(' +
+  "'inputTokens', (runs.usage->>'inputTokens')::bigint + $6, " +
+  "'outputTokens', (runs.usage->>'outputTokens')::bigint + $7, " +
+  `'credits', (runs.usage->>'credits')::bigint + ${CHARGE_RELATION}.charged) ` +
+  `FROM ${CHARGE_RELATION} WHERE runs.id = $5`;

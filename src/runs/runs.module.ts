@@ -23,7 +23,7 @@ import { RunEntity } from './run.entity.js';
 import { RunExecutionRepository } from './run-execution.repository.js';
 import { RunsController } from './runs.controller.js';
 import { RunsRepository } from './runs.repository.js';
-import { RunUsageRepository } from './run-usage.repository.js';
+import { RUN_USAGE_CHARGE_PART } from './run-usage.repository.js';
 import { RunsService } from './runs.service.js';
 
 /**
@@ -46,7 +46,6 @@ import { RunsService } from './runs.service.js';
   controllers: [AgentRunsController, RunsController],
   providers: [
     RunsRepository,
-    RunUsageRepository,
     RunExecutionRepository,
     RunsService,
     RunEnqueueService,
@@ -74,12 +73,11 @@ export class RunsModule implements OnModuleInit {
     private readonly removal: AgentRemovalHooks,
     private readonly runs: RunsService,
     private readonly credits: CreditHooks,
-    private readonly usage: RunUsageRepository,
   ) {}
 
   onModuleInit(): void {
     this.removal.register((agentId) => this.runs.stopAgent(agentId));
     // A run's model turn is charged by credits, which adds the turn's usage to the run through this.
-    this.credits.registerRunUsage((em, runId, usage) => this.usage.add(em, runId, usage));
+    this.credits.registerRunUsage(RUN_USAGE_CHARGE_PART);
   }
 }

@@ -3,7 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { type BalanceRows, CreditHooks } from '../credits/credit-hooks.js';
 import { CreditsModule } from '../credits/credits.module.js';
 import { UserEntity } from './user.entity.js';
-import { UsersRepository } from './users.repository.js';
+import { BALANCE_CHARGE_PART, UsersRepository } from './users.repository.js';
 import { UsersService } from './users.service.js';
 
 /**
@@ -32,5 +32,6 @@ export function balanceRowsOf(users: UsersRepository): BalanceRows {
   return {
     lock: (em, userId) => users.lockCredits(em, userId),
     set: (em, userId, balance, options) => users.setCredits(em, userId, balance, options),
+    chargePart: BALANCE_CHARGE_PART,
   };
 }

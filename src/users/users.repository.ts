@@ -2,10 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, type Repository } from 'typeorm';
 import { CacheInvalidationBus } from '../common/cache/invalidation-bus.js';
+import { CHARGE_RELATION } from '../credits/credit-hooks.js';
 import { preparedStatement } from '../common/database/prepared-statement.js';
 import { keysetWhere, type PageQuery } from '../common/pagination.js';
 import { UserEntity } from './user.entity.js';
 import type { SubscriptionStatus, Tier } from './user-fields.js';
+
+/**
+ * The part of a charge's one statement that sets the balance the charge leaves (see CHARGE_RELATION),
+ * with `updated_at`, as setCredits does; the table's trigger tells every process at commit.
+ */
+export const BALANCE_CHARGE_PART =
+  `UPDATE users SET credits = ${CHARGE_RELATION}.balance, updated_at = now() ` +
+  `FROM ${CHARGE_RELATION} WHERE users.id = ${CHARGE_RELATION}.user_id`;
 
 /** The fields a registration sets (the rest keep their column defaults). */
 export type NewUser = Pick<UserEntity, 'email' | 'name' | 'passwordHash' | 'role' | 'credits'>;

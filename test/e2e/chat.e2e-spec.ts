@@ -320,36 +320,33 @@ describe('chat sessions (e2e)', () => {
         'Asked 2',
         'Saved 2',
       ]);
-      // Both of the pool's connections at once: the statement is prepared (at the protocol level, not
-      // by SQL PREPARE) on those that ran it, once each.
+      // Both of the pool's connections at once: the turn's statements are prepared at the protocol
+      // level on those that ran them, once each; the charge's (one simple-protocol message, which has
+      // no protocol-level statements) by SQL PREPARE.
       const runners = [dataSource.createQueryRunner(), dataSource.createQueryRunner()];
       try {
         const prepared = (
           await Promise.all(
             runners.map((runner) =>
               runner.query('SELECT name, from_sql FROM pg_prepared_statements WHERE name = ANY($1)', [
-                [
-                  'chat_turn_by_id',
-                  'chat_save_turn',
-                  'users_lock_credits',
-                  'credits_charge_ledger',
-                  'users_set_credits',
-                ],
+                ['chat_turn_by_id', 'chat_save_turn', 'agentsite_charge_lock', 'agentsite_charge'],
               ]),
             ),
           )
         ).flat() as Array<{ name: string; from_sql: boolean }>;
-        for (const name of [
-          'chat_turn_by_id',
-          'chat_save_turn',
-          'users_lock_credits',
-          'credits_charge_ledger',
-          'users_set_credits',
-        ]) {
+        for (const [name, fromSql] of [
+          ['chat_turn_by_id', false],
+          ['chat_save_turn', false],
+          ['agentsite_charge_lock', true],
+          ['agentsite_charge', true],
+        ] as const) {
           const on = prepared.filter((p) => p.name === name);
-          expect([name, on.length >= 1 && on.length <= 2]).toEqual([name, true]);
+          expect([name, on.length >= 1 && on.length <= 2, on.every((p) => p.from_sql === fromSql)]).toEqual([
+            name,
+            true,
+            true,
+          ]);
         }
-        expect(prepared.every((p) => !p.from_sql)).toBe(true);
       } finally {
         await Promise.all(runners.map((runner) => runner.release()));
       }

@@ -112,6 +112,69 @@ describe('credits bound model spending (e2e)', () => {
     }
   });
 
+  it("charges are decided under the balance's lock in one message: ten at once against 25 credits take 25, each reference once", async () => {
+    const user = await registerUserWith(http, admin, { credits: 25 });
+    const settings = {
+      ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
+      databaseUrl: testEnv('databaseUrl'),
+      databasePoolMax: 12,
+    };
+    const dataSource = await openDataSource(settings, ENTITIES);
+    try {
+      const credits = creditsOn(dataSource);
+      const keys = Array.from({ length: 10 }, () => `chat:${randomUUID()}:1`);
+      // Each with its hold, which its charge releases.
+      for (const key of keys) {
+        expect((await credits.hold(user.id, key, 1, 60_000)).reserved).toBe(true);
+      }
+      // All ten at once behind another transaction's lock of the balance's row, as in the hold's test.
+      const blocker = dataSource.createQueryRunner();
+      await blocker.startTransaction();
+      await blocker.query('SELECT credits FROM users WHERE id = $1 FOR UPDATE', [user.id]);
+      let settled = 0;
+      const pending = keys.map((key) => credits.charge(user.id, 3, 'chat_turn', key).finally(() => (settled += 1)));
+      try {
+        await eventually('the ten charges to wait for the row lock', async () => {
+          const [{ n }] = await dataSource.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+          );
+          return n + settled >= keys.length ? true : undefined;
+        });
+      } finally {
+        await blocker.commitTransaction();
+        await blocker.release();
+      }
+      const charges = await Promise.all(pending);
+      // One after the other: eight take 3, one the last 1, one nothing; each answers the balance it left.
+      expect(charges.map((c) => c.charged).sort((a, b) => b - a)).toEqual([3, 3, 3, 3, 3, 3, 3, 3, 1, 0]);
+      expect(charges.map((c) => c.balance).sort((a, b) => b - a)).toEqual([22, 19, 16, 13, 10, 7, 4, 1, 0, 0]);
+      expect(await balanceOf(user)).toBe(0);
+      expect(await dataSource.query('SELECT key FROM credit_holds WHERE user_id = $1', [user.id])).toEqual([]);
+      // The ledger adds up to the balance: the grant, then each charge with the balance it left.
+      const ledger: Array<{ delta: string; balance_after: string; reference: string | null }> = await dataSource.query(
+        'SELECT delta, balance_after, reference FROM credit_ledger WHERE user_id = $1 ORDER BY id',
+        [user.id],
+      );
+      expect(ledger.reduce((sum, row) => sum + Number(row.delta), 0)).toBe(0);
+      expect(ledger.slice(-10).map((row) => Number(row.balance_after))).toEqual([22, 19, 16, 13, 10, 7, 4, 1, 0, 0]);
+      // A retried charge (the same reference) writes nothing and answers the first one's amount.
+      await http.patch(`/api/admin/users/${user.id}`, { credits: 5 }, { token: admin.token });
+      const first = charges.find((c) => c.charged === 3)!;
+      const retried = keys[charges.indexOf(first)]!;
+      expect(await credits.charge(user.id, 3, 'chat_turn', retried)).toEqual({ charged: 3, balance: 5 });
+      expect(await balanceOf(user)).toBe(5);
+      // A reference with quotes and backslashes is a reference (the message carries literals).
+      const odd = `chat:'); UPDATE users SET credits = 1000; --\\'${randomUUID()}`;
+      expect(await credits.charge(user.id, 2, 'chat_turn', odd)).toEqual({ charged: 2, balance: 3 });
+      expect(await dataSource.query('SELECT delta FROM credit_ledger WHERE reference = $1', [odd])).toEqual([
+        { delta: '-2' },
+      ]);
+      await expect(credits.charge(randomUUID(), 1, 'chat_turn')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    } finally {
+      await dataSource.destroy();
+    }
+  });
+
   it('concurrent chat turns of a user with one credit make one model call, and only one is charged', async () => {
     const { user, session } = await chatUser(1);
     let release!: () => void;

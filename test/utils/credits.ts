@@ -3,7 +3,7 @@ import type { CacheInvalidationBus } from '../../src/common/cache/invalidation-b
 import { CreditHooks } from '../../src/credits/credit-hooks.js';
 import { CreditsRepository } from '../../src/credits/credits.repository.js';
 import { CreditsService } from '../../src/credits/credits.service.js';
-import { RunUsageRepository } from '../../src/runs/run-usage.repository.js';
+import { RUN_USAGE_CHARGE_PART } from '../../src/runs/run-usage.repository.js';
 import { UserEntity } from '../../src/users/user.entity.js';
 import { balanceRowsOf } from '../../src/users/users.module.js';
 import { UsersRepository } from '../../src/users/users.repository.js';
@@ -18,7 +18,6 @@ const noCaches = { dropLocal: () => undefined } as unknown as CacheInvalidationB
 export function creditsOn(dataSource: DataSource, caches: CacheInvalidationBus = noCaches): CreditsService {
   const hooks = new CreditHooks();
   hooks.registerBalances(balanceRowsOf(new UsersRepository(dataSource.getRepository(UserEntity), caches)));
-  const usage = new RunUsageRepository();
-  hooks.registerRunUsage((em, runId, turn) => usage.add(em, runId, turn));
+  hooks.registerRunUsage(RUN_USAGE_CHARGE_PART);
   return new CreditsService(new CreditsRepository(dataSource), hooks);
 }

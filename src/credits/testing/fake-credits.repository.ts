@@ -1,8 +1,11 @@
 import type { EntityManager } from 'typeorm';
 import { CreditHooks, type RunUsage } from '../credit-hooks.js';
-import type { CreditsRepository, LedgerRow } from '../credits.repository.js';
+import type { CreditsRepository, LedgerRow, RunTurnEntry } from '../credits.repository.js';
 
-type Used = 'transaction' | 'balance' | 'chargeLedger' | 'hold' | 'release' | 'record' | 'recordOpening' | 'page';
+type Used = 'transaction' | 'balance' | 'charge' | 'hold' | 'release' | 'record' | 'recordOpening' | 'page';
+
+/** The statement parts the fake's hooks carry (the fake's charge checks it was given them). */
+const FAKE_PART = 'fake part';
 
 /** A transaction handle the fake hands out: never queried (the fake's methods do the work). */
 export const FAKE_TRANSACTION = {} as EntityManager;
@@ -10,7 +13,9 @@ export const FAKE_TRANSACTION = {} as EntityManager;
 /**
  * The rows of credits in memory: ledger rows and holds (what CreditsRepository's statements do),
  * and the balances and runs' usage the credit hooks write for their owners (users, runs). The
- * rules (caps, refusals, idempotent references) are CreditsService's: this fake only stores.
+ * rules are CreditsService's (caps, refusals), but for the charge's, which its one statement decides
+ * (the amount or the balance if less; a repeated reference charges nothing): this fake does as that
+ * statement does (test/e2e/credits-bound.e2e-spec.ts holds the statement to the same).
  */
 export class FakeCreditsRepository implements Pick<CreditsRepository, Used> {
   readonly balances = new Map<string, number>();
@@ -28,15 +33,9 @@ export class FakeCreditsRepository implements Pick<CreditsRepository, Used> {
       set: async (_em, userId, balance) => {
         this.balances.set(userId, balance);
       },
+      chargePart: FAKE_PART,
     });
-    hooks.registerRunUsage(async (_em, runId, usage) => {
-      const before = this.runUsage.get(runId) ?? { inputTokens: 0, outputTokens: 0, credits: 0 };
-      this.runUsage.set(runId, {
-        inputTokens: before.inputTokens + usage.inputTokens,
-        outputTokens: before.outputTokens + usage.outputTokens,
-        credits: before.credits + usage.credits,
-      });
-    });
+    hooks.registerRunUsage(FAKE_PART);
     return hooks;
   }
 
@@ -49,21 +48,38 @@ export class FakeCreditsRepository implements Pick<CreditsRepository, Used> {
     return this.balances.get(userId) ?? 0;
   }
 
-  async chargeLedger(
-    _em: EntityManager,
-    entry: { userId: string; delta: number; reason: string; reference: string | null; balance: number },
-  ): Promise<{ previous: number | null }> {
+  async charge(
+    entry: { userId: string; amount: number; reason: string; reference: string | null; run: RunTurnEntry | null },
+    parts: { balance: string; runUsage: string },
+  ): Promise<{ credits: number; charged: number; previous: number | null } | undefined> {
+    if (parts.balance !== FAKE_PART || parts.runUsage !== FAKE_PART) {
+      throw new Error('the charge was not given the parts its owners registered');
+    }
+    const credits = this.balances.get(entry.userId);
+    if (credits === undefined) {
+      return undefined;
+    }
     if (entry.reference !== null) {
       if (this.holds.get(entry.reference)?.userId === entry.userId) {
         this.holds.delete(entry.reference);
       }
       const previous = this.ledgerRows.find((r) => r.reference === entry.reference);
       if (previous !== undefined) {
-        return { previous: previous.delta };
+        return { credits, charged: 0, previous: previous.delta };
       }
     }
-    this.append(entry.userId, entry.delta, entry.reason, entry.reference, entry.balance);
-    return { previous: null };
+    const charged = Math.min(entry.amount, credits);
+    this.append(entry.userId, -charged, entry.reason, entry.reference, credits - charged);
+    this.balances.set(entry.userId, credits - charged);
+    if (entry.run !== null) {
+      const before = this.runUsage.get(entry.run.runId) ?? { inputTokens: 0, outputTokens: 0, credits: 0 };
+      this.runUsage.set(entry.run.runId, {
+        inputTokens: before.inputTokens + entry.run.inputTokens,
+        outputTokens: before.outputTokens + entry.run.outputTokens,
+        credits: before.credits + charged,
+      });
+    }
+    return { credits, charged, previous: null };
   }
 
   async hold(entry: {
