@@ -13,7 +13,10 @@
  * with a webhook queued behind it, a queue idle after runs (webhook, manual, one cancelled while
  * active, one taken out of the queue), a run whose call waits for a decision, the same run once
  * approved and completed, and an execution that handed over after its runs (archived in one step,
- * 'archive-at-handover'). No database, model or site: the activities answer as scripted below.
+ * 'archive-at-handover'). Then it fires scheduled triggers as an agent's schedule does and saves
+ * one waiting for its run's end, one ended, one skipped (`scheduled-trigger-<how it asked>-…`). No
+ * database, model or site: the activities answer as scripted below. A history kept from older code
+ * is not recorded again: record into `--out` elsewhere and copy only the new scenarios' files.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -79,11 +82,31 @@ class FakeActivities {
     this.holds.get(runId)?.();
   }
 
+  /** Agents whose scheduled trigger is told its firing was skipped (the agent was busy). */
+  readonly busyAgents = new Set<string>();
+  /** Agent id → the run its scheduled trigger was given. */
+  readonly scheduledRuns = new Map<string, string>();
+
   activities(): Pick<
     Activities,
-    'modelTurn' | 'callTool' | 'finishRun' | 'archiveRun' | 'archiveRuns' | 'requestApproval' | 'settleApproval'
+    | 'modelTurn'
+    | 'callTool'
+    | 'finishRun'
+    | 'archiveRun'
+    | 'archiveRuns'
+    | 'requestApproval'
+    | 'settleApproval'
+    | 'enqueueScheduledRun'
   > {
     return {
+      enqueueScheduledRun: async (input) => {
+        if (this.busyAgents.has(input.agentId)) {
+          return { skipped: 'the agent had a queued or active run' };
+        }
+        const runId = uuid(4);
+        this.scheduledRuns.set(input.agentId, runId);
+        return { runId };
+      },
       modelTurn: (input: ModelTurnInput) => this.modelTurn(input),
       callTool: async (input: CallToolInput): Promise<CallToolOutput> => ({
         result: { id: `note-${input.runId.slice(0, 4)}`, title: 'Standup' },
@@ -185,8 +208,8 @@ function request(agentId: string, triggeredBy: 'manual' | 'webhook'): RunRequest
 /** One bundle's worker and client, and the queues it drives. */
 class Recorder {
   constructor(
-    private readonly client: Client,
-    private readonly taskQueue: string,
+    readonly client: Client,
+    readonly taskQueue: string,
     readonly fakes: FakeActivities,
   ) {}
 
@@ -248,15 +271,24 @@ class Recorder {
    * pending, and no new event for a while (a local activity's marker closes a task, so the last
    * event may be one).
    */
-  async settled(
+  settled(
     agentId: string,
+    ready: (count: (type: EventType) => number) => boolean | Promise<boolean>,
+    execution?: string,
+  ): Promise<History> {
+    return this.settledWorkflow(`agent-${agentId}`, ready, execution);
+  }
+
+  /** As settled, for any workflow. */
+  async settledWorkflow(
+    workflowId: string,
     ready: (count: (type: EventType) => number) => boolean | Promise<boolean>,
     execution?: string,
   ): Promise<History> {
     const deadline = Date.now() + 30_000;
     let previous = -1;
     for (;;) {
-      const history = await this.client.workflow.getHandle(`agent-${agentId}`, execution).fetchHistory();
+      const history = await this.client.workflow.getHandle(workflowId, execution).fetchHistory();
       const events = history.events ?? [];
       // A patch's marker (patched(), markerName core_patch) is not a local activity's: not counted.
       const count = (type: EventType): number =>
@@ -271,7 +303,7 @@ class Recorder {
       previous = events.length;
       if (Date.now() > deadline) {
         const types = events.map((e) => EventType[e.eventType!]?.replace('EVENT_TYPE_', ''));
-        throw new Error(`agent-${agentId}: the history did not reach the state asked for in 30 s: ${types.join(' ')}`);
+        throw new Error(`${workflowId}: the history did not reach the state asked for in 30 s: ${types.join(' ')}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
@@ -415,6 +447,39 @@ async function scenarios(rec: Recorder): Promise<Record<string, History>> {
   return histories;
 }
 
+/**
+ * The histories of one bundle's scheduled triggers (what an agent's Temporal Schedule starts, under the
+ * id the schedule gives it): one waiting for its run's end, the same once told the run ended, and a
+ * firing skipped because the agent was busy. Named by how the trigger asked for its run: `activity-`
+ * (an activity) or `local-` (a local activity, patch 'scheduled-trigger-local').
+ */
+async function triggerScenarios(rec: Recorder): Promise<Record<string, History>> {
+  const histories: Record<string, History> = {};
+  const fire = (agentId: string) =>
+    rec.client.workflow.start('scheduledTriggerWorkflow', {
+      workflowId: `scheduled-${agentId}-2026-11-27T09:00:00Z`,
+      taskQueue: rec.taskQueue,
+      args: [{ agentId }],
+    });
+  const asked = (n: (type: EventType) => number): number => n(ACTIVITIES_DONE) + n(MARKERS);
+  let shape = 'activity';
+  const ran = uuid(1);
+  const waiting = await fire(ran);
+  histories.waiting = await rec.settledWorkflow(waiting.workflowId, (n) => asked(n) === 1);
+  if (!(histories.waiting.events ?? []).some((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)) {
+    shape = 'local';
+  }
+  await waiting.signal(AGENT_HANDLERS.runEnded, rec.fakes.scheduledRuns.get(ran)!);
+  await waiting.result();
+  histories.ended = await rec.settledWorkflow(waiting.workflowId, (n) => n(SIGNALS) === 1);
+  const busy = uuid(1);
+  rec.fakes.busyAgents.add(busy);
+  const skipped = await fire(busy);
+  await skipped.result();
+  histories.skipped = await rec.settledWorkflow(skipped.workflowId, (n) => asked(n) === 1);
+  return Object.fromEntries(Object.entries(histories).map(([name, history]) => [`${shape}-${name}`, history]));
+}
+
 answerHelp(
   [
     'usage: node dist/scripts/record-histories.js [--out <dir>]',
@@ -461,9 +526,18 @@ async function main(): Promise<void> {
         ...workflowSource(false, traced),
         ...(traced ? { sinks: { exporter: { export: { fn: () => undefined } } } } : {}),
       });
-      const histories = await worker.runUntil(() => scenarios(new Recorder(client, taskQueue, fakes)));
+      const recorder = new Recorder(client, taskQueue, fakes);
+      const histories = await worker.runUntil(async () => ({
+        ...Object.fromEntries(Object.entries(await scenarios(recorder)).map(([n, h]) => [`agent-queue-${n}`, h])),
+        ...Object.fromEntries(
+          Object.entries(await triggerScenarios(recorder)).map(([n, h]) => [`scheduled-trigger-${n}`, h]),
+        ),
+      }));
       for (const [name, history] of Object.entries(histories)) {
-        const file = path.join(out, `agent-queue-${traced ? 'traced-' : ''}${name}.b64`);
+        const [kind, rest] = name.startsWith('agent-queue-')
+          ? ['agent-queue-', name.slice('agent-queue-'.length)]
+          : ['scheduled-trigger-', name.slice('scheduled-trigger-'.length)];
+        const file = path.join(out, `${kind}${traced ? 'traced-' : ''}${rest}.b64`);
         writeFileSync(
           file,
           Buffer.from(proto.temporal.api.history.v1.History.encode(history).finish()).toString('base64'),

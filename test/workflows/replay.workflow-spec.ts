@@ -5,7 +5,11 @@ import { describe, expect, it } from '@jest/globals';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { workflowSource } from '../../src/temporal/worker-factory.js';
-import { ARCHIVE_AT_HANDOVER_PATCH, RUN_TOOL_SETS_PATCH } from '../../workflows/contracts.js';
+import {
+  ARCHIVE_AT_HANDOVER_PATCH,
+  RUN_TOOL_SETS_PATCH,
+  SCHEDULED_TRIGGER_LOCAL_PATCH,
+} from '../../workflows/contracts.js';
 
 /** dist/test/workflows → the repository's test/fixtures/histories (they are not compiled into dist). */
 const HISTORIES = path.resolve(
@@ -63,6 +67,13 @@ const SCENARIOS = [
 ];
 
 /**
+ * What scripts/record-histories.ts records of an agent's scheduled trigger, per bundle (the traced ones
+ * under `scheduled-trigger-traced-`): waiting for its run's end, ended, and a skipped firing, first
+ * when it asked for the run in an activity, then in a local activity (patch 'scheduled-trigger-local').
+ */
+const TRIGGER_SCENARIOS = ['waiting', 'ended', 'skipped'].flatMap((s) => [`activity-${s}`, `local-${s}`]);
+
+/**
  * Executions that began under the code recorded replay under this code without nondeterminism: every
  * recorded history replays with either bundle (a worker may turn tracing on or off, or a mix of workers
  * may run), so a change of the workflows that would break an execution in flight fails here. Record
@@ -74,12 +85,43 @@ describe('workflow replay of the recorded histories', () => {
 
   it('holds each scenario recorded by each bundle', () => {
     expect([...recorded].sort()).toEqual(
-      SCENARIOS.flatMap((s) => [`agent-queue-${s}.b64`, `agent-queue-traced-${s}.b64`]).sort(),
+      [
+        ...SCENARIOS.flatMap((s) => [`agent-queue-${s}.b64`, `agent-queue-traced-${s}.b64`]),
+        ...TRIGGER_SCENARIOS.flatMap((s) => [`scheduled-trigger-${s}.b64`, `scheduled-trigger-traced-${s}.b64`]),
+      ].sort(),
     );
   });
 
+  it('holds triggers of each shape: the activity ones asked in an activity, the local ones took the patch', () => {
+    const types = proto.temporal.api.enums.v1.EventType;
+    for (const name of recorded.filter((n) => n.startsWith('scheduled-trigger-'))) {
+      const events = history(name).events;
+      const has = (type: number): boolean => events.some((e) => e.eventType === type);
+      const patches = events
+        .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+        .map((e) => {
+          const data = e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!.data!;
+          return (JSON.parse(Buffer.from(data).toString('utf8')) as { id: string }).id;
+        });
+      const local = name.includes('-local-');
+      expect({
+        name,
+        patches,
+        activity: has(types.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED),
+        signalled: has(types.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED),
+        completed: has(types.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED),
+      }).toEqual({
+        name,
+        patches: local ? [SCHEDULED_TRIGGER_LOCAL_PATCH] : [],
+        activity: !local,
+        signalled: name.includes('-ended'),
+        completed: !name.includes('-waiting'),
+      });
+    }
+  });
+
   it('holds runs of each shape: the tool-sets ones took that patch, the handover ones both, the oldest none', () => {
-    for (const name of recorded) {
+    for (const name of recorded.filter((n) => n.startsWith('agent-queue-'))) {
       const bytes = Buffer.from(readFileSync(path.join(HISTORIES, name), 'utf8'), 'base64').toString('latin1');
       const handover = name.includes('handover');
       const after = name.includes('after-handover');

@@ -1,0 +1,181 @@
+/**
+ * An agent's scheduled trigger (workflows/scheduled-trigger.workflow.ts), what its Temporal Schedule
+ * starts: it asks for the run in a local activity (patch 'scheduled-trigger-local'), then stays open
+ * until the queue signals the run's end, so the schedule's skip policy sees it running; a skipped
+ * firing ends at once. The shipped bundle in a real Worker on a real dev server (harness.ts).
+ */
+import { describe, expect, it } from '@jest/globals';
+import { Context } from '@temporalio/activity';
+import type { WorkflowHandle } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import type { Activities } from '../../activities/index.js';
+import { workflowSource } from '../../src/temporal/worker-factory.js';
+import {
+  AGENT_HANDLERS,
+  SCHEDULED_TRIGGER_LOCAL_PATCH,
+  type ScheduledTriggerInput,
+  type ScheduledTriggerResult,
+} from '../../workflows/contracts.js';
+import type { scheduledTriggerWorkflow } from '../../workflows/scheduled-trigger.workflow.js';
+import { type HistoryEvent, uniqueId, until, useWorkflowEnvironment } from './harness.js';
+
+const EventType = proto.temporal.api.enums.v1.EventType;
+const env = useWorkflowEnvironment();
+
+type TriggerHandle = WorkflowHandle<typeof scheduledTriggerWorkflow>;
+
+/** What the trigger's enqueueScheduledRun was asked, with the workflow that asked and whether it ran locally. */
+interface Asked {
+  input: ScheduledTriggerInput;
+  workflowId: string;
+  workflowType: string;
+  local: boolean;
+  attempt: number;
+}
+
+/**
+ * A worker of the shipped bundle whose enqueueScheduledRun answers `answer` (which may throw), and a
+ * way to fire the agent's trigger as its schedule does (the firing's time appended to the id).
+ */
+async function withTriggerWorker<T>(
+  answer: (asked: Asked) => Promise<ScheduledTriggerResult>,
+  body: (fire: (agentId: string) => Promise<TriggerHandle>, asked: Asked[]) => Promise<T>,
+): Promise<T> {
+  const asked: Asked[] = [];
+  const activities: Partial<Activities> = {
+    enqueueScheduledRun: async (input: ScheduledTriggerInput) => {
+      const { info } = Context.current();
+      const call = {
+        input,
+        workflowId: info.workflowExecution?.workflowId ?? '',
+        workflowType: info.workflowType ?? '',
+        local: info.isLocal,
+        attempt: info.attempt,
+      };
+      asked.push(call);
+      return answer(call);
+    },
+  };
+  const taskQueue = uniqueId('wf-trigger');
+  const worker = await Worker.create({
+    connection: env().nativeConnection,
+    namespace: env().namespace ?? 'default',
+    taskQueue,
+    activities,
+    ...workflowSource(),
+    reuseV8Context: true,
+    debugMode: true,
+  });
+  const started: TriggerHandle[] = [];
+  const fire = async (agentId: string): Promise<TriggerHandle> => {
+    const handle = await env().client.workflow.start<typeof scheduledTriggerWorkflow>('scheduledTriggerWorkflow', {
+      taskQueue,
+      workflowId: `scheduled-${agentId}-2026-11-27T09:00:00Z`,
+      args: [{ agentId }],
+    });
+    started.push(handle);
+    return handle;
+  };
+  return worker.runUntil(async () => {
+    try {
+      return await body(fire, asked);
+    } finally {
+      for (const handle of started) {
+        await handle.terminate('test over').catch(() => undefined);
+      }
+    }
+  });
+}
+
+async function events(handle: TriggerHandle): Promise<HistoryEvent[]> {
+  return (await handle.fetchHistory()).events ?? [];
+}
+
+const kinds = (list: HistoryEvent[]): string[] =>
+  list.map((e) => EventType[e.eventType!]!.replace('EVENT_TYPE_', '')).filter((k) => !k.startsWith('WORKFLOW_TASK'));
+
+describe('scheduledTriggerWorkflow', () => {
+  it('asks for its run in a local activity in its first task, then waits for the run to end', async () => {
+    const agentId = uniqueId('agent');
+    await withTriggerWorker(
+      async () => ({ runId: 'run-1' }),
+      async (fire, asked) => {
+        const trigger = await fire(agentId);
+        await until('the trigger to wait for its run', async () =>
+          (await events(trigger)).some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity'),
+        );
+        expect(asked).toEqual([
+          {
+            input: { agentId },
+            workflowId: trigger.workflowId,
+            workflowType: 'scheduledTriggerWorkflow',
+            local: true,
+            attempt: 1,
+          },
+        ]);
+        const waiting = await events(trigger);
+        // No activity task through the server: the request is a marker of the first workflow task,
+        // beside the patch's.
+        expect(waiting.some((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)).toBe(false);
+        expect(waiting.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED)).toHaveLength(1);
+        expect(
+          waiting
+            .filter((e) => e.markerRecordedEventAttributes)
+            .map((e) => e.markerRecordedEventAttributes!.markerName),
+        ).toEqual(['core_patch', 'core_local_activity']);
+        const patch = waiting.find((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+        const patchData = patch!.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!.data!;
+        expect(JSON.parse(Buffer.from(patchData).toString('utf8'))).toMatchObject({
+          id: SCHEDULED_TRIGGER_LOCAL_PATCH,
+        });
+        // Open until the queue tells it the run ended: the schedule's skip policy sees it running.
+        expect((await trigger.describe()).status.name).toBe('RUNNING');
+        await trigger.signal(AGENT_HANDLERS.runEnded, 'run-1');
+        await expect(trigger.result()).resolves.toEqual({ runId: 'run-1' });
+        await Worker.runReplayHistory(
+          { ...workflowSource(), replayName: trigger.workflowId },
+          await trigger.fetchHistory(),
+        );
+      },
+    );
+  });
+
+  it('ends at once when its firing is skipped (the agent busy, or gone)', async () => {
+    await withTriggerWorker(
+      async () => ({ skipped: 'the agent had a queued or active run' }),
+      async (fire) => {
+        const trigger = await fire(uniqueId('agent'));
+        await expect(trigger.result()).resolves.toEqual({ skipped: 'the agent had a queued or active run' });
+        expect(kinds(await events(trigger))).toEqual([
+          'WORKFLOW_EXECUTION_STARTED',
+          'MARKER_RECORDED',
+          // The patch's TemporalChangeVersion, written by the SDK (not a billable action: benchmark 10).
+          'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES',
+          'MARKER_RECORDED',
+          'WORKFLOW_EXECUTION_COMPLETED',
+        ]);
+      },
+    );
+  });
+
+  it('asks again when the request fails (the database restarting), as the activity did', async () => {
+    await withTriggerWorker(
+      async (asked) => {
+        if (asked.attempt < 3) {
+          throw new Error('connection refused');
+        }
+        return { skipped: 'no credits' };
+      },
+      async (fire, asked) => {
+        const trigger = await fire(uniqueId('agent'));
+        await expect(trigger.result()).resolves.toEqual({ skipped: 'no credits' });
+        expect(asked.map((a) => [a.attempt, a.local])).toEqual([
+          [1, true],
+          [2, true],
+          [3, true],
+        ]);
+      },
+    );
+  });
+});
