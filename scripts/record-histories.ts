@@ -451,7 +451,7 @@ async function scenarios(rec: Recorder): Promise<Record<string, History>> {
  * The histories of one bundle's scheduled triggers (what an agent's Temporal Schedule starts, under the
  * id the schedule gives it): one waiting for its run's end, the same once told the run ended, and a
  * firing skipped because the agent was busy. Named by how the trigger asked for its run: `activity-`
- * (an activity) or `local-` (a local activity, patch 'scheduled-trigger-local').
+ * (an activity), else `local-` (a local activity).
  */
 async function triggerScenarios(rec: Recorder): Promise<Record<string, History>> {
   const histories: Record<string, History> = {};

@@ -136,12 +136,6 @@ export interface ScheduledTriggerInput {
   agentId: string;
 }
 
-/**
- * patched(): a scheduled trigger asks for its run in a local activity rather than an activity.
- * Triggers that began before it (an activity scheduled, waiting for the run's end) go on as they began.
- */
-export const SCHEDULED_TRIGGER_LOCAL_PATCH = 'scheduled-trigger-local';
-
 export interface ScheduledTriggerResult {
   runId?: string;
   skipped?: string;

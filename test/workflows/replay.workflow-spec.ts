@@ -5,11 +5,7 @@ import { describe, expect, it } from '@jest/globals';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { workflowSource } from '../../src/temporal/worker-factory.js';
-import {
-  ARCHIVE_AT_HANDOVER_PATCH,
-  RUN_TOOL_SETS_PATCH,
-  SCHEDULED_TRIGGER_LOCAL_PATCH,
-} from '../../workflows/contracts.js';
+import { ARCHIVE_AT_HANDOVER_PATCH, RUN_TOOL_SETS_PATCH } from '../../workflows/contracts.js';
 
 /** dist/test/workflows → the repository's test/fixtures/histories (they are not compiled into dist). */
 const HISTORIES = path.resolve(
@@ -68,10 +64,10 @@ const SCENARIOS = [
 
 /**
  * What scripts/record-histories.ts records of an agent's scheduled trigger, per bundle (the traced ones
- * under `scheduled-trigger-traced-`): waiting for its run's end, ended, and a skipped firing, first
- * when it asked for the run in an activity, then in a local activity (patch 'scheduled-trigger-local').
+ * under `scheduled-trigger-traced-`): waiting for its run's end, ended, and a skipped firing, each
+ * having asked for its run in an activity (`activity-`).
  */
-const TRIGGER_SCENARIOS = ['waiting', 'ended', 'skipped'].flatMap((s) => [`activity-${s}`, `local-${s}`]);
+const TRIGGER_SCENARIOS = ['waiting', 'ended', 'skipped'].map((s) => `activity-${s}`);
 
 /**
  * Executions that began under the code recorded replay under this code without nondeterminism: every
@@ -92,28 +88,21 @@ describe('workflow replay of the recorded histories', () => {
     );
   });
 
-  it('holds triggers of each shape: the activity ones asked in an activity, the local ones took the patch', () => {
+  it('holds triggers in each state: waiting for the run, told it ended, skipped; each asked in an activity', () => {
     const types = proto.temporal.api.enums.v1.EventType;
     for (const name of recorded.filter((n) => n.startsWith('scheduled-trigger-'))) {
       const events = history(name).events;
       const has = (type: number): boolean => events.some((e) => e.eventType === type);
-      const patches = events
-        .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
-        .map((e) => {
-          const data = e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!.data!;
-          return (JSON.parse(Buffer.from(data).toString('utf8')) as { id: string }).id;
-        });
-      const local = name.includes('-local-');
       expect({
         name,
-        patches,
-        activity: has(types.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED),
+        markers: has(types.EVENT_TYPE_MARKER_RECORDED),
+        activity: has(types.EVENT_TYPE_ACTIVITY_TASK_COMPLETED),
         signalled: has(types.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED),
         completed: has(types.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED),
       }).toEqual({
         name,
-        patches: local ? [SCHEDULED_TRIGGER_LOCAL_PATCH] : [],
-        activity: !local,
+        markers: false,
+        activity: true,
         signalled: name.includes('-ended'),
         completed: !name.includes('-waiting'),
       });
