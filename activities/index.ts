@@ -18,6 +18,7 @@ import type {
   RunRequest,
   RunToolSet,
   ScheduledTriggerInput,
+  DropSkippedScheduledRunInput,
   ScheduledTriggerResult,
   SettleApprovalInput,
 } from '../workflows/contracts.js';
@@ -68,8 +69,17 @@ export interface RunsPort {
    */
   enqueueScheduledRun(
     agentId: string,
-    caller: { workflowId: string; workflowType: string },
+    caller: { workflowId: string; workflowType: string; runId: string },
   ): Promise<ScheduledTriggerResult>;
+  /**
+   * Drops the row of the firing's run, which the agent's queue skipped; `caller` as for
+   * enqueueScheduledRun, and the run must be that firing's.
+   */
+  dropSkippedScheduledRun(
+    agentId: string,
+    runId: string,
+    caller: { workflowId: string; workflowType: string; runId: string },
+  ): Promise<void>;
 }
 
 export interface ModelPort {
@@ -142,6 +152,12 @@ function executionOf(ctx: Context): { workflowId: string; runId: string } {
   return { workflowId: ctx.info.workflowExecution?.workflowId ?? '', runId: ctx.info.workflowExecution?.runId ?? '' };
 }
 
+/** The asking workflow with its type (a scheduled trigger's activities check both). */
+function triggerCaller(): { workflowId: string; workflowType: string; runId: string } {
+  const ctx = Context.current();
+  return { ...executionOf(ctx), workflowType: ctx.info.workflowType ?? '' };
+}
+
 /**
  * Heartbeats while `work` runs, so a dead worker is detected by the heartbeat timeout, not the long
  * one. Not at the start: Temporal counts the heartbeat timeout from the activity's start, and each
@@ -208,10 +224,14 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async enqueueScheduledRun(input: ScheduledTriggerInput): Promise<ScheduledTriggerResult> {
-      const { info } = Context.current();
       Context.current().log.info('enqueueScheduledRun');
-      const caller = { workflowId: info.workflowExecution?.workflowId ?? '', workflowType: info.workflowType ?? '' };
-      return classified(() => deps.runs.enqueueScheduledRun(input.agentId, caller));
+      return classified(() => deps.runs.enqueueScheduledRun(input.agentId, triggerCaller()));
+    },
+
+    /** The firing's run that the agent's queue skipped: its row goes. */
+    async dropSkippedScheduledRun(input: DropSkippedScheduledRunInput): Promise<void> {
+      Context.current().log.info('dropSkippedScheduledRun');
+      return classified(() => deps.runs.dropSkippedScheduledRun(input.agentId, input.runId, triggerCaller()));
     },
 
     /** A model turn, with the run's start (turn 1) and completion (the last turn) recorded by it. */

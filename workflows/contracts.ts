@@ -51,13 +51,18 @@ export const workflowIds = {
 /** Names of the agent queue's handlers (the API calls them by name; the workflow defines them). */
 export const AGENT_HANDLERS = {
   enqueueRun: 'enqueueRun',
-  /** Webhooks: a signal is durable once the server accepts it, without a round trip through a worker. */
+  /**
+   * Webhooks and schedules' firings: a signal is durable once the server accepts it, without a round
+   * trip through a worker (a firing's request is skipped if it finds the agent busy: see runSkipped).
+   */
   enqueueRunSignal: 'enqueueRunSignal',
   cancelQueuedRun: 'cancelQueuedRun',
   /** Ends a run the queue holds: queued (taken out) or active (cancelled; answers once it has ended). */
   cancelRun: 'cancelRun',
   agentState: 'agentState',
   runEnded: 'runEnded',
+  /** To a schedule's firing: the queue skipped its run (it had one queued or active); the run id. */
+  runSkipped: 'runSkipped',
   /** Approvals: a person's decision on the run's pending call (DecideApprovalInput; answers once recorded). */
   decideApproval: 'decideApproval',
 } as const;
@@ -134,6 +139,11 @@ export interface ReconcileRunsResult {
 
 export interface ScheduledTriggerInput {
   agentId: string;
+}
+
+export interface DropSkippedScheduledRunInput {
+  agentId: string;
+  runId: string;
 }
 
 export interface ScheduledTriggerResult {

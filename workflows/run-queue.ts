@@ -13,9 +13,12 @@ export const enqueueRunSignal = defineSignal<[RunRequest]>(AGENT_HANDLERS.enqueu
 export const cancelQueuedRunUpdate = defineUpdate<boolean, [string]>(AGENT_HANDLERS.cancelQueuedRun);
 export const agentStateQuery = defineQuery<AgentQueueState>(AGENT_HANDLERS.agentState);
 export const runEndedSignal = defineSignal<[string]>(AGENT_HANDLERS.runEnded);
+export const runSkippedSignal = defineSignal<[string]>(AGENT_HANDLERS.runSkipped);
 
 /** Delivery ids remembered for de-duplication (carried over continue-as-new). */
 const MAX_REMEMBERED_DELIVERIES = 1000;
+/** Scheduled runs skipped, remembered by one execution (a firing's retried request comes within seconds). */
+const MAX_REMEMBERED_SKIPS = 100;
 
 /** An agent's run queue inside one workflow execution: the requests waiting, and the one running. */
 export interface RunQueue {
@@ -28,9 +31,11 @@ export interface RunQueue {
 }
 
 /**
- * The handlers of the agent's queue (agent-queue.workflow.ts). Manual and scheduled requests arrive as
- * Updates (update-with-start; a validator refuses them while the agent is busy), webhooks as signals
- * (signal-with-start); either way a request is durable in the history before the API answers.
+ * The handlers of the agent's queue (agent-queue.workflow.ts). Manual requests arrive as Updates
+ * (update-with-start; a validator refuses them while the agent is busy), webhooks and schedules'
+ * firings as signals (signal-with-start); either way a request is durable in the history before the
+ * API (or the firing's activity) answers. A firing's request that finds the agent busy is skipped,
+ * and the firing told (runSkipped).
  */
 export function runQueue(
   agentId: string,
@@ -79,10 +84,34 @@ export function runQueue(
     return { runId: request.runId, queuePosition: queue.length - 1 + (active ? 1 : 0), duplicate: false };
   };
 
+  // The scheduled runs this execution skipped: a firing's request sent again (its activity retried) is
+  // skipped again, not run once the agent is idle, since the firing has dropped the run by then.
+  const skipped = new Set<string>();
+
   setHandler(enqueueRunSignal, (request: RunRequest): void => {
-    if (request.agentId === agentId && request.mode === 'queue') {
-      enqueue(request);
+    if (request.agentId !== agentId) {
+      return;
     }
+    if (request.mode === 'queue') {
+      enqueue(request);
+      return;
+    }
+    if (request.mode !== 'skip_if_busy' || request.notifyWorkflowId === undefined) {
+      return;
+    }
+    const held = queue.some((r) => r.runId === request.runId) || state.active?.runId === request.runId;
+    if (held) {
+      return;
+    }
+    if (skipped.has(request.runId) || busy()) {
+      skipped.add(request.runId);
+      if (skipped.size > MAX_REMEMBERED_SKIPS) {
+        skipped.delete(skipped.values().next().value!);
+      }
+      void notifyRunSkipped(request);
+      return;
+    }
+    enqueue(request);
   });
 
   setHandler(enqueueRunUpdate, enqueue, {
@@ -114,6 +143,15 @@ export function runQueue(
   }));
 
   return state;
+}
+
+/** Tells a schedule's firing that the queue skipped its run (the agent had one queued or active). */
+async function notifyRunSkipped(request: RunRequest): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(request.notifyWorkflowId!).signal(runSkippedSignal, request.runId);
+  } catch {
+    // The firing is gone (terminated or timed out): nothing to tell.
+  }
 }
 
 /** Tells the trigger that waits for a run (a schedule's firing) that it has ended. */

@@ -1,5 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import { RunSkippedError } from './run-skipped.error.js';
 import { enqueueFixture } from './testing/enqueue-fixture.js';
 import { agentFixture, counted } from './testing/fixtures.js';
 import { refusal } from '../common/testing/refusals.js';
@@ -16,7 +15,7 @@ function tick(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 2));
 }
 
-describe('RunEnqueueService.enqueue (manual and scheduled runs)', () => {
+describe('RunEnqueueService.enqueue (manual runs)', () => {
   it('writes the row, starts the agent queue once with its search attributes, and the first run is next', async () => {
     const { runs, temporal, metrics, service } = setUp();
     const { run, queuePosition, duplicate } = await service.enqueue(agent, { triggeredBy: 'manual', mode: 'queue' });
@@ -56,15 +55,6 @@ describe('RunEnqueueService.enqueue (manual and scheduled runs)', () => {
     const second = await service.enqueue(agent, { triggeredBy: 'manual', mode: 'reject_if_busy' });
     expect(second.run.id).not.toBe(first.run.id);
     expect(temporal.calls.filter((c) => c.endsWith('enqueueRun')).length).toBeGreaterThan(2);
-  });
-
-  it('skips a scheduled firing while the agent is busy (RunSkippedError), leaving no row', async () => {
-    const { runs, service } = setUp();
-    await service.enqueue(agent, { triggeredBy: 'manual', mode: 'queue' });
-    await expect(service.enqueue(agent, { triggeredBy: 'schedule', mode: 'skip_if_busy' })).rejects.toBeInstanceOf(
-      RunSkippedError,
-    );
-    expect(runs.rows.size).toBe(1);
   });
 
   it('answers the first run for a repeated delivery id, without a second row or count', async () => {

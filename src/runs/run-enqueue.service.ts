@@ -28,7 +28,6 @@ import {
   workflowIds,
 } from '../../workflows/contracts.js';
 import { type RunResponse, toRunResponse } from './run-response.js';
-import { RunSkippedError } from './run-skipped.error.js';
 import type { RunEntity } from './run.entity.js';
 import { RunsRepository } from './runs.repository.js';
 import { isTransientTemporalError, TemporalBusyError } from './temporal-transient.js';
@@ -36,12 +35,12 @@ import { repairUnstartedRuns } from './unstarted-runs.js';
 
 export interface EnqueueOptions {
   triggeredBy: RunTrigger;
-  mode: EnqueueMode;
+  /** A scheduled firing's request is a signal instead (ScheduledRunsService). */
+  mode: Exclude<EnqueueMode, 'skip_if_busy'>;
   input?: string | null;
   payload?: unknown;
   actionOverride?: string | null;
   deliveryId?: string | null;
-  notifyWorkflowId?: string;
 }
 
 export interface Enqueued {
@@ -152,8 +151,6 @@ export class RunEnqueueService {
               continue;
             }
             throw new AppError('AGENT_ALREADY_RUNNING', 'The agent already has a queued or active run');
-          case FAILURE.runSkipped:
-            throw new RunSkippedError();
           default:
             // Still failing after the retries: nothing was queued, and the client may retry shortly.
             throw transient ? new TemporalBusyError() : err;
@@ -221,7 +218,6 @@ export class RunEnqueueService {
     const request = runRequest(agent, {
       ...options,
       input: null,
-      notifyWorkflowId: undefined,
       triggeredBy: 'webhook',
       mode: 'queue',
     });
@@ -310,7 +306,6 @@ function runRequest(agent: AgentEntity, options: EnqueueOptions): RunRequest {
     actionOverride: options.actionOverride ? true : null,
     deliveryId: options.deliveryId ?? null,
     mode: options.mode,
-    notifyWorkflowId: options.notifyWorkflowId,
     requestedAt: new Date().toISOString(),
     // The asking request's id (an HTTP request's; none for a schedule's firing in the worker).
     ...optionalRequestId(),

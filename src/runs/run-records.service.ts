@@ -5,7 +5,6 @@ import { AppError } from '../common/app-error.js';
 import { UUID } from '../common/ids.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { CreditsService } from '../credits/credits.service.js';
 import { MetricsService } from '../metrics/metrics.service.js';
 import type { SubscriptionStatus, Tier } from '../users/user-fields.js';
 import type { SiteEntity } from '../vault/site.entity.js';
@@ -21,17 +20,15 @@ import type {
   RunTrigger,
   ScheduledTriggerResult,
 } from '../../workflows/contracts.js';
-import { triggerMessage, webhookAction, workflowIds } from '../../workflows/contracts.js';
+import { triggerMessage, webhookAction } from '../../workflows/contracts.js';
 import { RunArchiveService } from './run-archive.service.js';
-import { RunEnqueueService } from './run-enqueue.service.js';
 import { RunReconcileService } from './run-reconcile.service.js';
 import { RunRetentionService } from './run-retention.service.js';
-import { RunSkippedError } from './run-skipped.error.js';
 import { agentPoliciesOf } from './run-context.js';
 import { buildRunTools } from './run-tools.js';
 import { RunToolSetsService } from './run-tool-sets.service.js';
 import { RunExecutionRepository } from './run-execution.repository.js';
-import { RunsRepository } from './runs.repository.js';
+import { ScheduledRunsService, type TriggerCaller } from './scheduled-runs.service.js';
 
 /** The activities' port for run records (the worker fills ActivityDeps.runs with it). */
 @Injectable()
@@ -39,10 +36,8 @@ export class RunRecordsService implements RunsPort {
   private readonly logger = new Logger('Runs');
 
   constructor(
-    private readonly runs: RunsRepository,
     private readonly execution: RunExecutionRepository,
-    private readonly enqueuer: RunEnqueueService,
-    private readonly credits: CreditsService,
+    private readonly scheduled: ScheduledRunsService,
     private readonly archives: RunArchiveService,
     private readonly retention: RunRetentionService,
     private readonly reconciler: RunReconcileService,
@@ -159,62 +154,16 @@ export class RunRecordsService implements RunsPort {
     return this.reconciler.reconcileBatch(after);
   }
 
-  /**
-   * A firing of the agent's schedule. The input is not trusted: the asking workflow (from Temporal) must
-   * be the agent's scheduled trigger, `scheduled-<agentId>-<time of the firing>` of type
-   * scheduledTriggerWorkflow, as the agent's Temporal Schedule starts it; anything else is
-   * PERMISSION_DENIED and queues nothing.
-   */
-  async enqueueScheduledRun(
-    agentId: string,
-    caller: { workflowId: string; workflowType: string },
-  ): Promise<ScheduledTriggerResult> {
-    if (!isScheduledTriggerOf(agentId, caller)) {
-      this.logger.warn(
-        `scheduled run refused for agent ${String(agentId)} asked by workflow ${caller.workflowId} (${caller.workflowType}): not a firing of the agent's schedule`,
-      );
-      throw new AppError('PERMISSION_DENIED', "Only a firing of the agent's schedule may queue a scheduled run");
-    }
-    const notifyWorkflowId = caller.workflowId;
-    const agent = await this.runs.findAgent(agentId);
-    if (agent === null || agent.triggerType !== 'scheduled') {
-      return { skipped: 'the agent no longer exists or is no longer scheduled' };
-    }
-    if ((await this.credits.balance(agent.userId)) <= 0) {
-      return { skipped: 'no credits' };
-    }
-    try {
-      const { run } = await this.enqueuer.enqueue(agent, {
-        triggeredBy: 'schedule',
-        mode: 'skip_if_busy',
-        notifyWorkflowId,
-      });
-      return { runId: run.id };
-    } catch (err) {
-      if (err instanceof RunSkippedError) {
-        return { skipped: 'the agent had a queued or active run' };
-      }
-      throw err;
-    }
+  /** A firing of the agent's schedule (see ScheduledRunsService.enqueue; `caller` from Temporal). */
+  enqueueScheduledRun(agentId: string, caller: TriggerCaller): Promise<ScheduledTriggerResult> {
+    return this.scheduled.enqueue(agentId, caller);
+  }
+
+  /** The firing's run that the agent's queue skipped (see ScheduledRunsService.dropSkipped). */
+  dropSkippedScheduledRun(agentId: string, runId: string, caller: TriggerCaller): Promise<void> {
+    return this.scheduled.dropSkipped(agentId, runId, caller);
   }
 }
-
-/**
- * Whether `caller` is a workflow the agent's Temporal Schedule started: the schedule starts
- * `workflowIds.scheduledTrigger(agentId)` of type scheduledTriggerWorkflow, and Temporal appends the
- * firing's time to the id (`-2025-01-01T09:00:00Z`).
- */
-export function isScheduledTriggerOf(agentId: unknown, caller: { workflowId: string; workflowType: string }): boolean {
-  if (typeof agentId !== 'string' || !UUID.test(agentId) || caller.workflowType !== SCHEDULED_TRIGGER_WORKFLOW) {
-    return false;
-  }
-  const prefix = `${workflowIds.scheduledTrigger(agentId)}-`;
-  return caller.workflowId.startsWith(prefix) && FIRING_TIME.test(caller.workflowId.slice(prefix.length));
-}
-
-const SCHEDULED_TRIGGER_WORKFLOW = 'scheduledTriggerWorkflow';
-/** RFC 3339 in UTC, as Temporal's scheduler appends it to the ids of the workflows it starts. */
-const FIRING_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 /** What the trigger of a run needs of the tier, checked when the run starts (manual runs need nothing). */
 export function requireTriggerTier(

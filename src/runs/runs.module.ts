@@ -25,6 +25,8 @@ import { RunsController } from './runs.controller.js';
 import { RunsRepository } from './runs.repository.js';
 import { RUN_USAGE_CHARGE_PART } from './run-usage.repository.js';
 import { RunsService } from './runs.service.js';
+import { ScheduledRunsRepository } from './scheduled-runs.repository.js';
+import { ScheduledRunsService } from './scheduled-runs.service.js';
 
 /**
  * Agent runs: their rows and archived timelines, starting them in Temporal, the activities' port,
@@ -58,6 +60,8 @@ import { RunsService } from './runs.service.js';
     RunReconcileRepository,
     RunRetentionRepository,
     RunReconcileService,
+    ScheduledRunsRepository,
+    ScheduledRunsService,
   ],
   exports: [
     RunsService,

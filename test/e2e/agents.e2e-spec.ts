@@ -326,6 +326,43 @@ describe('agents and runs on Temporal (e2e)', () => {
     expect(run.timeline[0]).toMatchObject({ type: 'triggered', triggeredBy: 'schedule' });
   });
 
+  it("a firing while the agent's run is active is skipped: no row, the firing ends skipped (both where the rows show the run and where only the queue does)", async () => {
+    const { user, siteId } = await userWithSite('pro');
+    const agent = (await createAgent(user, { siteIds: [siteId], trigger: { type: 'scheduled', cron: '0 3 1 1 *' } }))
+      .body;
+    const schedule = temporal.schedule.getHandle(`schedule-${agent.id}`);
+    /** Fires the schedule now and answers what its firing (the trigger workflow) returned. */
+    const fire = async (seen: number): Promise<unknown> => {
+      await schedule.trigger();
+      const firing = await eventually('the firing', async () => {
+        const actions = (await schedule.describe()).info.recentActions;
+        return actions.length > seen ? actions[actions.length - 1] : undefined;
+      });
+      return temporal.workflow.getHandle(firing.action.workflow.workflowId).result();
+    };
+    model.script({ text: 'thinking…', delayMs: 20_000 });
+    const manual = await http.post(`/api/agents/${agent.id}/runs`, {}, { token: user.token });
+    expect(manual.status).toBe(201);
+    await waitForRun(http, user.token, manual.body.id, ['active']);
+    // The run's row shows it active: the firing writes no row and sends the queue nothing.
+    await expect(fire(0)).resolves.toEqual({ skipped: 'the agent had a queued or active run' });
+    // Its row says ended while the queue still runs it (as in the moments between a run's last turn
+    // and its queue taking the next request): the firing's row is written, the queue skips the run
+    // and tells the firing, which drops the row.
+    await sql("UPDATE runs SET status = 'completed', ended_at = now() WHERE id = $1", [manual.body.id]);
+    await expect(fire(1)).resolves.toEqual({ skipped: 'the agent had a queued or active run' });
+    const queue = await temporal.workflow.getHandle(`agent-${agent.id}`).fetchHistory();
+    expect(
+      queue.events!.filter(
+        (e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === 'runSkipped',
+      ),
+    ).toHaveLength(1);
+    expect(await sql('SELECT id FROM runs WHERE agent_id = $1', [agent.id])).toEqual([{ id: manual.body.id }]);
+    const list = await http.get(`/api/agents/${agent.id}/runs`, { token: user.token });
+    expect(list.body.items.map((r: { id: string }) => r.id)).toEqual([manual.body.id]);
+    await temporal.workflow.getHandle(`agent-${agent.id}`).terminate('test over');
+  });
+
   it('a site 429 with Retry-After: 2 makes the run wait durably, then complete', async () => {
     const { user, siteId } = await userWithSite();
     const agent = (await createAgent(user, { siteIds: [siteId] })).body;

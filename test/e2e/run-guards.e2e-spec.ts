@@ -6,7 +6,11 @@ import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@tempo
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { type FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import type { forgedModelTurnWorkflow } from '../fixtures/forged-model-turn.workflow.js';
-import type { forgedFinishRunWorkflow, forgedScheduledRunWorkflow } from '../fixtures/forged-records.workflow.js';
+import type {
+  forgedDropScheduledRunWorkflow,
+  forgedFinishRunWorkflow,
+  forgedScheduledRunWorkflow,
+} from '../fixtures/forged-records.workflow.js';
 import type { forgedToolCallWorkflow } from '../fixtures/forged-tool-call.workflow.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import type { Http } from '../utils/http.js';
@@ -32,6 +36,7 @@ interface Forger {
   modelTurn(input: ModelTurnInput, workflowId?: string): Promise<ModelTurnOutput>;
   finishRun(input: FinishRunInput, workflowId?: string): Promise<void>;
   scheduledRun(agentId: string, workflowId?: string): Promise<ScheduledTriggerResult>;
+  dropScheduledRun(agentId: string, runId: string, workflowId?: string): Promise<void>;
 }
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
@@ -118,6 +123,12 @@ describe('run guards: forged activity tasks and Retry-After caps (e2e)', () => {
               taskQueue,
               workflowId: workflowId ?? `forged-${randomUUID()}`,
               args: [serviceQueue, { agentId }],
+            }),
+          dropScheduledRun: (agentId, runId, workflowId) =>
+            client.workflow.execute<typeof forgedDropScheduledRunWorkflow>('forgedDropScheduledRunWorkflow', {
+              taskQueue,
+              workflowId: workflowId ?? `forged-${randomUUID()}`,
+              args: [serviceQueue, { agentId, runId }],
             }),
         }),
       );
@@ -395,6 +406,15 @@ describe('run guards: forged activity tasks and Retry-After caps (e2e)', () => {
     });
     expect(runs[0].triggeredBy).toBe('schedule');
     expect((await waitForRun(http, user.token, runs[0].id)).status).toBe('completed');
+
+    // Dropping a firing's run is the firing's own: any other workflow is refused and the row stays.
+    await asForger('forged-records.workflow.js', async (forge) => {
+      for (const workflowId of [undefined, `scheduled-${agentId}-2020-01-01T00:00:01Z`]) {
+        const cause = refusal(await forge.dropScheduledRun(agentId, runs[0].id, workflowId).catch((e) => e));
+        expect(cause.type).toBe('PERMISSION_DENIED');
+      }
+    });
+    expect((await http.get(`/api/runs/${runs[0].id}`, { token: user.token })).body.status).toBe('completed');
   });
 
   it('a site asking to wait longer than 300 s fails the tool call at once; the run goes on and shows it', async () => {

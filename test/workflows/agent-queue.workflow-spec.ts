@@ -157,6 +157,55 @@ describe('agentQueueWorkflow: order and one run at a time', () => {
     });
   });
 
+  it("skips a schedule's firing that finds the agent busy and tells the firing; the same run sent again stays skipped", async () => {
+    const first = gate();
+    const mock = mockActivities({
+      modelTurn: async (input: ModelTurnInput) => {
+        if (input.runId.endsWith('-a')) {
+          await first.opened;
+        }
+        return textAnswer('done');
+      },
+    });
+    await withQueueWorker(env(), mock.activities, async (start) => {
+      const handle = await start();
+      const agentId = agentIdOf(handle);
+      const [a, fired, later] = [`${agentId}-a`, `${agentId}-fired`, `${agentId}-later`];
+      const firing = (runId: string) =>
+        runRequest(agentId, runId, {
+          triggeredBy: 'schedule',
+          mode: 'skip_if_busy',
+          notifyWorkflowId: `scheduled-${agentId}-${runId}`,
+        });
+      const skipsSent = async (): Promise<Array<[string, unknown]>> =>
+        (await historyOf(handle))
+          .map((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes)
+          .filter((x) => x?.signalName === AGENT_HANDLERS.runSkipped)
+          .map((x) => [
+            x!.workflowExecution!.workflowId!,
+            JSON.parse(Buffer.from(x!.input!.payloads![0]!.data!).toString()),
+          ]);
+      await enqueue(handle, runRequest(agentId, a));
+      await until('run a in its first turn', () => mock.calls.length === 1);
+      await handle.signal(AGENT_HANDLERS.enqueueRunSignal, firing(fired));
+      await until('the firing told', async () => (await skipsSent()).length === 1);
+      expect(await skipsSent()).toEqual([[`scheduled-${agentId}-${fired}`, fired]]);
+      expect(await queueState(handle)).toEqual({ activeRunId: a, queuedRunIds: [] });
+
+      first.open();
+      await untilRunsEnded(handle, mock.calls, [a]);
+      // Idle now: the skipped run sent again (its firing's activity retried) is skipped again; a new firing runs.
+      await handle.signal(AGENT_HANDLERS.enqueueRunSignal, firing(fired));
+      await handle.signal(AGENT_HANDLERS.enqueueRunSignal, firing(later));
+      await handle.signal(AGENT_HANDLERS.enqueueRunSignal, firing(later));
+      await untilRunsEnded(handle, mock.calls, [a, later]);
+      expect((await skipsSent()).map(([, runId]) => runId)).toEqual([fired, fired]);
+      expect(runsCalled(mock.calls, 'modelTurn')).toEqual([a, later]);
+      // The new firing's request sent twice is one run.
+      await expectReplays(handle);
+    });
+  });
+
   it('hands over and goes on when the archive is refused (left to the run reconciler)', async () => {
     const mock = mockActivities({
       archiveRun: (input: ArchivedRun) => {

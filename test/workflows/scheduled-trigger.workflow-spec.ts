@@ -1,7 +1,8 @@
 /**
  * An agent's scheduled trigger (workflows/scheduled-trigger.workflow.ts), what its Temporal Schedule
  * starts: it asks for the run in an activity, then stays open until the queue signals the run's end,
- * so the schedule's skip policy sees it running; a skipped firing ends at once. The shipped bundle in
+ * so the schedule's skip policy sees it running; a skipped firing ends at once, and one the queue
+ * skipped drops its run's row. The shipped bundle in
  * a real Worker on a real dev server (harness.ts).
  */
 import { describe, expect, it } from '@jest/globals';
@@ -35,10 +36,14 @@ interface Asked {
  */
 async function withTriggerWorker<T>(
   answer: (asked: Asked) => Promise<ScheduledTriggerResult>,
-  body: (fire: (agentId: string) => Promise<TriggerHandle>, asked: Asked[]) => Promise<T>,
+  body: (fire: (agentId: string) => Promise<TriggerHandle>, asked: Asked[], dropped: unknown[]) => Promise<T>,
 ): Promise<T> {
   const asked: Asked[] = [];
+  const dropped: unknown[] = [];
   const activities: Partial<Activities> = {
+    dropSkippedScheduledRun: async (input) => {
+      dropped.push(input);
+    },
     enqueueScheduledRun: async (input: ScheduledTriggerInput) => {
       const { info } = Context.current();
       const call = {
@@ -74,7 +79,7 @@ async function withTriggerWorker<T>(
   };
   return worker.runUntil(async () => {
     try {
-      return await body(fire, asked);
+      return await body(fire, asked, dropped);
     } finally {
       for (const handle of started) {
         await handle.terminate('test over').catch(() => undefined);
@@ -145,6 +150,42 @@ describe('scheduledTriggerWorkflow', () => {
           'ACTIVITY_TASK_COMPLETED',
           'WORKFLOW_EXECUTION_COMPLETED',
         ]);
+      },
+    );
+  });
+
+  it("drops its run's row when the queue skips it, and ends skipped; another run's skip is not its own", async () => {
+    const agentId = uniqueId('agent');
+    await withTriggerWorker(
+      async () => ({ runId: 'run-1' }),
+      async (fire, _asked, dropped) => {
+        const trigger = await fire(agentId);
+        await until('the trigger to wait for its run', async () =>
+          (await events(trigger)).some((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED),
+        );
+        await trigger.signal(AGENT_HANDLERS.runSkipped, 'run-0');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect((await trigger.describe()).status.name).toBe('RUNNING');
+        expect(dropped).toEqual([]);
+        await trigger.signal(AGENT_HANDLERS.runSkipped, 'run-1');
+        await expect(trigger.result()).resolves.toEqual({ skipped: 'the agent had a queued or active run' });
+        expect(dropped).toEqual([{ agentId, runId: 'run-1' }]);
+        expect(kinds(await events(trigger))).toEqual([
+          'WORKFLOW_EXECUTION_STARTED',
+          'ACTIVITY_TASK_SCHEDULED',
+          'ACTIVITY_TASK_STARTED',
+          'ACTIVITY_TASK_COMPLETED',
+          'WORKFLOW_EXECUTION_SIGNALED',
+          'WORKFLOW_EXECUTION_SIGNALED',
+          'ACTIVITY_TASK_SCHEDULED',
+          'ACTIVITY_TASK_STARTED',
+          'ACTIVITY_TASK_COMPLETED',
+          'WORKFLOW_EXECUTION_COMPLETED',
+        ]);
+        await Worker.runReplayHistory(
+          { ...workflowSource(), replayName: trigger.workflowId },
+          await trigger.fetchHistory(),
+        );
       },
     );
   });
