@@ -29,7 +29,7 @@ import { Context } from '@temporalio/activity';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import proto from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { agentQueueStart } from '../src/runs/run-enqueue.service.js';
+import { agentQueueStart } from '../src/temporal/agent-queue-start.js';
 import { workflowSource } from '../src/temporal/worker-factory.js';
 import type { Activities } from '../activities/index.js';
 import {
@@ -97,8 +97,10 @@ class FakeActivities {
     | 'requestApproval'
     | 'settleApproval'
     | 'enqueueScheduledRun'
+    | 'dropSkippedScheduledRun'
   > {
     return {
+      dropSkippedScheduledRun: async () => undefined,
       enqueueScheduledRun: async (input) => {
         if (this.busyAgents.has(input.agentId)) {
           return { skipped: 'the agent had a queued or active run' };
@@ -187,6 +189,17 @@ let sequence = 0;
 function uuid(kind: number): string {
   sequence += 1;
   return `${kind}${kind}${kind}${kind}${kind}${kind}${kind}${kind}-0000-4000-8000-${String(sequence).padStart(12, '0')}`;
+}
+
+/** A schedule's firing's request, as its activity signals it (the firing's trigger told of its end or skip). */
+function firing(agentId: string): RunRequest {
+  return {
+    ...request(agentId, 'webhook'),
+    triggeredBy: 'schedule',
+    deliveryId: null,
+    mode: 'skip_if_busy',
+    notifyWorkflowId: `scheduled-${agentId}-2026-11-27T09:00:00Z`,
+  };
 }
 
 function request(agentId: string, triggeredBy: 'manual' | 'webhook'): RunRequest {
@@ -316,6 +329,11 @@ const UPDATES_DONE = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED;
 const TIMERS = EventType.EVENT_TYPE_TIMER_STARTED;
 const CONTINUED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW;
 const ACTIVITIES_DONE = EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED;
+/** A signal the workflow sent that the server has settled (to a workflow that does not exist here: failed). */
+const SENT = [
+  EventType.EVENT_TYPE_EXTERNAL_WORKFLOW_EXECUTION_SIGNALED,
+  EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED,
+];
 
 /** The histories of one bundle, by the name they are saved under (without bundle and extension). */
 async function scenarios(rec: Recorder): Promise<Record<string, History>> {
@@ -372,6 +390,24 @@ async function scenarios(rec: Recorder): Promise<Record<string, History>> {
   }
   // The cancelled one recorded its end (finishRun); none archived yet (at the hand-over).
   histories['idle-after-runs'] = await rec.settled(busy, (n) => n(MARKERS) === 1 && n(UPDATES_DONE) === 4);
+
+  // Schedules' firings (signals, skip_if_busy): one while a webhook run is active, skipped (its firing
+  // told, runSkipped), then one at the idle queue, run (its firing told of its end, runEnded).
+  const fired = uuid(1);
+  const running = request(fired, 'webhook');
+  fakes.scripts.set(running.runId, 'hold');
+  await rec.webhook(fired, running);
+  await fakes.whenHeld(running.runId);
+  await rec.webhook(fired, firing(fired));
+  const sent = (n: (type: EventType) => number): number => SENT.reduce((sum, type) => sum + n(type), 0);
+  histories['scheduled-skipped'] = await rec.settled(fired, (n) => n(SIGNALS) === 2 && sent(n) === 1);
+  fakes.release(running.runId);
+  await rec.settled(fired, () => rec.idle(fired));
+  await rec.webhook(fired, firing(fired));
+  histories['scheduled-ran'] = await rec.settled(
+    fired,
+    async (n) => n(SIGNALS) === 3 && sent(n) === 2 && (await rec.idle(fired)),
+  );
 
   // A manual run whose tool call waits for a decision (the execution's age timer and the wait's), then
   // approved (the decideApproval Update), the call made, the run completed and archived.
@@ -449,35 +485,40 @@ async function scenarios(rec: Recorder): Promise<Record<string, History>> {
 
 /**
  * The histories of one bundle's scheduled triggers (what an agent's Temporal Schedule starts, under the
- * id the schedule gives it): one waiting for its run's end, the same once told the run ended, and a
- * firing skipped because the agent was busy. Named by how the trigger asked for its run: `activity-`
- * (an activity), else `local-` (a local activity).
+ * id the schedule gives it), in each of the two ways a trigger asks for its run (`activity-`, and
+ * `local-` for a schedule whose input says localRequest): one waiting for its run's end, the same once
+ * told the run ended, a firing skipped at once (the agent busy), and one whose run the queue skipped
+ * (it dropped the run's row).
  */
 async function triggerScenarios(rec: Recorder): Promise<Record<string, History>> {
   const histories: Record<string, History> = {};
-  const fire = (agentId: string) =>
-    rec.client.workflow.start('scheduledTriggerWorkflow', {
-      workflowId: `scheduled-${agentId}-2026-11-27T09:00:00Z`,
-      taskQueue: rec.taskQueue,
-      args: [{ agentId }],
-    });
-  const asked = (n: (type: EventType) => number): number => n(ACTIVITIES_DONE) + n(MARKERS);
-  let shape = 'activity';
-  const ran = uuid(1);
-  const waiting = await fire(ran);
-  histories.waiting = await rec.settledWorkflow(waiting.workflowId, (n) => asked(n) === 1);
-  if (!(histories.waiting.events ?? []).some((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)) {
-    shape = 'local';
+  for (const shape of ['activity', 'local'] as const) {
+    const fire = (agentId: string) =>
+      rec.client.workflow.start('scheduledTriggerWorkflow', {
+        workflowId: `scheduled-${agentId}-2026-11-27T09:00:00Z`,
+        taskQueue: rec.taskQueue,
+        args: [shape === 'local' ? { agentId, localRequest: true } : { agentId }],
+      });
+    const asked = (n: (type: EventType) => number): number => n(ACTIVITIES_DONE) + n(MARKERS);
+    const ran = uuid(1);
+    const waiting = await fire(ran);
+    histories[`${shape}-waiting`] = await rec.settledWorkflow(waiting.workflowId, (n) => asked(n) === 1);
+    await waiting.signal(AGENT_HANDLERS.runEnded, rec.fakes.scheduledRuns.get(ran)!);
+    await waiting.result();
+    histories[`${shape}-ended`] = await rec.settledWorkflow(waiting.workflowId, (n) => n(SIGNALS) === 1);
+    const busy = uuid(1);
+    rec.fakes.busyAgents.add(busy);
+    const skipped = await fire(busy);
+    await skipped.result();
+    histories[`${shape}-skipped`] = await rec.settledWorkflow(skipped.workflowId, (n) => asked(n) === 1);
+    const dropping = uuid(1);
+    const dropped = await fire(dropping);
+    await rec.settledWorkflow(dropped.workflowId, (n) => asked(n) === 1);
+    await dropped.signal(AGENT_HANDLERS.runSkipped, rec.fakes.scheduledRuns.get(dropping)!);
+    await dropped.result();
+    histories[`${shape}-dropped`] = await rec.settledWorkflow(dropped.workflowId, (n) => asked(n) === 2);
   }
-  await waiting.signal(AGENT_HANDLERS.runEnded, rec.fakes.scheduledRuns.get(ran)!);
-  await waiting.result();
-  histories.ended = await rec.settledWorkflow(waiting.workflowId, (n) => n(SIGNALS) === 1);
-  const busy = uuid(1);
-  rec.fakes.busyAgents.add(busy);
-  const skipped = await fire(busy);
-  await skipped.result();
-  histories.skipped = await rec.settledWorkflow(skipped.workflowId, (n) => asked(n) === 1);
-  return Object.fromEntries(Object.entries(histories).map(([name, history]) => [`${shape}-${name}`, history]));
+  return histories;
 }
 
 answerHelp(

@@ -139,6 +139,13 @@ export interface ReconcileRunsResult {
 
 export interface ScheduledTriggerInput {
   agentId: string;
+  /**
+   * Ask for the run in a local activity, in the trigger's first workflow task: no activity task
+   * through the server, nor the workflow task its result would start, at each firing. Set in the
+   * schedules the service writes; a schedule written before it asks in an activity (an input, not a
+   * patch: a patch would cost every firing a TemporalChangeVersion upsert, an action).
+   */
+  localRequest?: boolean;
 }
 
 export interface DropSkippedScheduledRunInput {

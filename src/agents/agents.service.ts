@@ -259,6 +259,9 @@ export class AgentsService {
       }
       return saved;
     });
+    if (agent.triggerType === 'scheduled') {
+      await this.schedules.startQueue(agent);
+    }
     return this.toResponse(agent, secret, notifySecret);
   }
 
@@ -293,6 +296,9 @@ export class AgentsService {
         await this.schedules.remove(agent.id);
       }
     });
+    if (agent.triggerType === 'scheduled' && before !== 'scheduled') {
+      await this.schedules.startQueue(agent);
+    }
     return this.toResponse(agent, secret, notifySecret);
   }
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   type Client,
   ScheduleClient,
@@ -7,10 +7,12 @@ import {
   type ScheduleOptionsStartWorkflowAction,
   type ScheduleUpdateOptions,
   type Workflow,
+  WorkflowIdConflictPolicy,
 } from '@temporalio/client';
 import { compileUpdatedScheduleOptions } from '@temporalio/client/lib/schedule-helpers.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
+import { agentQueueStart } from '../temporal/agent-queue-start.js';
 import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
 import { workflowIds } from '../../workflows/contracts.js';
 
@@ -34,6 +36,7 @@ class AgentScheduleClient extends ScheduleClient {
 @Injectable()
 export class SchedulesService {
   private readonly replacing: AgentScheduleClient;
+  private readonly logger = new Logger('Agents');
 
   constructor(
     @Inject(TEMPORAL_CLIENT) private readonly client: Client,
@@ -61,7 +64,7 @@ export class SchedulesService {
         workflowType: 'scheduledTriggerWorkflow',
         workflowId: workflowIds.scheduledTrigger(agentId),
         taskQueue: this.settings.temporalTaskQueue,
-        args: [{ agentId }],
+        args: [{ agentId, localRequest: true }],
         memo: { agentName },
       },
       policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: SCHEDULE_CATCHUP_WINDOW },
@@ -82,6 +85,25 @@ export class SchedulesService {
       }
     }
     await this.client.schedule.create({ scheduleId, ...definition, memo: { agentName } });
+  }
+
+  /**
+   * Starts the scheduled agent's queue workflow unless it runs already, so that its firings find it
+   * running: a firing then signals it, where it would otherwise start it (a workflow start each, at
+   * the busiest moment, when many agents are due together). Once started, a queue runs for as long as
+   * its agent exists. Best effort: a firing that finds no queue starts it (signal-with-start).
+   */
+  async startQueue(agent: { id: string; userId: string; name: string }): Promise<void> {
+    try {
+      await this.client.workflow.start('agentQueueWorkflow', {
+        ...agentQueueStart(agent, this.settings),
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      });
+    } catch (err) {
+      this.logger.warn(
+        `the queue of agent ${agent.id} was not started with its schedule (its first firing starts it): ${(err as Error).name}`,
+      );
+    }
   }
 
   async remove(agentId: string): Promise<void> {

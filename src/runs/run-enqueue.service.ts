@@ -3,7 +3,6 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   type Client,
   type Workflow,
-  type WorkflowStartOptions,
   WithStartWorkflowOperation,
   WorkflowIdConflictPolicy,
   WorkflowUpdateFailedError,
@@ -16,6 +15,7 @@ import { addLogFields, currentRequestId } from '../common/log-context.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { MetricsService } from '../metrics/metrics.service.js';
+import { agentQueueStart } from '../temporal/agent-queue-start.js';
 import { TEMPORAL_CLIENT } from '../temporal/temporal.module.js';
 import {
   AGENT_HANDLERS,
@@ -24,7 +24,6 @@ import {
   FAILURE,
   type RunRequest,
   type RunTrigger,
-  SEARCH_ATTRIBUTES,
   workflowIds,
 } from '../../workflows/contracts.js';
 import { type RunResponse, toRunResponse } from './run-response.js';
@@ -55,27 +54,6 @@ function updateFailureType(err: unknown): string | undefined {
     return err.cause.type ?? undefined;
   }
   return undefined;
-}
-
-/**
- * How the agent's queue workflow is started when a run finds none: the same for update-with-start
- * and signal-with-start (one workflow per agent, found by its id and search attributes).
- */
-export function agentQueueStart(
-  agent: Pick<AgentEntity, 'id' | 'userId' | 'name'>,
-  settings: Pick<Settings, 'temporalTaskQueue' | 'agentQueueExecutionSeconds'>,
-): WorkflowStartOptions {
-  return {
-    workflowId: workflowIds.agent(agent.id),
-    taskQueue: settings.temporalTaskQueue,
-    args: [{ agentId: agent.id, executionSeconds: settings.agentQueueExecutionSeconds, archiveAfterHandover: true }],
-    typedSearchAttributes: [
-      { key: SEARCH_ATTRIBUTES.agentId, value: agent.id },
-      { key: SEARCH_ATTRIBUTES.userId, value: agent.userId },
-    ],
-    memo: { agentName: agent.name },
-    staticSummary: `Run queue of agent ${agent.name}`,
-  };
 }
 
 /** When a sender refused for a full queue is told to come back (Retry-After). */

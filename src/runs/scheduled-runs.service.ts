@@ -13,7 +13,8 @@ import {
   type ScheduledTriggerResult,
   workflowIds,
 } from '../../workflows/contracts.js';
-import { agentQueueStart, RunEnqueueService } from './run-enqueue.service.js';
+import { agentQueueStart } from '../temporal/agent-queue-start.js';
+import { RunEnqueueService } from './run-enqueue.service.js';
 import { ScheduledRunsRepository } from './scheduled-runs.repository.js';
 
 /** The workflow that asks: a firing of the agent's schedule, as Temporal names it to the activity. */

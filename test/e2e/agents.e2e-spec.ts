@@ -90,6 +90,11 @@ describe('agents and runs on Temporal (e2e)', () => {
     const schedule = await temporal.schedule.getHandle(`schedule-${scheduled.body.id}`).describe();
     expect(schedule.spec.timezone).toBe('Europe/Berlin');
     expect(schedule.policies.overlap).toBe('SKIP');
+    // Its queue runs from now on, so that its firings signal it rather than start it.
+    const queue = await temporal.workflow.getHandle(`agent-${scheduled.body.id}`).describe();
+    expect(queue.status.name).toBe('RUNNING');
+    expect(queue.type).toBe('agentQueueWorkflow');
+    expect(queue.searchAttributes).toMatchObject({ AgentId: [scheduled.body.id], UserId: [user.id] });
     // A change of schedule or name replaces the schedule's definition (without reading it first).
     const renamed = await http.patch(
       `/api/agents/${scheduled.body.id}`,
@@ -106,7 +111,7 @@ describe('agents and runs on Temporal (e2e)', () => {
       type: 'startWorkflow',
       workflowType: 'scheduledTriggerWorkflow',
       workflowId: `scheduled-${scheduled.body.id}`,
-      args: [{ agentId: scheduled.body.id }],
+      args: [{ agentId: scheduled.body.id, localRequest: true }],
       memo: { agentName: 'Morning digest' },
     });
 

@@ -60,14 +60,21 @@ const SCENARIOS = [
   // in an activity as it begins, beside a webhook run.
   'after-handover-continued',
   'after-handover-archived',
+  // Schedules' firings as signals: one skipped while a webhook run was active (the firing told), then
+  // one run at the idle queue (its firing told of its end).
+  'scheduled-skipped',
+  'scheduled-ran',
 ];
 
 /**
  * What scripts/record-histories.ts records of an agent's scheduled trigger, per bundle (the traced ones
- * under `scheduled-trigger-traced-`): waiting for its run's end, ended, and a skipped firing, each
- * having asked for its run in an activity (`activity-`).
+ * under `scheduled-trigger-traced-`): waiting for its run's end, ended, a skipped firing, and one whose
+ * run the queue skipped (dropped), each having asked for its run in an activity (`activity-`) or in a
+ * local one (`local-`).
  */
-const TRIGGER_SCENARIOS = ['waiting', 'ended', 'skipped'].map((s) => `activity-${s}`);
+const TRIGGER_SCENARIOS = ['activity', 'local'].flatMap((shape) =>
+  ['waiting', 'ended', 'skipped', 'dropped'].map((s) => `${shape}-${s}`),
+);
 
 /**
  * Executions that began under the code recorded replay under this code without nondeterminism: every
@@ -88,7 +95,7 @@ describe('workflow replay of the recorded histories', () => {
     );
   });
 
-  it('holds triggers in each state: waiting for the run, told it ended, skipped; each asked in an activity', () => {
+  it('holds triggers in each state: waiting for the run, told it ended, skipped, dropped; asked in an activity or a local one', () => {
     const types = proto.temporal.api.enums.v1.EventType;
     for (const name of recorded.filter((n) => n.startsWith('scheduled-trigger-'))) {
       const events = history(name).events;
@@ -101,19 +108,22 @@ describe('workflow replay of the recorded histories', () => {
         completed: has(types.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED),
       }).toEqual({
         name,
-        markers: false,
-        activity: true,
-        signalled: name.includes('-ended'),
+        markers: name.includes('-local-'),
+        activity: name.includes('-activity-'),
+        signalled: name.includes('-ended') || name.includes('-dropped'),
         completed: !name.includes('-waiting'),
       });
     }
   });
 
-  it('holds runs of each shape: the tool-sets ones took that patch, the handover ones both, the oldest none', () => {
+  it('holds runs of each shape: the tool-sets ones took that patch, the handover and scheduled ones both, the oldest none', () => {
     for (const name of recorded.filter((n) => n.startsWith('agent-queue-'))) {
       const bytes = Buffer.from(readFileSync(path.join(HISTORIES, name), 'utf8'), 'base64').toString('latin1');
-      const handover = name.includes('handover');
-      const after = name.includes('after-handover');
+      // The scheduled ones were recorded with every patch and started as the service starts a queue
+      // now; their execution had not handed over (nothing archived yet).
+      const scheduled = name.includes('-scheduled-');
+      const handover = name.includes('handover') || scheduled;
+      const after = name.includes('after-handover') || scheduled;
       expect({
         name,
         toolSets: bytes.includes(RUN_TOOL_SETS_PATCH),
@@ -126,13 +136,14 @@ describe('workflow replay of the recorded histories', () => {
         name,
         toolSets: name.includes('tool-sets') || handover,
         handover,
-        archive: name.includes('continued')
-          ? 'none'
-          : handover
-            ? 'archiveRuns'
-            : name.includes('run-active') || name.includes('awaiting')
-              ? 'none'
-              : 'archiveRun',
+        archive:
+          name.includes('continued') || scheduled
+            ? 'none'
+            : handover
+              ? 'archiveRuns'
+              : name.includes('run-active') || name.includes('awaiting')
+                ? 'none'
+                : 'archiveRun',
         carried: after,
       });
     }

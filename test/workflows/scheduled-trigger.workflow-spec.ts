@@ -1,6 +1,7 @@
 /**
  * An agent's scheduled trigger (workflows/scheduled-trigger.workflow.ts), what its Temporal Schedule
- * starts: it asks for the run in an activity, then stays open until the queue signals the run's end,
+ * starts: it asks for the run in an activity (a local one when its schedule says so), then stays open
+ * until the queue signals the run's end,
  * so the schedule's skip policy sees it running; a skipped firing ends at once, and one the queue
  * skipped drops its run's row. The shipped bundle in
  * a real Worker on a real dev server (harness.ts).
@@ -36,13 +37,17 @@ interface Asked {
  */
 async function withTriggerWorker<T>(
   answer: (asked: Asked) => Promise<ScheduledTriggerResult>,
-  body: (fire: (agentId: string) => Promise<TriggerHandle>, asked: Asked[], dropped: unknown[]) => Promise<T>,
+  body: (
+    fire: (agentId: string, localRequest?: boolean) => Promise<TriggerHandle>,
+    asked: Asked[],
+    dropped: unknown[],
+  ) => Promise<T>,
 ): Promise<T> {
   const asked: Asked[] = [];
   const dropped: unknown[] = [];
   const activities: Partial<Activities> = {
     dropSkippedScheduledRun: async (input) => {
-      dropped.push(input);
+      dropped.push({ ...input, local: Context.current().info.isLocal });
     },
     enqueueScheduledRun: async (input: ScheduledTriggerInput) => {
       const { info } = Context.current();
@@ -68,11 +73,11 @@ async function withTriggerWorker<T>(
     debugMode: true,
   });
   const started: TriggerHandle[] = [];
-  const fire = async (agentId: string): Promise<TriggerHandle> => {
+  const fire = async (agentId: string, localRequest?: boolean): Promise<TriggerHandle> => {
     const handle = await env().client.workflow.start<typeof scheduledTriggerWorkflow>('scheduledTriggerWorkflow', {
       taskQueue,
       workflowId: `scheduled-${agentId}-2026-11-27T09:00:00Z`,
-      args: [{ agentId }],
+      args: [localRequest === undefined ? { agentId } : { agentId, localRequest }],
     });
     started.push(handle);
     return handle;
@@ -169,7 +174,7 @@ describe('scheduledTriggerWorkflow', () => {
         expect(dropped).toEqual([]);
         await trigger.signal(AGENT_HANDLERS.runSkipped, 'run-1');
         await expect(trigger.result()).resolves.toEqual({ skipped: 'the agent had a queued or active run' });
-        expect(dropped).toEqual([{ agentId, runId: 'run-1' }]);
+        expect(dropped).toEqual([{ agentId, runId: 'run-1', local: false }]);
         expect(kinds(await events(trigger))).toEqual([
           'WORKFLOW_EXECUTION_STARTED',
           'ACTIVITY_TASK_SCHEDULED',
@@ -186,6 +191,73 @@ describe('scheduledTriggerWorkflow', () => {
           { ...workflowSource(), replayName: trigger.workflowId },
           await trigger.fetchHistory(),
         );
+      },
+    );
+  });
+
+  it('asks in a local activity in its first task when its schedule says so (localRequest), then waits the same way', async () => {
+    const agentId = uniqueId('agent');
+    await withTriggerWorker(
+      async () => ({ runId: 'run-1' }),
+      async (fire, asked, dropped) => {
+        const trigger = await fire(agentId, true);
+        await until('the trigger to wait for its run', async () =>
+          (await events(trigger)).some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity'),
+        );
+        expect(asked).toEqual([
+          {
+            input: { agentId, localRequest: true },
+            workflowId: trigger.workflowId,
+            workflowType: 'scheduledTriggerWorkflow',
+            local: true,
+            attempt: 1,
+          },
+        ]);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect((await trigger.describe()).status.name).toBe('RUNNING');
+        // One workflow task before the wait: the request went in it.
+        const tasks = (await events(trigger)).filter(
+          (e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+        );
+        expect(tasks).toHaveLength(1);
+        await trigger.signal(AGENT_HANDLERS.runSkipped, 'run-1');
+        await expect(trigger.result()).resolves.toEqual({ skipped: 'the agent had a queued or active run' });
+        expect(dropped).toEqual([{ agentId, runId: 'run-1', local: true }]);
+        expect(kinds(await events(trigger))).toEqual([
+          'WORKFLOW_EXECUTION_STARTED',
+          'MARKER_RECORDED',
+          'WORKFLOW_EXECUTION_SIGNALED',
+          'MARKER_RECORDED',
+          'WORKFLOW_EXECUTION_COMPLETED',
+        ]);
+        await Worker.runReplayHistory(
+          { ...workflowSource(), replayName: trigger.workflowId },
+          await trigger.fetchHistory(),
+        );
+      },
+    );
+  });
+
+  it('asks again locally when the request fails, and a skipped firing ends in its first task', async () => {
+    await withTriggerWorker(
+      async (asked) => {
+        if (asked.attempt < 2) {
+          throw new Error('connection refused');
+        }
+        return { skipped: 'no credits' };
+      },
+      async (fire, asked) => {
+        const trigger = await fire(uniqueId('agent'), true);
+        await expect(trigger.result()).resolves.toEqual({ skipped: 'no credits' });
+        expect(asked.map((a) => [a.attempt, a.local])).toEqual([
+          [1, true],
+          [2, true],
+        ]);
+        expect(kinds(await events(trigger))).toEqual([
+          'WORKFLOW_EXECUTION_STARTED',
+          'MARKER_RECORDED',
+          'WORKFLOW_EXECUTION_COMPLETED',
+        ]);
       },
     );
   });
