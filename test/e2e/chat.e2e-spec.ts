@@ -3,14 +3,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import pg from 'pg';
 import type { ReferenceSite } from '../../examples/site/site.js';
 import { ChatRepository } from '../../src/chat/chat.repository.js';
-import { loadSettings } from '../../src/config/settings.js';
-import { openDataSource } from '../../src/database/data-source.js';
-import { ENTITIES } from '../../src/entities.js';
 import { FakeModel, toolNamed } from '../fixtures/fake-model.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { creditsOn } from '../utils/credits.js';
 import { expectError, Http } from '../utils/http.js';
 import { partsOfStream, partSummary, streamTurn } from '../utils/chat.js';
+import { ownDataSource } from '../utils/db.js';
 import { eventually } from '../utils/runs.js';
 import { approveAtSite, completeOAuth, siteEnv, testSites, type TestSites } from '../utils/site.js';
 import { Stack } from '../utils/stack.js';
@@ -269,12 +267,7 @@ describe('chat sessions (e2e)', () => {
       200,
     );
     // The repository on a pool of its own, two connections at most (another process of the service).
-    const settings = {
-      ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
-      databaseUrl: testEnv('databaseUrl'),
-      databasePoolMax: 2,
-    };
-    const dataSource = await openDataSource(settings, ENTITIES);
+    const dataSource = await ownDataSource(stack, 2);
     try {
       const chats = new ChatRepository(dataSource);
       for (let i = 0; i < 3; i += 1) {
@@ -357,12 +350,7 @@ describe('chat sessions (e2e)', () => {
 
   it("a turn's read finds the session's sites by their primary key, not by reading every user's sites", async () => {
     const { user, body } = await session();
-    const settings = {
-      ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
-      databaseUrl: testEnv('databaseUrl'),
-      databasePoolMax: 1,
-    };
-    const dataSource = await openDataSource(settings, ENTITIES);
+    const dataSource = await ownDataSource(stack, 1);
     try {
       const chats = new ChatRepository(dataSource);
       // Prepares the statement on the pool's one connection, which then explains it.

@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { ReferenceSite } from '../../examples/site/site.js';
-import { loadSettings } from '../../src/config/settings.js';
-import { openDataSource } from '../../src/database/data-source.js';
-import { ENTITIES } from '../../src/entities.js';
 import { toolNamed } from '../fixtures/fake-model.js';
 import type { FakeModel } from '../fixtures/fake-model.js';
-import { testEnv } from '../setup/shared-runtime.js';
-import { creditsOn } from '../utils/credits.js';
+import { behindBalanceLock, creditsOn } from '../utils/credits.js';
+import { ownDataSource } from '../utils/db.js';
 import { partsOfStream, partSummary, streamTurn } from '../utils/chat.js';
 import { expectError, type Http, type HttpAnswer } from '../utils/http.js';
 import { eventually, waitForRun } from '../utils/runs.js';
@@ -59,34 +56,16 @@ describe('credits bound model spending (e2e)', () => {
 
   it('holds are decided atomically in PostgreSQL: ten reservations at once against one credit, one passes', async () => {
     const user = await registerUserWith(http, admin, { credits: 1 });
-    const settings = {
-      ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
-      databaseUrl: testEnv('databaseUrl'),
-      databasePoolMax: 12,
-    };
-    const dataSource = await openDataSource(settings, ENTITIES);
+    const dataSource = await ownDataSource(stack, 12);
     try {
       const credits = creditsOn(dataSource);
       const keys = Array.from({ length: 10 }, () => `chat:${randomUUID()}:1`);
-      // All ten truly at once: another transaction holds the balance's row lock until every hold has
-      // reached PostgreSQL (waiting for that lock, or, were the rule not under it, done).
-      const blocker = dataSource.createQueryRunner();
-      await blocker.startTransaction();
-      await blocker.query('SELECT credits FROM users WHERE id = $1 FOR UPDATE', [user.id]);
-      let settled = 0;
-      const pending = keys.map((key) => credits.hold(user.id, key, 1, 60_000).finally(() => (settled += 1)));
-      try {
-        await eventually('the ten holds to wait for the row lock', async () => {
-          const [{ n }] = await dataSource.query(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
-          );
-          return n + settled >= keys.length ? true : undefined;
-        });
-      } finally {
-        await blocker.commitTransaction();
-        await blocker.release();
-      }
-      const answers = await Promise.all(pending);
+      // All ten truly at once, behind another transaction's lock of the balance's row.
+      const answers = await behindBalanceLock(
+        dataSource,
+        user.id,
+        keys.map((key) => () => credits.hold(user.id, key, 1, 60_000)),
+      );
       expect(answers.filter((a) => a.reserved)).toHaveLength(1);
       const winner = keys[answers.findIndex((a) => a.reserved)]!;
       // The same key again (a retried call) keeps its own hold; any other is still refused.
@@ -114,12 +93,7 @@ describe('credits bound model spending (e2e)', () => {
 
   it("charges are decided under the balance's lock in one message: ten at once against 25 credits take 25, each reference once", async () => {
     const user = await registerUserWith(http, admin, { credits: 25 });
-    const settings = {
-      ...loadSettings({ DATA_DIR: stack.dir, JWT_SECRET: 'x'.repeat(40), VAULT_KEY: stack.env.VAULT_KEY! }),
-      databaseUrl: testEnv('databaseUrl'),
-      databasePoolMax: 12,
-    };
-    const dataSource = await openDataSource(settings, ENTITIES);
+    const dataSource = await ownDataSource(stack, 12);
     try {
       const credits = creditsOn(dataSource);
       const keys = Array.from({ length: 10 }, () => `chat:${randomUUID()}:1`);
@@ -128,23 +102,11 @@ describe('credits bound model spending (e2e)', () => {
         expect((await credits.hold(user.id, key, 1, 60_000)).reserved).toBe(true);
       }
       // All ten at once behind another transaction's lock of the balance's row, as in the hold's test.
-      const blocker = dataSource.createQueryRunner();
-      await blocker.startTransaction();
-      await blocker.query('SELECT credits FROM users WHERE id = $1 FOR UPDATE', [user.id]);
-      let settled = 0;
-      const pending = keys.map((key) => credits.charge(user.id, 3, 'chat_turn', key).finally(() => (settled += 1)));
-      try {
-        await eventually('the ten charges to wait for the row lock', async () => {
-          const [{ n }] = await dataSource.query(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
-          );
-          return n + settled >= keys.length ? true : undefined;
-        });
-      } finally {
-        await blocker.commitTransaction();
-        await blocker.release();
-      }
-      const charges = await Promise.all(pending);
+      const charges = await behindBalanceLock(
+        dataSource,
+        user.id,
+        keys.map((key) => () => credits.charge(user.id, 3, 'chat_turn', key)),
+      );
       // One after the other: eight take 3, one the last 1, one nothing; each answers the balance it left.
       expect(charges.map((c) => c.charged).sort((a, b) => b - a)).toEqual([3, 3, 3, 3, 3, 3, 3, 3, 1, 0]);
       expect(charges.map((c) => c.balance).sort((a, b) => b - a)).toEqual([22, 19, 16, 13, 10, 7, 4, 1, 0, 0]);

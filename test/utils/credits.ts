@@ -21,3 +21,39 @@ export function creditsOn(dataSource: DataSource, caches: CacheInvalidationBus =
   hooks.registerRunUsage(RUN_USAGE_CHARGE_PART);
   return new CreditsService(new CreditsRepository(dataSource), hooks);
 }
+
+/**
+ * Starts every call at once behind another transaction's lock of the user's balance row, and lets
+ * them go once each has reached PostgreSQL (waiting for that lock or, were its rule not under the
+ * lock, done): so they are truly concurrent, whatever the event loop's order. Their answers, in order.
+ */
+export async function behindBalanceLock<T>(
+  dataSource: DataSource,
+  userId: string,
+  calls: Array<() => Promise<T>>,
+): Promise<T[]> {
+  const blocker = dataSource.createQueryRunner();
+  await blocker.startTransaction();
+  await blocker.query('SELECT credits FROM users WHERE id = $1 FOR UPDATE', [userId]);
+  let settled = 0;
+  const pending = calls.map((call) => call().finally(() => (settled += 1)));
+  try {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const [{ n }] = await dataSource.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+      );
+      if (n + settled >= calls.length) {
+        break;
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`only ${n + settled} of ${calls.length} calls reached the balance's lock in 20 s`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    await blocker.commitTransaction();
+    await blocker.release();
+  }
+  return Promise.all(pending);
+}
