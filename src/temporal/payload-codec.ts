@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -49,13 +49,19 @@ const utf8 = (bytes: Uint8Array | null | undefined): string | undefined =>
  * worker's main thread.
  */
 export class AesGcmPayloadCodec implements PayloadCodec {
-  private readonly byId: Map<string, Buffer>;
+  /**
+   * The keys as KeyObjects, made once: a cipher made from a KeyObject costs less than half the CPU of
+   * one made from the key's bytes, which Node turns into a key object at every call (every payload).
+   */
+  private readonly byId: Map<string, KeyObject>;
+  private readonly current: { id: string; key: KeyObject };
 
-  constructor(private readonly keys: readonly VaultKey[]) {
+  constructor(keys: readonly VaultKey[]) {
     if (keys.length === 0) {
       throw new Error('the payload codec needs at least one key');
     }
-    this.byId = new Map(keys.map((k) => [k.id, k.key]));
+    this.byId = new Map(keys.map((k) => [k.id, createSecretKey(k.key)]));
+    this.current = { id: keys[0]!.id, key: createSecretKey(keys[0]!.key) };
   }
 
   encode(payloads: Payload[]): Promise<Payload[]> {
@@ -67,7 +73,7 @@ export class AesGcmPayloadCodec implements PayloadCodec {
   }
 
   seal(payload: Payload): Payload {
-    const { id, key } = this.keys[0]!;
+    const { id, key } = this.current;
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv(ALGORITHM, key, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(Buffer.from(id, 'utf8'));

@@ -1,7 +1,7 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { SETTINGS } from '../config/settings.module.js';
-import { type Settings, type VaultKey } from '../config/settings.js';
+import { type Settings } from '../config/settings.js';
 
 export interface Sealed {
   keyId: string;
@@ -27,10 +27,14 @@ const IV_BYTES = 12;
  */
 @Injectable()
 export class VaultCipher {
-  private readonly keys: VaultKey[];
+  /**
+   * As KeyObjects, made once: a cipher made from a KeyObject costs less than half the CPU of one made
+   * from the key's bytes, which Node turns into a key object at every call.
+   */
+  private readonly keys: Array<{ id: string; key: KeyObject }>;
 
   constructor(@Inject(SETTINGS) settings: Settings) {
-    this.keys = settings.vaultKeys;
+    this.keys = settings.vaultKeys.map((k) => ({ id: k.id, key: createSecretKey(k.key) }));
   }
 
   get currentKeyId(): string {
