@@ -97,6 +97,12 @@ async function events(handle: TriggerHandle): Promise<HistoryEvent[]> {
   return (await handle.fetchHistory()).events ?? [];
 }
 
+/** The trigger's events (workflow tasks left out) are `expected`, and its history replays on the shipped bundle. */
+async function expectEventsAndReplay(trigger: TriggerHandle, expected: string[]): Promise<void> {
+  expect(kinds(await events(trigger))).toEqual(expected);
+  await Worker.runReplayHistory({ ...workflowSource(), replayName: trigger.workflowId }, await trigger.fetchHistory());
+}
+
 const kinds = (list: HistoryEvent[]): string[] =>
   list.map((e) => EventType[e.eventType!]!.replace('EVENT_TYPE_', '')).filter((k) => !k.startsWith('WORKFLOW_TASK'));
 
@@ -126,7 +132,7 @@ describe('scheduledTriggerWorkflow', () => {
         expect((await trigger.describe()).status.name).toBe('RUNNING');
         await trigger.signal(AGENT_HANDLERS.runEnded, 'run-1');
         await expect(trigger.result()).resolves.toEqual({ runId: 'run-1' });
-        expect(kinds(await events(trigger))).toEqual([
+        await expectEventsAndReplay(trigger, [
           'WORKFLOW_EXECUTION_STARTED',
           'ACTIVITY_TASK_SCHEDULED',
           'ACTIVITY_TASK_STARTED',
@@ -134,10 +140,6 @@ describe('scheduledTriggerWorkflow', () => {
           'WORKFLOW_EXECUTION_SIGNALED',
           'WORKFLOW_EXECUTION_COMPLETED',
         ]);
-        await Worker.runReplayHistory(
-          { ...workflowSource(), replayName: trigger.workflowId },
-          await trigger.fetchHistory(),
-        );
       },
     );
   });
@@ -175,7 +177,7 @@ describe('scheduledTriggerWorkflow', () => {
         await trigger.signal(AGENT_HANDLERS.runSkipped, 'run-1');
         await expect(trigger.result()).resolves.toEqual({ skipped: 'the agent had a queued or active run' });
         expect(dropped).toEqual([{ agentId, runId: 'run-1', local: false }]);
-        expect(kinds(await events(trigger))).toEqual([
+        await expectEventsAndReplay(trigger, [
           'WORKFLOW_EXECUTION_STARTED',
           'ACTIVITY_TASK_SCHEDULED',
           'ACTIVITY_TASK_STARTED',
@@ -187,10 +189,6 @@ describe('scheduledTriggerWorkflow', () => {
           'ACTIVITY_TASK_COMPLETED',
           'WORKFLOW_EXECUTION_COMPLETED',
         ]);
-        await Worker.runReplayHistory(
-          { ...workflowSource(), replayName: trigger.workflowId },
-          await trigger.fetchHistory(),
-        );
       },
     );
   });
@@ -223,17 +221,13 @@ describe('scheduledTriggerWorkflow', () => {
         await trigger.signal(AGENT_HANDLERS.runSkipped, 'run-1');
         await expect(trigger.result()).resolves.toEqual({ skipped: 'the agent had a queued or active run' });
         expect(dropped).toEqual([{ agentId, runId: 'run-1', local: true }]);
-        expect(kinds(await events(trigger))).toEqual([
+        await expectEventsAndReplay(trigger, [
           'WORKFLOW_EXECUTION_STARTED',
           'MARKER_RECORDED',
           'WORKFLOW_EXECUTION_SIGNALED',
           'MARKER_RECORDED',
           'WORKFLOW_EXECUTION_COMPLETED',
         ]);
-        await Worker.runReplayHistory(
-          { ...workflowSource(), replayName: trigger.workflowId },
-          await trigger.fetchHistory(),
-        );
       },
     );
   });
