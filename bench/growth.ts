@@ -249,7 +249,7 @@ function statementsOf(db: DataSource, seeded: Seeded): Record<string, Statement>
         );
         return site.id as string;
       },
-      call: (siteId) => vault.delete(siteId as string),
+      call: (siteId) => vault.delete({ id: siteId as string, userId: seeded.userId, workspaceId: null }),
     },
   };
 }

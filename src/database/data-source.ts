@@ -30,6 +30,7 @@ import { BillingReliability1765000021100 } from './migrations/1765000021100-bill
 import { ChatModelBrief1765000021300 } from './migrations/1765000021300-chat-model-brief.js';
 import { RunToolSets1765000021400 } from './migrations/1765000021400-run-tool-sets.js';
 import { RunsUnstarted1765000023000 } from './migrations/1765000023000-runs-unstarted.js';
+import { ScopeSitesCache1765000024000 } from './migrations/1765000024000-scope-sites-cache.js';
 import { DB_CONNECT_TIMEOUT_MS, DB_QUERY_TIMEOUT_MS } from '../common/database/pool-limits.js';
 import { DatabaseLogger } from './database-logger.js';
 
@@ -64,6 +65,7 @@ export const MIGRATIONS = [
   ChatModelBrief1765000021300,
   RunToolSets1765000021400,
   RunsUnstarted1765000023000,
+  ScopeSitesCache1765000024000,
 ];
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */

@@ -47,4 +47,5 @@ export const SQL_FUNCTIONS: Readonly<Record<string, string>> = {
   agentsite_cache_notify_token: 'common',
   agentsite_cache_notify_site: 'common',
   agentsite_cache_notify_site_credential: 'common',
+  agentsite_cache_notify_scope_sites: 'common',
 };

@@ -37,6 +37,13 @@ interface SiteTool {
   scope: SiteScope;
 }
 
+/** A vault's run tools, by name, and its sites by id. */
+interface VaultTools {
+  tools: RunTool[];
+  byName: Map<string, RunTool>;
+  sites: Map<string, SiteEntity>;
+}
+
 /** Progress of a call, for the request's progress notifications. */
 export type ProgressSink = (progress: { progress: number; total?: number; message?: string }) => void;
 
@@ -60,6 +67,9 @@ function annotationsOf(site: SiteEntity, tool: ManifestTool, scope: SiteScope): 
  */
 @Injectable()
 export class McpSiteTools {
+  /** Keyed by the vault's list itself: a list the vault no longer keeps takes its tools with it. */
+  private readonly built = new WeakMap<readonly SiteEntity[], VaultTools>();
+
   constructor(
     private readonly vault: VaultService,
     private readonly caller: ToolCaller,
@@ -67,31 +77,43 @@ export class McpSiteTools {
 
   /** The scope's site tools; `reserved` names (the agents' and get_run) are never given to a site tool. */
   async list(scope: Scope, reserved: ReadonlySet<string>): Promise<SiteTool[]> {
-    const sites = await this.vault.sitesOf(scope);
-    const byId = new Map(sites.map((site) => [site.id, site]));
-    return buildRunTools(sites).map((runTool) => {
+    const vault = this.toolsOf(await this.vault.sitesOf(scope));
+    return vault.tools.map((runTool) => {
       let name = runTool.name;
       for (let n = 2; reserved.has(name); n += 1) {
         name = `${runTool.name.slice(0, 60)}_${n}`;
       }
-      return siteTool(byId.get(runTool.siteId)!, runTool, name);
+      return siteTool(vault.sites.get(runTool.siteId)!, runTool, name);
     });
   }
 
   /**
-   * The site tool `list(scope, new Set())` names `name` (the first of that name), without building the
-   * others: what a tools/call resolves when no reserved name can have renamed the tool it asks for.
+   * The site tool `list(scope, new Set())` names `name`, without building the others: what a
+   * tools/call resolves when no reserved name can have renamed the tool it asks for.
    */
   async named(scope: Scope, name: string): Promise<SiteTool | undefined> {
-    const sites = await this.vault.sitesOf(scope);
-    const runTool = buildRunTools(sites).find((t) => t.name === name);
-    return runTool === undefined
-      ? undefined
-      : siteTool(
-          sites.find((s) => s.id === runTool.siteId)!,
-          runTool,
-          name,
-        );
+    const vault = this.toolsOf(await this.vault.sitesOf(scope));
+    const runTool = vault.byName.get(name);
+    return runTool === undefined ? undefined : siteTool(vault.sites.get(runTool.siteId)!, runTool, name);
+  }
+
+  /**
+   * The run tools of a vault's site list, built once per list: the vault caches a list until one of its
+   * sites changes (VaultRepository.firstSites), so the calls in between name their tools from here.
+   */
+  private toolsOf(sites: readonly SiteEntity[]): VaultTools {
+    let vault = this.built.get(sites);
+    if (vault === undefined) {
+      const tools = buildRunTools(sites);
+      vault = {
+        tools,
+        // The first of a name, as list() would give it (buildRunTools makes names unique).
+        byName: new Map(tools.map((tool) => [tool.name, tool])),
+        sites: new Map(sites.map((site) => [site.id, site])),
+      };
+      this.built.set(sites, vault);
+    }
+    return vault;
   }
 
   /**

@@ -70,7 +70,10 @@ function slug(value: string): string {
  * two names meet); `tool` keeps the site's own name, which the call goes out with. An MCP tool gives
  * the model its whole JSON Schema and its title; an agentsite tool, its properties and required.
  */
-export function buildRunTools(sites: SiteEntity[], chosen?: (site: SiteEntity, tool: string) => boolean): RunTool[] {
+export function buildRunTools(
+  sites: readonly SiteEntity[],
+  chosen?: (site: SiteEntity, tool: string) => boolean,
+): RunTool[] {
   const used = new Set<string>();
   const tools: RunTool[] = [];
   for (const site of sites) {

@@ -13,6 +13,26 @@ import { lockUserRow } from '../users/user-lock.js';
 
 /** Sites (with their credentials) the process keeps at most; a pair is a few KB (the manifest). */
 const CACHED_SITES = 5_000;
+/**
+ * Vaults whose site lists the process keeps at most, and the longest list it keeps (a longer one is
+ * read every time): at most 5,000 sites, as many as the pairs above (a list shares no rows with them).
+ */
+const CACHED_SITE_LISTS = 250;
+const CACHED_LIST_MAX_SITES = 20;
+
+/** The key of a vault's site list (`sites:<key>` notifications): `u:<user id>`, or `w:<workspace id>`. */
+function listKey(owner: { userId: string; workspaceId: string | null }): string {
+  return owner.workspaceId === null ? `u:${owner.userId}` : `w:${owner.workspaceId}`;
+}
+
+function scopeListKey(scope: Scope): string {
+  return listKey({ userId: scope.user.id, workspaceId: scope.workspace?.id ?? null });
+}
+
+interface SiteList {
+  limit: number;
+  sites: readonly SiteEntity[];
+}
 
 interface SiteWithCredential {
   site: SiteEntity;
@@ -36,6 +56,7 @@ export class VaultRepository {
   private readonly withCredentialQuery: string;
   private readonly siteColumns: string;
   private cache: LocalCache<SiteWithCredential> | undefined;
+  private listCache: LocalCache<SiteList> | undefined;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -53,6 +74,18 @@ export class VaultRepository {
   private get cached(): LocalCache<SiteWithCredential> {
     this.cache ??= this.caches.cache('site', CACHED_SITES);
     return this.cache;
+  }
+
+  /** The vaults' site lists, made on first use as `cached` is (`sites:<key>` notifications drop them). */
+  private get cachedLists(): LocalCache<SiteList> {
+    this.listCache ??= this.caches.cache('sites', CACHED_SITE_LISTS);
+    return this.listCache;
+  }
+
+  /** This process's copies of the site and of its vault's list, dropped now (its next read sees the write). */
+  private dropLocal(site: Pick<SiteEntity, 'id' | 'userId' | 'workspaceId'>): void {
+    this.caches.dropLocal('site', site.id);
+    this.caches.dropLocal('sites', listKey(site));
   }
 
   private get sites() {
@@ -100,13 +133,13 @@ export class VaultRepository {
 
   async save(site: SiteEntity): Promise<void> {
     await this.sites.save(site);
-    // The table's trigger tells every process; this one drops its copy now (its next read sees the change).
-    this.caches.dropLocal('site', site.id);
+    // The table's triggers tell every process; this one drops its copies now (its next read sees the change).
+    this.dropLocal(site);
   }
 
-  async delete(siteId: string): Promise<void> {
-    await this.sites.delete({ id: siteId });
-    this.caches.dropLocal('site', siteId);
+  async delete(site: Pick<SiteEntity, 'id' | 'userId' | 'workspaceId'>): Promise<void> {
+    await this.sites.delete({ id: site.id });
+    this.dropLocal(site);
   }
 
   /**
@@ -114,19 +147,21 @@ export class VaultRepository {
    * limit holds under concurrent requests. `check` sees the owner, whether the scope has the URL
    * already and how many sites it has, and throws to refuse.
    */
-  add(
+  async add(
     scope: Scope,
     limitsUserId: string,
     site: NewSite,
     check: (owner: UserEntity, taken: boolean, count: number) => void,
   ): Promise<SiteEntity> {
-    return this.dataSource.transaction(async (em) => {
+    const added = await this.dataSource.transaction(async (em) => {
       const owner = await lockUserRow(em, limitsUserId);
       const sites = em.getRepository(SiteEntity);
       const taken = await sites.exists({ where: { ...scopeWhere(scope), url: site.url } });
       check(owner, taken, taken ? 0 : await sites.countBy(scopeWhere(scope)));
       return sites.save(sites.create(site));
     });
+    this.caches.dropLocal('sites', listKey(site));
+    return added;
   }
 
   /**
@@ -149,18 +184,37 @@ export class VaultRepository {
       const result = await sites.update({ id: site.id, workspaceId: IsNull() }, { workspaceId });
       return (result.affected ?? 0) === 1;
     });
-    this.caches.dropLocal('site', site.id);
+    this.dropLocal(site);
     if (moved) {
+      this.caches.dropLocal('sites', listKey({ userId: site.userId, workspaceId }));
       site.workspaceId = workspaceId;
     }
     return moved;
   }
 
   /**
-   * The scope's first `limit` sites in creation order, without their credentials: one raw query through
-   * the row mapper (every MCP tools/call reads it to resolve a tool's name).
+   * The scope's first `limit` sites in creation order, without their credentials: what every MCP
+   * tools/list and tools/call reads to name the vault's tools. Cached in the process per vault (one raw
+   * query through the row mapper on a miss) and dropped by the `sites:<key>` notifications of the
+   * table's trigger, so a list is never older than the last site added, changed or removed. Callers
+   * must not change the returned rows (they are shared).
    */
-  async firstSites(scope: Scope, limit: number): Promise<SiteEntity[]> {
+  async firstSites(scope: Scope, limit: number): Promise<readonly SiteEntity[]> {
+    const key = scopeListKey(scope);
+    const cached = this.cachedLists.get(key);
+    if (cached !== undefined && cached.limit === limit) {
+      return cached.sites;
+    }
+    // Taken before the query: a notification that arrives while it runs keeps its answer out of the cache.
+    const ticket = this.cachedLists.ticket();
+    const sites = await this.readFirstSites(scope, limit);
+    if (sites.length <= CACHED_LIST_MAX_SITES) {
+      this.cachedLists.set(key, { limit, sites }, ticket);
+    }
+    return sites;
+  }
+
+  private async readFirstSites(scope: Scope, limit: number): Promise<SiteEntity[]> {
     const [where, params] =
       scope.workspace !== null
         ? ['s.workspace_id = $1', [scope.workspace.id]]

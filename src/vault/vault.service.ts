@@ -144,7 +144,7 @@ export class VaultService {
   }
 
   /** Every site of the scope's vault (the MCP endpoint lists their tools), in creation order, at most `max`. */
-  async sitesOf(scope: Scope, max = 500): Promise<SiteEntity[]> {
+  async sitesOf(scope: Scope, max = 500): Promise<readonly SiteEntity[]> {
     return this.sites.firstSites(scope, max);
   }
 
@@ -170,7 +170,7 @@ export class VaultService {
   /** Deletes the site; its credential and pending OAuth states go with it (ON DELETE CASCADE). */
   async remove(site: SiteEntity): Promise<void> {
     const credential = await this.credentials.findForSite(site.id);
-    await this.sites.delete(site.id);
+    await this.sites.delete(site);
     if (credential !== null) {
       this.removalHooks.removed(site, credential);
     }

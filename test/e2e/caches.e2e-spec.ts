@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { listenerApplicationName } from '../../src/common/cache/invalidation-bus.js';
+import { callerHeaders, modernClient, rawPost } from '../fixtures/mcp-server/clients.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import { registerAdmin } from '../utils/admin.js';
 import { Cluster } from '../utils/cluster.js';
@@ -35,7 +36,13 @@ describe('caches: a change in one API process reaches the caches of another (e2e
       apis: 2,
       workers: 0,
       // The polls below call the site's tool hundreds of times a minute.
-      env: { CACHE_TTL_SECONDS: '3600', OUTGOING_CALLS_PER_MINUTE: '1000000', ...siteEnv(sites, [site]) },
+      env: {
+        CACHE_TTL_SECONDS: '3600',
+        OUTGOING_CALLS_PER_MINUTE: '1000000',
+        // B's /mcp, reached with the user's API token, lists the vault's sites from its cache.
+        MCP_ALLOW_API_TOKENS: 'true',
+        ...siteEnv(sites, [site]),
+      },
     });
     a = cluster.api(0).http;
     b = cluster.api(1).http;
@@ -255,6 +262,69 @@ describe('caches: a change in one API process reaches the caches of another (e2e
 
     for (const ms of [replaced, deleted, removed]) {
       expect(ms).toBeLessThan(PROPAGATION_BOUND_MS);
+    }
+  });
+
+  it('a site renamed, removed or added on A (or in SQL) takes effect on B’s /mcp tool list within 100 ms', async () => {
+    const user = await registerUser(a);
+    const added = await a.post('/api/vault/sites', { url: site.url }, { token: user.token });
+    expect(added.status).toBe(201);
+    const siteId = added.body.id as string;
+    const mcpB = `${cluster.api(1).baseUrl}/mcp`;
+    const client = await modernClient(mcpB, callerHeaders(user.token));
+    try {
+      // Asked afresh each time (the SDK client would keep the list for the hint's lifetime).
+      const names = async (): Promise<string[]> => {
+        const list = await rawPost(mcpB, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, callerHeaders(user.token));
+        expect(list.status).toBe(200);
+        return (list.json.result.tools as Array<{ name: string }>).map((t) => t.name);
+      };
+      const listed = await names();
+      const prefix = listed.find((name) => name.endsWith('__search_notes'))!.replace(/__search_notes$/, '');
+      expect(listed).toContain(`${prefix}__create_note`);
+      // A rename nobody is told of (replica mode: no trigger fires): B still lists the old names, which
+      // shows that it answers from its cache; the same kind of change made in the open is heard of.
+      await unnotified(`UPDATE sites SET manifest = jsonb_set(manifest, '{name}', '"Unheard"') WHERE id = $1`, [
+        siteId,
+      ]);
+      expect(await names()).toEqual(listed);
+      const renamed = await propagation(
+        'site renamed (SQL)',
+        () =>
+          db
+            .query(`UPDATE sites SET manifest = jsonb_set(manifest, '{name}', '"Renamed Notes"') WHERE id = $1`, [
+              siteId,
+            ])
+            .then(() => undefined),
+        async () => (await names()).includes('renamed_notes__search_notes'),
+      );
+      const removed = await propagation(
+        'site removed (MCP list)',
+        async () => expect((await a.delete(`/api/vault/sites/${siteId}`, { token: user.token })).status).toBe(204),
+        async () => !(await names()).some((name) => name.endsWith('__search_notes')),
+      );
+      let againId = '';
+      const addedAgain = await propagation(
+        'site added (MCP list)',
+        async () => {
+          const again = await a.post('/api/vault/sites', { url: site.url }, { token: user.token });
+          expect(again.status).toBe(201);
+          againId = again.body.id as string;
+        },
+        async () => (await names()).includes(`${prefix}__search_notes`),
+      );
+      const reader = site.issueApiToken('alice', ['read']).token;
+      expect((await a.post(`/api/vault/sites/${againId}/token`, { token: reader }, { token: user.token })).status).toBe(
+        201,
+      );
+      // And a call by name resolves against the new list.
+      const called = await client.callTool({ name: `${prefix}__search_notes`, arguments: { query: 'x' } });
+      expect(called.isError).not.toBe(true);
+      for (const ms of [renamed, removed, addedAgain]) {
+        expect(ms).toBeLessThan(PROPAGATION_BOUND_MS);
+      }
+    } finally {
+      await client.close();
     }
   });
 });

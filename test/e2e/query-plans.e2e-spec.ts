@@ -280,7 +280,7 @@ describe('query plans of request paths', () => {
     const doomed = await site(users[3]!);
     await state(users[3]!, doomed);
     const vault = new VaultRepository(explained, noCaches);
-    const deleted = await plansOf(() => vault.delete(doomed));
+    const deleted = await plansOf(() => vault.delete({ id: doomed, userId: users[3]!, workspaceId: null }));
     expect(deleted.result).toBeUndefined();
     expect(await setup.query('SELECT 1 FROM oauth_states WHERE site_id = $1', [doomed])).toEqual([]);
     expect(await setup.query('SELECT 1 FROM oauth_states WHERE site_id = $1', [others])).toHaveLength(OTHERS);
