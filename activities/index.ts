@@ -152,6 +152,14 @@ function executionOf(ctx: Context): { workflowId: string; runId: string } {
   return { workflowId: ctx.info.workflowExecution?.workflowId ?? '', runId: ctx.info.workflowExecution?.runId ?? '' };
 }
 
+/**
+ * A field of an input as sent, whatever the input is: a task anyone put on the queue may carry null
+ * or another shape, which the service then refuses as it refuses a wrong value (never a TypeError).
+ */
+function fieldOf<I extends object, K extends keyof I>(input: I | null, name: K): I[K] {
+  return (input !== null && typeof input === 'object' ? input[name] : undefined) as I[K];
+}
+
 /** The asking workflow with its type (a scheduled trigger's activities check both). */
 function triggerCaller(): { workflowId: string; workflowType: string; runId: string } {
   const ctx = Context.current();
@@ -225,13 +233,15 @@ export function createActivities(deps: ActivityDeps) {
 
     async enqueueScheduledRun(input: ScheduledTriggerInput): Promise<ScheduledTriggerResult> {
       Context.current().log.info('enqueueScheduledRun');
-      return classified(() => deps.runs.enqueueScheduledRun(input.agentId, triggerCaller()));
+      return classified(() => deps.runs.enqueueScheduledRun(fieldOf(input, 'agentId'), triggerCaller()));
     },
 
     /** The firing's run that the agent's queue skipped: its row goes. */
     async dropSkippedScheduledRun(input: DropSkippedScheduledRunInput): Promise<void> {
       Context.current().log.info('dropSkippedScheduledRun');
-      return classified(() => deps.runs.dropSkippedScheduledRun(input.agentId, input.runId, triggerCaller()));
+      return classified(() =>
+        deps.runs.dropSkippedScheduledRun(fieldOf(input, 'agentId'), fieldOf(input, 'runId'), triggerCaller()),
+      );
     },
 
     /** A model turn, with the run's start (turn 1) and completion (the last turn) recorded by it. */

@@ -14,6 +14,7 @@ import type {
 import type { forgedToolCallWorkflow } from '../fixtures/forged-tool-call.workflow.js';
 import { testEnv } from '../setup/shared-runtime.js';
 import type { Http } from '../utils/http.js';
+import { sql } from '../utils/db.js';
 import { eventually, waitForRun } from '../utils/runs.js';
 import { temporalClient, testDataConverter } from '../utils/temporal.js';
 import { startWorld, type World } from '../utils/world.js';
@@ -35,8 +36,10 @@ interface Forger {
   /** `workflowId`, here and below: the forged workflow's own id (default `forged-<uuid>`). */
   modelTurn(input: ModelTurnInput, workflowId?: string): Promise<ModelTurnOutput>;
   finishRun(input: FinishRunInput, workflowId?: string): Promise<void>;
-  scheduledRun(agentId: string, workflowId?: string): Promise<ScheduledTriggerResult>;
-  dropScheduledRun(agentId: string, runId: string, workflowId?: string): Promise<void>;
+  /** A null agent id sends a null input (as anyone may). */
+  scheduledRun(agentId: string | null, workflowId?: string): Promise<ScheduledTriggerResult>;
+  /** A null agent id sends a null input. */
+  dropScheduledRun(agentId: string | null, runId: string, workflowId?: string): Promise<void>;
 }
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
@@ -122,13 +125,13 @@ describe('run guards: forged activity tasks and Retry-After caps (e2e)', () => {
             client.workflow.execute<typeof forgedScheduledRunWorkflow>('forgedScheduledRunWorkflow', {
               taskQueue,
               workflowId: workflowId ?? `forged-${randomUUID()}`,
-              args: [serviceQueue, { agentId }],
+              args: [serviceQueue, agentId === null ? (null as never) : { agentId }],
             }),
           dropScheduledRun: (agentId, runId, workflowId) =>
             client.workflow.execute<typeof forgedDropScheduledRunWorkflow>('forgedDropScheduledRunWorkflow', {
               taskQueue,
               workflowId: workflowId ?? `forged-${randomUUID()}`,
-              args: [serviceQueue, { agentId, runId }],
+              args: [serviceQueue, agentId === null ? (null as never) : { agentId, runId }],
             }),
         }),
       );
@@ -368,6 +371,8 @@ describe('run guards: forged activity tasks and Retry-After caps (e2e)', () => {
   });
 
   it('an enqueueScheduledRun task from a workflow that is not a firing of the agent’s schedule is refused; no run is queued, a real firing still runs', async () => {
+    const unexpectedFailures = (): number => (world.stack.logs().match(/unexpected failure \(reference/g) ?? []).length;
+    const unexpectedBefore = unexpectedFailures();
     const { user, siteId } = await userWithSite('alice');
     const agent = await http.post(
       '/api/agents',
@@ -382,9 +387,13 @@ describe('run guards: forged activity tasks and Retry-After caps (e2e)', () => {
     expect(agent.status).toBe(201);
     const agentId = agent.body.id as string;
     await asForger('forged-records.workflow.js', async (forge) => {
-      // Any workflow id, and the schedule's own id pattern from a workflow of another type.
-      for (const workflowId of [undefined, `scheduled-${agentId}-2020-01-01T00:00:00Z`]) {
-        const cause = refusal(await forge.scheduledRun(agentId, workflowId).catch((e) => e));
+      // Any workflow id, and the schedule's own id pattern from a workflow of another type; and no input at all.
+      for (const [forAgent, workflowId] of [
+        [agentId, undefined],
+        [agentId, `scheduled-${agentId}-2020-01-01T00:00:00Z`],
+        [null, `scheduled-${agentId}-2020-01-01T00:00:00Z`],
+      ] as const) {
+        const cause = refusal(await forge.scheduledRun(forAgent, workflowId).catch((e) => e));
         expect(cause.type).toBe('PERMISSION_DENIED');
         expect(cause.nonRetryable).toBe(true);
       }
@@ -407,14 +416,31 @@ describe('run guards: forged activity tasks and Retry-After caps (e2e)', () => {
     expect(runs[0].triggeredBy).toBe('schedule');
     expect((await waitForRun(http, user.token, runs[0].id)).status).toBe('completed');
 
-    // Dropping a firing's run is the firing's own: any other workflow is refused and the row stays.
-    await asForger('forged-records.workflow.js', async (forge) => {
-      for (const workflowId of [undefined, `scheduled-${agentId}-2020-01-01T00:00:01Z`]) {
-        const cause = refusal(await forge.dropScheduledRun(agentId, runs[0].id, workflowId).catch((e) => e));
-        expect(cause.type).toBe('PERMISSION_DENIED');
-      }
-    });
-    expect((await http.get(`/api/runs/${runs[0].id}`, { token: user.token })).body.status).toBe('completed');
+    // Dropping a firing's run is the firing's own: any other workflow (or no input) is refused, and a
+    // queued scheduled row (the only kind a drop deletes) stays.
+    const queuedId = randomUUID();
+    await sql(
+      'INSERT INTO runs (id, agent_id, user_id, status, triggered_by, system_prompt_source, workflow_id, queued_at) ' +
+        "VALUES ($1, $2, $3, 'queued', 'schedule', 'agent', $4, now())",
+      [queuedId, agentId, user.id, `agent-${agentId}`],
+    );
+    try {
+      await asForger('forged-records.workflow.js', async (forge) => {
+        for (const [forAgent, workflowId] of [
+          [agentId, undefined],
+          [agentId, `scheduled-${agentId}-2020-01-01T00:00:01Z`],
+          [null, `scheduled-${agentId}-2020-01-01T00:00:01Z`],
+        ] as const) {
+          const cause = refusal(await forge.dropScheduledRun(forAgent, queuedId, workflowId).catch((e) => e));
+          expect(cause.type).toBe('PERMISSION_DENIED');
+        }
+      });
+      expect(await sql('SELECT status FROM runs WHERE id = $1', [queuedId])).toEqual([{ status: 'queued' }]);
+    } finally {
+      await sql('DELETE FROM runs WHERE id = $1', [queuedId]);
+    }
+    // No forged task reached the worker's unexpected-failure path (an input it could not read).
+    expect(unexpectedFailures()).toBe(unexpectedBefore);
   });
 
   it('a site asking to wait longer than 300 s fails the tool call at once; the run goes on and shows it', async () => {
