@@ -114,3 +114,18 @@ function cancelled(): boolean {
     return false;
   }
 }
+
+/**
+ * Refuses a task whose input is not an object (null, a string, an array) before any field is read:
+ * every activity that takes an input is sent an object by the service's workflows, so such a task
+ * was put on the queue by someone else. PERMISSION_DENIED, as for any other task the service did not send.
+ */
+export function requireObjectInput(input: unknown): void {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw ApplicationFailure.create({
+      type: 'PERMISSION_DENIED',
+      message: 'This task was not sent by the service: its input is not an object',
+      nonRetryable: true,
+    });
+  }
+}

@@ -221,3 +221,55 @@ describe('archiveRuns', () => {
     expect(archiveRuns.mock.calls[0]![1]).toEqual({ workflowId: 'agent-other', runId: 'exec-1' });
   });
 });
+
+describe('an input that is not an object', () => {
+  // Every activity the service's workflows send an object; anyone else may send anything.
+  const takingObjects = [
+    'echo',
+    'finishRun',
+    'archiveRun',
+    'archiveRuns',
+    'enqueueScheduledRun',
+    'dropSkippedScheduledRun',
+    'modelTurn',
+    'requestApproval',
+    'settleApproval',
+    'callTool',
+    'sendNotification',
+  ] as const;
+
+  it('is refused PERMISSION_DENIED (not retried) before any port is asked', async () => {
+    const ports = new Proxy(
+      {},
+      {
+        get: (_target, name) => {
+          // A port asked for anything fails the test: the refusal comes first.
+          if (typeof name === 'string' && name !== 'then') {
+            throw new Error(`port ${name} was asked`);
+          }
+          return undefined;
+        },
+      },
+    );
+    const activities = createActivities({
+      workerIdentity: 'test',
+      runs: ports,
+      model: ports,
+      tools: ports,
+      approvals: ports,
+      notifications: ports,
+    } as unknown as ActivityDeps);
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'forged-1', runId: 'exec-1' } });
+    for (const name of takingObjects) {
+      for (const input of [null, 'x', [1]]) {
+        const activity = activities[name] as (input: unknown) => Promise<unknown>;
+        const failure = await env.run(activity, input).catch((err: unknown) => err);
+        expect({ name, input, failure }).toMatchObject({
+          name,
+          input,
+          failure: { type: 'PERMISSION_DENIED', nonRetryable: true },
+        });
+      }
+    }
+  });
+});

@@ -23,7 +23,7 @@ import type {
   SettleApprovalInput,
 } from '../workflows/contracts.js';
 import { endsRun, modelToolsOf, routesFor } from '../workflows/contracts.js';
-import { ActivityError, classified } from './failures.js';
+import { ActivityError, classified, requireObjectInput } from './failures.js';
 import { notifyActivities, type NotificationsPort } from './notify.js';
 import { purchaseActivities, type PurchasesPort } from './purchases.js';
 
@@ -152,14 +152,6 @@ function executionOf(ctx: Context): { workflowId: string; runId: string } {
   return { workflowId: ctx.info.workflowExecution?.workflowId ?? '', runId: ctx.info.workflowExecution?.runId ?? '' };
 }
 
-/**
- * A field of an input as sent, whatever the input is: a task anyone put on the queue may carry null
- * or another shape, which the service then refuses as it refuses a wrong value (never a TypeError).
- */
-function fieldOf<I extends object, K extends keyof I>(input: I | null, name: K): I[K] {
-  return (input !== null && typeof input === 'object' ? input[name] : undefined) as I[K];
-}
-
 /** The asking workflow with its type (a scheduled trigger's activities check both). */
 function triggerCaller(): { workflowId: string; workflowType: string; runId: string } {
   const ctx = Context.current();
@@ -192,17 +184,20 @@ export function createActivities(deps: ActivityDeps) {
     ...notifyActivities(deps),
     ...purchaseActivities(deps),
     async echo(input: EchoInput): Promise<EchoOutput> {
+      requireObjectInput(input);
       Context.current().log.info('echo');
       return { message: input.message, handledBy: deps.workerIdentity || hostname() };
     },
 
     async finishRun(input: FinishRunInput): Promise<void> {
+      requireObjectInput(input);
       Context.current().log.info('finishRun', { status: input.status });
       return classified(() => deps.runs.finishRun(input, executionOf(Context.current())));
     },
 
     /** The run's last step: its timeline kept in the database, so it outlives Temporal's retention. */
     async archiveRun(input: FinishRunInput): Promise<void> {
+      requireObjectInput(input);
       Context.current().log.info('archiveRun', { status: input.status });
       return classified(() => deps.runs.archiveRun(input, executionOf(Context.current())));
     },
@@ -214,6 +209,7 @@ export function createActivities(deps: ActivityDeps) {
      * execution its row says ran it.
      */
     async archiveRuns(input: ArchiveRunsInput): Promise<void> {
+      requireObjectInput(input);
       Context.current().log.info('archiveRuns', { runs: input.runs.length });
       const asking = executionOf(Context.current());
       const ranThem = typeof input.executionRunId === 'string' ? input.executionRunId : asking.runId;
@@ -232,20 +228,21 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     async enqueueScheduledRun(input: ScheduledTriggerInput): Promise<ScheduledTriggerResult> {
+      requireObjectInput(input);
       Context.current().log.info('enqueueScheduledRun');
-      return classified(() => deps.runs.enqueueScheduledRun(fieldOf(input, 'agentId'), triggerCaller()));
+      return classified(() => deps.runs.enqueueScheduledRun(input.agentId, triggerCaller()));
     },
 
     /** The firing's run that the agent's queue skipped: its row goes. */
     async dropSkippedScheduledRun(input: DropSkippedScheduledRunInput): Promise<void> {
+      requireObjectInput(input);
       Context.current().log.info('dropSkippedScheduledRun');
-      return classified(() =>
-        deps.runs.dropSkippedScheduledRun(fieldOf(input, 'agentId'), fieldOf(input, 'runId'), triggerCaller()),
-      );
+      return classified(() => deps.runs.dropSkippedScheduledRun(input.agentId, input.runId, triggerCaller()));
     },
 
     /** A model turn, with the run's start (turn 1) and completion (the last turn) recorded by it. */
     async modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput> {
+      requireObjectInput(input);
       const info = Context.current().info;
       Context.current().log.info('modelTurn', { messageCount: input.messages.length });
       const reference = `run:${input.runId}:${info.workflowExecution?.runId}:${info.activityId}`;
@@ -306,17 +303,20 @@ export function createActivities(deps: ActivityDeps) {
 
     /** A call waits for a person's decision: its pending row (the timeline's `approval_requested`). */
     async requestApproval(input: RequestApprovalInput): Promise<void> {
+      requireObjectInput(input);
       Context.current().log.info('requestApproval', { approvalId: input.approvalId });
       return classified(() => deps.approvals.requestApproval(input, executionOf(Context.current())));
     },
 
     /** The wait's outcome on the row (the timeline's `approval_decided`). */
     async settleApproval(input: SettleApprovalInput): Promise<void> {
+      requireObjectInput(input);
       Context.current().log.info('settleApproval', { approvalId: input.approvalId, status: input.status });
       return classified(() => deps.approvals.settleApproval(input, executionOf(Context.current())));
     },
 
     async callTool(input: CallToolInput): Promise<CallToolOutput> {
+      requireObjectInput(input);
       const info = Context.current().info;
       Context.current().log.info('callTool', { siteId: input.siteId, tool: input.tool });
       // Same key on every attempt of this activity: a retried call has one effect at the site.

@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { NotificationInput } from '../workflows/contracts.js';
+import { requireObjectInput } from './failures.js';
 
 /** How one attempt ended: sent (2xx), or nothing to send (agent gone, notify removed, event no longer listed). */
 export type NotificationOutcome = { sent: true; status: number } | { sent: false; reason: NotificationSkip };
@@ -33,6 +34,7 @@ export const NOTIFICATION_NOT_DELIVERED = 'NOTIFICATION_NOT_DELIVERED';
 export function notifyActivities(deps: { notifications: NotificationsPort }) {
   return {
     async sendNotification(input: NotificationInput): Promise<NotificationOutcome> {
+      requireObjectInput(input);
       const { attempt } = Context.current().info;
       try {
         return await deps.notifications.send(input, attempt);
