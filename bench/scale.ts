@@ -745,6 +745,10 @@ export async function concurrentChat(ctx: ScaleContext): Promise<void> {
   let apiCpu = 0;
   let floorCpu = 0;
   let benchCpu = 0;
+  // The timed rounds' span on the monotonic clock (µs): a CPU profile of the API cut to it
+  // (`profile-summary --between`) holds the turns alone.
+  const clock = (): string => String(process.hrtime.bigint() / 1000n);
+  const timedFrom = clock();
   for (let round = 0; round < ROUNDS; round += 1) {
     let before = cpuMs(apiPid, ticks);
     chat.push(...(await chatRound(round)));
@@ -757,6 +761,9 @@ export async function concurrentChat(ctx: ScaleContext): Promise<void> {
     direct.push(...(await modelRound(round)));
     const used = process.cpuUsage(usage);
     benchCpu += (used.user + used.system) / 1000;
+  }
+  if (process.env.BENCH_TRACE === '1') {
+    console.log(`[bench] 9: timed rounds between ${timedFrom} and ${clock()} (µs, monotonic)`);
   }
   line('9. 100 chat turns streaming at once: first text event vs 100 at once to the fake model', {
     chat_p50: fmt(percentile(chat, 50)),
