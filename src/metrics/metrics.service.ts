@@ -67,6 +67,15 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly scheduledRunsSkipped = new Counter({
+    name: 'agentsite_scheduled_runs_skipped_total',
+    help:
+      'Schedule firings that ran nothing, by reason: busy (the agent had a run queued or active, seen by ' +
+      "the firing or by the agent's queue), no_credits, not_scheduled",
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly runsStarted = new Counter({
     name: 'agentsite_runs_started_total',
     help: 'Runs that began their first model turn, by trigger',

@@ -66,6 +66,7 @@ export class ScheduledRunsService {
     }
     const { agent, existing, insertedAt } = found;
     if (agent === null || !agent.scheduled) {
+      this.metrics.scheduledRunsSkipped.inc({ reason: 'not_scheduled' });
       return { skipped: 'the agent no longer exists or is no longer scheduled' };
     }
     if (existing !== null && existing.status !== 'queued') {
@@ -74,7 +75,9 @@ export class ScheduledRunsService {
     }
     const queuedAt = insertedAt ?? existing?.queuedAt;
     if (queuedAt === undefined) {
-      return agent.credits <= 0 ? { skipped: 'no credits' } : { skipped: 'the agent had a queued or active run' };
+      const noCredits = agent.credits <= 0;
+      this.metrics.scheduledRunsSkipped.inc({ reason: noCredits ? 'no_credits' : 'busy' });
+      return noCredits ? { skipped: 'no credits' } : { skipped: 'the agent had a queued or active run' };
     }
     const request: RunRequest = {
       runId,
@@ -121,7 +124,10 @@ export class ScheduledRunsService {
       this.logger.warn(`scheduled run drop refused for run ${String(runId)} asked by workflow ${caller.workflowId}`);
       throw new AppError('PERMISSION_DENIED', 'Only the firing whose run it is may drop it');
     }
-    await this.rows.deleteIfQueued(agentId, runId);
+    if (await this.rows.deleteIfQueued(agentId, runId)) {
+      // Counted queued when its row was written: the queue found the agent busy after all.
+      this.metrics.scheduledRunsSkipped.inc({ reason: 'busy' });
+    }
   }
 
   private due(found: { agent: { scheduled: boolean; credits: number } | null }): boolean {
