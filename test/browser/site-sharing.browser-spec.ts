@@ -76,6 +76,15 @@ describe('console: moving a site into a workspace, and an agent that uses it', (
         { token },
       );
       expect(agent.status).toBe(201);
+      // The session's workspaces answered after the agent (as on a slow link): the panel still
+      // offers the first workspace once they arrive.
+      await page.route(
+        (url) => url.pathname === '/api/workspaces',
+        async (route) => {
+          await new Promise((resolve) => setTimeout(resolve, 1_500));
+          await route.continue();
+        },
+      );
       await page.goto(`/agents/${agent.body.id}`);
       const panel = page.getByRole('region', { name: 'Move to a workspace' });
       await panel.getByText('Ops team does not have a site this agent uses').waitFor();

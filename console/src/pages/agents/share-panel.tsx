@@ -12,7 +12,10 @@ import { type AgentDetail, ConfirmButton } from './parts';
 export function SharePanel({ agent }: { agent: AgentDetail }) {
   const { workspaceId, workspaces, switchWorkspace } = useSession();
   const navigate = useNavigate();
-  const [target, setTarget] = useState(workspaces[0]?.id ?? '');
+  const [picked, setTarget] = useState(workspaces[0]?.id ?? '');
+  // The session's workspaces may arrive after this panel first rendered (its state then began empty):
+  // until the user picks one that is there, the first.
+  const target = workspaces.some((w) => w.id === picked) ? picked : (workspaces[0]?.id ?? '');
   const shown = workspaceId === null && workspaces.some((w) => w.id === target);
   const usesSites = agent.siteIds.length > 0;
   // The agent's sites are in the user's own vault; which of them the chosen workspace lacks, by id
