@@ -12,7 +12,7 @@ import { type AgentDetail, ConfirmButton } from './parts';
 export function SharePanel({ agent }: { agent: AgentDetail }) {
   const { workspaceId, workspaces, switchWorkspace } = useSession();
   const navigate = useNavigate();
-  const [picked, setTarget] = useState(workspaces[0]?.id ?? '');
+  const [picked, setPicked] = useState(workspaces[0]?.id ?? '');
   // The session's workspaces may arrive after this panel first rendered (its state then began empty):
   // until the user picks one that is there, the first.
   const target = workspaces.some((w) => w.id === picked) ? picked : (workspaces[0]?.id ?? '');
@@ -74,7 +74,7 @@ export function SharePanel({ agent }: { agent: AgentDetail }) {
             value={target}
             onChange={(e) => {
               share.clearError();
-              setTarget(e.target.value);
+              setPicked(e.target.value);
             }}
           >
             {workspaces.map((w) => (
