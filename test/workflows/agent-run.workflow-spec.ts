@@ -28,6 +28,7 @@ import {
   expectReplays,
   historyOf,
   inputsOf,
+  localInputsOf,
   lastToolResults,
   mockActivities,
   nonRetryable,
@@ -361,7 +362,7 @@ describe('executeRun: size of a turn', () => {
       expect(turnsOf(b)).toHaveLength(2);
       expect(Buffer.byteLength(JSON.stringify(turnsOf(b)[1]))).toBe(MAX_TURN_INPUT_BYTES);
       expect(turnsOf(c)).toHaveLength(1);
-      const finished = inputsOf<FinishRunInput>(mock.calls, 'finishRun');
+      const finished = localInputsOf<FinishRunInput>(mock.calls, 'finishRun');
       expect(finished).toEqual([
         expect.objectContaining({
           runId: c,
@@ -372,7 +373,7 @@ describe('executeRun: size of a turn', () => {
           },
         }),
       ]);
-      expect(inputsOf<FinishRunInput>(mock.calls, 'archiveRun').map((f) => [f.runId, f.status])).toEqual([
+      expect(localInputsOf<FinishRunInput>(mock.calls, 'archiveRun').map((f) => [f.runId, f.status])).toEqual([
         [a, 'completed'],
         [b, 'completed'],
         [c, 'failed'],

@@ -396,6 +396,23 @@ export function inputsOf<T>(calls: ActivityCall[], name: ActivityCall['name'], r
   return calls.filter((c) => c.name === name && (runId === undefined || c.runId === runId)).map((c) => c.input as T);
 }
 
+/**
+ * The inputs of a local activity (finishRun, archiveRun), each once. Temporal runs a local activity
+ * at least once: a workflow task that does not complete (timed out or failed under load, or the
+ * execution evicted from the worker's cache) before it records the activity's marker runs it again on
+ * replay, with the same input. The service's side of each is idempotent; a test asserts what was asked,
+ * and that any repeat asked the same (a repeat with another input is kept, and fails the test).
+ */
+export function localInputsOf<T>(calls: ActivityCall[], name: 'finishRun' | 'archiveRun', runId?: string): T[] {
+  const seen = new Set<string>();
+  return inputsOf<T>(calls, name, runId).filter((input) => {
+    const key = JSON.stringify(input);
+    const first = !seen.has(key);
+    seen.add(key);
+    return first;
+  });
+}
+
 /** The tool results the model was given on its last turn (of `runId` when given). */
 export function lastToolResults(calls: ActivityCall[], runId?: string): ToolResultBlock[] {
   const last = inputsOf<ModelTurnInput>(calls, 'modelTurn', runId).at(-1)!.messages.at(-1)!;
