@@ -39,7 +39,11 @@ export class ModelTurnService {
       input.triggerFromRow === true && trigger !== undefined
         ? [{ role: 'user' as const, content: triggerMessage(trigger) }, ...input.messages]
         : input.messages;
-    const { charge, ...answer } = await this.model.call(
+    const {
+      charge,
+      estimate: _estimate,
+      ...answer
+    } = await this.model.call(
       { model: input.model, system: input.system, messages, tools: input.tools },
       { userId: input.userId, reference, reason: 'model_turn', runId: input.runId },
       signal,
