@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { type BilledAnswer, BilledModel, type EarlyHold } from '../model/billed-model.js';
+import { type BilledAnswer, BilledModel } from '../model/billed-model.js';
 import type { ModelStreamEvent } from '../model/model-client.js';
 import { buildRunTools, keptResult } from '../runs/run-tools.js';
 import { ToolCaller } from '../tools/tool-caller.js';
@@ -34,21 +34,6 @@ export const MAX_CHAT_MODEL_TURNS = 10;
 const SYSTEM_PROMPT =
   'You are the assistant of agentsite. Use the tools of the sites the user connected when they help.';
 
-/** The reference of a reply's model call (`call` from 1): its hold's key and its charge's reference. */
-export function chatCallReference(replyId: string, call: number): string {
-  return `chat:${replyId}:${call}`;
-}
-
-/** What a turn's reply is started with, besides its context and message. */
-export interface ReplyStart {
-  /** The reply's id: its calls' hold references are `chat:<id>:<call>`. */
-  replyId: string;
-  /** The first call's hold, taken while the session was read (ChatTurnHolds). */
-  early?: EarlyHold;
-  /** Told each call's estimate, in credits (what the session's next turn is held for early). */
-  estimated?: (credits: number) => void;
-}
-
 /** A chat reply: the model and tool loop of one message, and saving it once it is complete. */
 @Injectable()
 export class ChatReplyService {
@@ -76,7 +61,6 @@ export class ChatReplyService {
     signal: AbortSignal,
     /** The user's balance as read for this request (by authentication): a first, cheap refusal. */
     balance: number,
-    start: ReplyStart = { replyId: randomUUID() },
   ): Promise<{ message: MessageResponse; context?: ContextNotice }> {
     if (balance <= 0) {
       throw new AppError('NO_CREDITS', 'Insufficient credit balance');
@@ -99,7 +83,7 @@ export class ChatReplyService {
     const toolCalls: ToolCallRecord[] = [];
     // The reply as the stream shows it, in order: each call's text, each tool call (a row keeps them).
     const parts: StoredPart[] = [];
-    const { replyId } = start;
+    const replyId = randomUUID();
     let refused: AppError | undefined;
     let notice: ContextNotice | undefined;
     for (let turn = 1; turn <= MAX_CHAT_MODEL_TURNS; turn += 1) {
@@ -111,15 +95,10 @@ export class ChatReplyService {
         }
         notice = sent.notice ?? notice;
         this.assertInputSize(sent.bytes);
-        answer = await this.modelTurn(
-          tools,
-          sent.messages,
-          sink,
-          signal,
-          { userId: session.userId, reference: chatCallReference(replyId, turn) },
-          turn === 1 ? start.early : undefined,
-        );
-        start.estimated?.(answer.estimate);
+        answer = await this.modelTurn(tools, sent.messages, sink, signal, {
+          userId: session.userId,
+          reference: `chat:${replyId}:${turn}`,
+        });
       } catch (err) {
         const cuttable = err instanceof AppError && (err.code === 'NO_CREDITS' || err.code === 'VALIDATION_ERROR');
         if (turn === 1 || !cuttable || signal.aborted) {
@@ -209,7 +188,6 @@ export class ChatReplyService {
     sink: TurnSink | undefined,
     signal: AbortSignal,
     billing: { userId: string; reference: string },
-    early: EarlyHold | undefined,
   ): Promise<BilledAnswer> {
     const request = {
       model: this.settings.defaultModel,
@@ -219,14 +197,13 @@ export class ChatReplyService {
     };
     const bill = { ...billing, reason: 'chat_turn' as const };
     if (sink === undefined) {
-      return this.model.call(request, bill, signal, undefined, early);
+      return this.model.call(request, bill, signal);
     }
-    const onEvent = (event: ModelStreamEvent): void => {
+    return this.model.call(request, bill, signal, (event: ModelStreamEvent) => {
       if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') {
         sink.text(event.delta.text);
       }
-    };
-    return this.model.call(request, bill, signal, onEvent, early);
+    });
   }
 
   private async callTool(

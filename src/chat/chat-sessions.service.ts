@@ -48,16 +48,6 @@ function sessionKey(tokenOrId: string): SessionKey {
   throw new AppError('INVALID_SESSION', 'The session token is malformed');
 }
 
-/** A session as a process's memos name it (its token's hash, or its id); undefined when malformed. */
-export function sessionMemoKey(tokenOrId: string): string | undefined {
-  try {
-    const key = sessionKey(tokenOrId);
-    return `${key.column}:${key.value}`;
-  } catch {
-    return undefined;
-  }
-}
-
 /** SESSION_NOT_FOUND (unknown, or another user's), SESSION_EXPIRED; else the session found. */
 function liveSession(found: FoundSession | null): FoundSession {
   if (found === null) {

@@ -8,10 +8,9 @@ import { toAppError, writeAppError } from '../common/error-filter.js';
 import type { ApiReply, ApiRequest, NodeResponse } from '../common/http.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { chatCallReference, ChatReplyService, type ReplyStart } from './chat-reply.service.js';
+import { ChatReplyService } from './chat-reply.service.js';
 import type { TurnContext, TurnSink } from './chat-responses.js';
-import { ChatSessionsService, sessionMemoKey } from './chat-sessions.service.js';
-import { ChatTurnHolds } from './chat-turn-holds.js';
+import { ChatSessionsService } from './chat-sessions.service.js';
 import { ChatTurnAbortedError } from './chat-turn-aborted.error.js';
 import { ChatRepository } from './chat.repository.js';
 import type { ChatEvents, ChatReplyDto } from './dto/chat-response.dto.js';
@@ -50,7 +49,6 @@ export class ChatTurnService implements OnModuleInit {
     private readonly sessions: ChatSessionsService,
     private readonly replies: ChatReplyService,
     private readonly chats: ChatRepository,
-    private readonly holds: ChatTurnHolds,
     private readonly prefetch: AuthenticatedPrefetch,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
@@ -76,32 +74,6 @@ export class ChatTurnService implements OnModuleInit {
    * A user has at most MAX_CONCURRENT_CHAT_TURNS turns in progress (RATE_LIMITED beyond).
    */
   async send(auth: AuthUser, token: string, content: string, req: ApiRequest, reply: ApiReply): Promise<void> {
-    const replyId = randomUUID();
-    const session = sessionMemoKey(token);
-    // The first call's credits are held meanwhile when this process has served the session before.
-    const early =
-      session === undefined ? undefined : this.holds.early(auth.user, session, content, chatCallReference(replyId, 1));
-    const start: ReplyStart = {
-      replyId,
-      early,
-      estimated: session === undefined ? undefined : (credits) => this.holds.remember(auth.user.id, session, credits),
-    };
-    try {
-      await this.turn(auth, token, content, req, reply, start);
-    } finally {
-      await this.holds.settle(auth.user.id, chatCallReference(replyId, 1), early);
-    }
-  }
-
-  /** The turn once its early hold (if any) is asked for: the slot, the context, the answer. */
-  private async turn(
-    auth: AuthUser,
-    token: string,
-    content: string,
-    req: ApiRequest,
-    reply: ApiReply,
-    start: ReplyStart,
-  ): Promise<void> {
     // Read ahead during authentication (onModuleInit) when it was for this user and token.
     const ahead = (req as TurnRequest)[TURN_PREFETCH];
     const turn = randomUUID();
@@ -138,7 +110,7 @@ export class ChatTurnService implements OnModuleInit {
       );
     }
     try {
-      await this.answer(auth, context, content, req, reply, start);
+      await this.answer(auth, context, content, req, reply);
     } finally {
       await this.freeSlot(auth.user.id, slot, turn);
     }
@@ -157,7 +129,6 @@ export class ChatTurnService implements OnModuleInit {
     content: string,
     req: ApiRequest,
     reply: ApiReply,
-    start: ReplyStart,
   ): Promise<void> {
     const streaming = (req.headers.accept ?? '').includes('text/event-stream');
     const res = reply.raw;
@@ -194,7 +165,6 @@ export class ChatTurnService implements OnModuleInit {
         sink,
         controller.signal,
         auth.user.credits,
-        start,
       );
       if (streaming) {
         sse(res, 'done', { messageId: message.id, usage: message.usage });

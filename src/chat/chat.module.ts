@@ -6,7 +6,6 @@ import { ToolsModule } from '../tools/tools.module.js';
 import { ChatController } from './chat.controller.js';
 import { ChatMessageEntity, ChatSessionEntity } from './chat.entities.js';
 import { ChatReplyService } from './chat-reply.service.js';
-import { ChatTurnHolds } from './chat-turn-holds.js';
 import { ChatSessionsService } from './chat-sessions.service.js';
 import { ChatTurnService } from './chat-turn.service.js';
 import { ChatRepository } from './chat.repository.js';
@@ -14,6 +13,6 @@ import { ChatRepository } from './chat.repository.js';
 @Module({
   imports: [TypeOrmModule.forFeature([ChatSessionEntity, ChatMessageEntity]), ModelModule, ToolsModule, CreditsModule],
   controllers: [ChatController],
-  providers: [ChatRepository, ChatSessionsService, ChatReplyService, ChatTurnHolds, ChatTurnService],
+  providers: [ChatRepository, ChatSessionsService, ChatReplyService, ChatTurnService],
 })
 export class ChatModule {}

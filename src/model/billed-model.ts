@@ -15,23 +15,6 @@ export interface ModelBilling {
 
 export interface BilledAnswer extends ModelAnswer {
   charge: Charge;
-  /** The credits the call was held for (its estimate): what a caller may expect its next call to need. */
-  estimate: number;
-}
-
-/**
- * Credits held for a call's reference before the call was built (a chat turn's first call, held while
- * its session is read). The call uses the hold when it covers the call's estimate; else it holds its
- * estimate itself, under the same reference (which renews that hold). From the moment the call is
- * made it owns the hold: its charge or its failure settles it.
- */
-export interface EarlyHold {
-  /** The credits asked for. */
-  amount: number;
-  /** Whether they were held (false: refused for the balance; rejected: unknown). */
-  taken: Promise<boolean>;
-  /** Set by the call that took the hold over. */
-  used: boolean;
 }
 
 /**
@@ -54,31 +37,14 @@ export class BilledModel {
     return creditsToReserve([request.system, request.messages, request.tools]);
   }
 
-  /** One model call, streamed to `onEvent` when it is given; `early`: a hold taken for its reference. */
+  /** One model call, streamed to `onEvent` when it is given. */
   async call(
     request: ModelRequest,
     billing: ModelBilling,
     signal: AbortSignal,
     onEvent?: (event: ModelStreamEvent) => void,
-    early?: EarlyHold,
   ): Promise<BilledAnswer> {
-    const estimate = BilledModel.estimate(request);
-    if (early === undefined) {
-      await this.credits.reserve(billing.userId, billing.reference, estimate);
-    } else {
-      early.used = true;
-      try {
-        // Awaited either way: a renewal must not race the early hold's own statement.
-        const taken = await early.taken.catch(() => false);
-        if (!taken || estimate > early.amount) {
-          await this.credits.reserve(billing.userId, billing.reference, estimate);
-        }
-      } catch (err) {
-        // Refused (or failed) after the early hold may have been taken: it is released, not left to expire.
-        await this.release(billing);
-        throw err;
-      }
-    }
+    await this.credits.reserve(billing.userId, billing.reference, BilledModel.estimate(request));
     let answer: ModelAnswer;
     try {
       answer =
@@ -88,7 +54,9 @@ export class BilledModel {
     } catch (err) {
       // Nothing was used that the provider bills for an answer we never got: no charge. The hold
       // would expire by itself; released now so the balance is whole for the next call.
-      await this.release(billing);
+      await this.credits.release(billing.userId, billing.reference).catch((releaseErr: unknown) => {
+        this.logger.warn(`credit hold not released (it expires): ${String(releaseErr)}`);
+      });
       throw err;
     }
     const charge = await this.credits.charge(
@@ -100,13 +68,6 @@ export class BilledModel {
         ? undefined
         : { runId: billing.runId, inputTokens: answer.usage.inputTokens, outputTokens: answer.usage.outputTokens },
     );
-    return { ...answer, charge, estimate };
-  }
-
-  /** Drops the hold of a call that ends without a charge; one left behind expires by itself. */
-  private async release(billing: ModelBilling): Promise<void> {
-    await this.credits.release(billing.userId, billing.reference).catch((err: unknown) => {
-      this.logger.warn(`credit hold not released (it expires): ${String(err)}`);
-    });
+    return { ...answer, charge };
   }
 }

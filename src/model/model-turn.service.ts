@@ -39,11 +39,7 @@ export class ModelTurnService {
       input.triggerFromRow === true && trigger !== undefined
         ? [{ role: 'user' as const, content: triggerMessage(trigger) }, ...input.messages]
         : input.messages;
-    const {
-      charge,
-      estimate: _estimate,
-      ...answer
-    } = await this.model.call(
+    const { charge, ...answer } = await this.model.call(
       { model: input.model, system: input.system, messages, tools: input.tools },
       { userId: input.userId, reference, reason: 'model_turn', runId: input.runId },
       signal,

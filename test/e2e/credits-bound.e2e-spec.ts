@@ -4,7 +4,6 @@ import type { ReferenceSite } from '../../examples/site/site.js';
 import { toolNamed } from '../fixtures/fake-model.js';
 import type { FakeModel } from '../fixtures/fake-model.js';
 import { behindBalanceLock, creditsOn } from '../utils/credits.js';
-import { earlyHoldAmount } from '../../src/chat/chat-turn-holds.js';
 import { ownDataSource } from '../utils/db.js';
 import { partsOfStream, partSummary, streamTurn } from '../utils/chat.js';
 import { expectError, type Http, type HttpAnswer } from '../utils/http.js';
@@ -288,68 +287,6 @@ describe('credits bound model spending (e2e)', () => {
     expect(model.requests).toHaveLength(0);
     const saved = await http.get<{ messages: unknown[] }>(`/api/sessions/${session}`, { token: user.token });
     expect(saved.body.messages).toEqual([]);
-  });
-
-  it("a session's next turn holds its first call while the session is read; a turn refused after that gives it back", async () => {
-    const { user, session } = await chatUser(100);
-    const dataSource = await ownDataSource(stack, 2);
-    const holds = (): Promise<Array<{ key: string; amount: number }>> =>
-      dataSource.query('SELECT key, amount::int AS amount FROM credit_holds WHERE user_id = $1 ORDER BY key', [
-        user.id,
-      ]);
-    const send = (content: string): Promise<HttpAnswer> =>
-      http.post(`/api/sessions/${session}/messages`, { content }, { token: user.token });
-    const gates: Array<() => void> = [];
-    /** Turns that reach the model and wait there until `open` is called. */
-    const gated = (): { open: () => void } => {
-      let open!: () => void;
-      model.fallback = { text: 'Slow answer.', gate: new Promise<void>((resolve) => (open = resolve)) };
-      gates.push(open);
-      return { open };
-    };
-    const first = gated();
-    try {
-      // Turn 1 of a session this process has not served: held for its estimate, once the session is read.
-      const one = send('Hello?');
-      await eventually('turn 1 at the model', async () => (model.requests.length === 1 ? true : undefined));
-      const [held] = await holds();
-      expect(held).toEqual({ key: expect.stringMatching(/^chat:[0-9a-f-]{36}:1$/), amount: expect.any(Number) });
-      first.open();
-      expect((await one).status).toBe(200);
-      expect(await holds()).toEqual([]);
-
-      // Turn 2: held early, for turn 1's estimate, a quarter more, and the new message's; then charged.
-      const second = gated();
-      const two = send('And now?');
-      await eventually('turn 2 at the model', async () => (model.requests.length === 2 ? true : undefined));
-      const early = earlyHoldAmount(held!.amount, 'And now?');
-      expect(early).toBeGreaterThan(held!.amount);
-      expect(await holds()).toEqual([{ key: expect.stringMatching(/^chat:[0-9a-f-]{36}:1$/), amount: early }]);
-      // A third turn while two are in progress: its early hold is taken, then given back with its refusal.
-      const three = send('And this?');
-      await eventually('turn 3 at the model', async () => (model.requests.length === 3 ? true : undefined));
-      expectError(await send('One too many?'), 'RATE_LIMITED', 429);
-      expect((await holds()).map((h) => h.amount)).toEqual([early, early]);
-      second.open();
-      expect((await Promise.all([two, three])).map((a) => a.status)).toEqual([200, 200]);
-      expect(await holds()).toEqual([]);
-
-      // A turn whose conversation is over MAX_CHAT_INPUT_BYTES is refused before its call: the hold goes back.
-      expectError(await send('x'.repeat(25_000)), 'VALIDATION_ERROR', 400);
-      expect(await holds()).toEqual([]);
-      expect(model.requests).toHaveLength(3);
-      // What was charged is what the three calls used, whatever was held.
-      const charged: Array<{ sum: number }> = await dataSource.query(
-        "SELECT coalesce(sum(-delta), 0)::int AS sum FROM credit_ledger WHERE user_id = $1 AND reason = 'chat_turn'",
-        [user.id],
-      );
-      expect(await balanceOf(user)).toBe(100 - charged[0]!.sum);
-      expect(charged[0]!.sum).toBe(3);
-    } finally {
-      gates.forEach((open) => open());
-      model.fallback = { text: 'Done.', stopReason: 'end_turn' };
-      await dataSource.destroy();
-    }
   });
 
   it("concurrent runs of one user's agents with one credit make one model call; the others fail NO_CREDITS", async () => {
