@@ -26,7 +26,7 @@ import {
   type TurnSink,
 } from './chat-responses.js';
 import type { StoredPart, ToolCallRecord } from './chat.entities.js';
-import { ChatRepository } from './chat.repository.js';
+import { ChatRepository, type TurnSlot } from './chat.repository.js';
 
 /** Model turns one chat message may take (tool use loops) before the reply is cut. */
 export const MAX_CHAT_MODEL_TURNS = 10;
@@ -61,6 +61,8 @@ export class ChatReplyService {
     signal: AbortSignal,
     /** The user's balance as read for this request (by authentication): a first, cheap refusal. */
     balance: number,
+    /** The turn's slot: the save gives it back in the same statement. */
+    slot?: TurnSlot,
   ): Promise<{ message: MessageResponse; context?: ContextNotice }> {
     if (balance <= 0) {
       throw new AppError('NO_CREDITS', 'Insufficient credit balance');
@@ -145,6 +147,7 @@ export class ChatReplyService {
         usage,
         cut: refused !== undefined,
       },
+      slot,
     });
     if (refused !== undefined) {
       throw refused;

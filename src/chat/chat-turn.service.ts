@@ -12,7 +12,7 @@ import { ChatReplyService } from './chat-reply.service.js';
 import type { TurnContext, TurnSink } from './chat-responses.js';
 import { ChatSessionsService } from './chat-sessions.service.js';
 import { ChatTurnAbortedError } from './chat-turn-aborted.error.js';
-import { ChatRepository } from './chat.repository.js';
+import { ChatRepository, type TurnSlot } from './chat.repository.js';
 import type { ChatEvents, ChatReplyDto } from './dto/chat-response.dto.js';
 
 /** The key the turn route declares with @PrefetchOnAuth: its session and messages are read ahead. */
@@ -109,10 +109,14 @@ export class ChatTurnService implements OnModuleInit {
         TURN_SLOT_RETRY_AFTER_SECONDS,
       );
     }
+    // Given back by the turn's save when it has one; here otherwise (a failed or aborted turn).
+    const held: TurnSlot = { userId: auth.user.id, slot, turn, freed: false };
     try {
-      await this.answer(auth, context, content, req, reply);
+      await this.answer(auth, context, content, req, reply, held);
     } finally {
-      await this.freeSlot(auth.user.id, slot, turn);
+      if (!held.freed) {
+        await this.freeSlot(auth.user.id, slot, turn);
+      }
     }
   }
 
@@ -129,6 +133,7 @@ export class ChatTurnService implements OnModuleInit {
     content: string,
     req: ApiRequest,
     reply: ApiReply,
+    slot: TurnSlot,
   ): Promise<void> {
     const streaming = (req.headers.accept ?? '').includes('text/event-stream');
     const res = reply.raw;
@@ -165,6 +170,7 @@ export class ChatTurnService implements OnModuleInit {
         sink,
         controller.signal,
         auth.user.credits,
+        slot,
       );
       if (streaming) {
         sse(res, 'done', { messageId: message.id, usage: message.usage });

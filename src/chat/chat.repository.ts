@@ -64,6 +64,17 @@ export interface SavedTurn {
   content: string;
   reply: Pick<ChatMessageEntity, 'id' | 'content' | 'toolCalls' | 'modelMessages' | 'parts' | 'usage' | 'cut'> &
     Partial<Pick<ChatMessageEntity, 'modelBrief'>>;
+  /** The turn's slot, given back by the same statement (see takeTurnSlot); `freed` is set once it is. */
+  slot?: TurnSlot;
+}
+
+/** A chat-turn slot a turn took (takeTurnSlot): the user's slot number and the turn holding it. */
+export interface TurnSlot {
+  userId: string;
+  slot: number;
+  turn: string;
+  /** Given back already (by the turn's save). */
+  freed: boolean;
 }
 
 /** A jsonb parameter: pg would send a JS array as a PostgreSQL array, so every value goes as JSON text. */
@@ -124,8 +135,11 @@ export class ChatRepository {
         `SELECT t.*, CASE WHEN row_number() OVER () = 1 THEN h.history END AS history ` +
         `FROM (${this.sessionQuery[column]}) t CROSS JOIN h`,
     );
-    // VALUES rows are inserted in their order, each taking the next `seq`.
+    // VALUES rows are inserted in their order, each taking the next `seq`. The turn's slot is given
+    // back in the same statement (a data-modifying WITH runs whether or not it is read): one round
+    // trip fewer a turn, and the slot stays taken if the save fails (the turn frees it then).
     this.saveTurnQuery =
+      'WITH freed AS (DELETE FROM chat_turn_slots WHERE user_id = $11 AND slot = $12 AND turn = $13) ' +
       'INSERT INTO chat_messages AS m ' +
       '(id, session_id, role, content, tool_calls, model_messages, model_brief, parts, usage, cut) ' +
       "VALUES (DEFAULT, $1, 'user', $2, NULL, NULL, NULL, NULL, NULL, false), " +
@@ -239,9 +253,9 @@ export class ChatRepository {
   /**
    * The user's message and the reply, both or neither: one INSERT of two rows (a statement is atomic,
    * so no transaction and no round trips for BEGIN and COMMIT), the user's first so that its `seq`
-   * is the lower one. Answers the saved reply.
+   * is the lower one, and the turn's slot given back (when given). Answers the saved reply.
    */
-  async saveTurn({ sessionId, content, reply }: SavedTurn): Promise<ChatMessageEntity> {
+  async saveTurn({ sessionId, content, reply, slot }: SavedTurn): Promise<ChatMessageEntity> {
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(
       preparedStatement('chat_save_turn', this.saveTurnQuery),
       [
@@ -255,8 +269,14 @@ export class ChatRepository {
         jsonParameter(reply.usage),
         reply.cut,
         jsonParameter(reply.modelBrief),
+        slot?.userId ?? null,
+        slot?.slot ?? null,
+        slot?.turn ?? null,
       ],
     );
+    if (slot !== undefined) {
+      slot.freed = true;
+    }
     const saved = rows.map((row) => this.messageRows.from(row)!).find((m) => m.role === 'assistant');
     if (saved === undefined) {
       throw new Error('the reply was not saved');

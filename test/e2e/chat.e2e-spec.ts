@@ -301,6 +301,36 @@ describe('chat sessions (e2e)', () => {
         balances.push(charge.balance);
       }
       expect(balances).toEqual([balances[0], balances[0]! - 1, balances[0]! - 2]);
+      // A turn's save gives its slot back in the same statement: that turn's slot only, not another's.
+      const slotsOf = async (): Promise<number[]> =>
+        (
+          (await dataSource.query('SELECT slot FROM chat_turn_slots WHERE user_id = $1 ORDER BY slot', [
+            user.id,
+          ])) as Array<{ slot: number }>
+        ).map((r) => r.slot);
+      const turns = [randomUUID(), randomUUID()];
+      const taken = [
+        await chats.takeTurnSlot(user.id, turns[0]!, 2, 60_000),
+        await chats.takeTurnSlot(user.id, turns[1]!, 2, 60_000),
+      ];
+      expect(taken).toEqual([1, 2]);
+      const slot = { userId: user.id, slot: 2, turn: turns[0]!, freed: false };
+      const reply = {
+        id: randomUUID(),
+        content: 'S',
+        toolCalls: [],
+        modelMessages: [],
+        parts: [],
+        usage: null,
+        cut: false,
+      };
+      await chats.saveTurn({ sessionId: body.id, content: 'Q', reply, slot });
+      expect([slot.freed, await slotsOf()]).toEqual([true, [1, 2]]); // slot 2 is the other turn's
+      slot.slot = 1;
+      await chats.saveTurn({ sessionId: body.id, content: 'Q', reply: { ...reply, id: randomUUID() }, slot });
+      expect(await slotsOf()).toEqual([2]);
+      await chats.freeTurnSlot(user.id, 2, turns[1]!);
+      expect(await slotsOf()).toEqual([]);
       await expect(credits.charge(randomUUID(), 1, 'chat_turn')).rejects.toMatchObject({
         code: 'NOT_FOUND',
       });
@@ -312,6 +342,10 @@ describe('chat sessions (e2e)', () => {
         'Saved 1',
         'Asked 2',
         'Saved 2',
+        'Q',
+        'S',
+        'Q',
+        'S',
       ]);
       // Both of the pool's connections at once: the turn's statements are prepared at the protocol
       // level on those that ran them, once each; the charge's (one simple-protocol message, which has
