@@ -149,6 +149,9 @@ export class ChatReplyService {
       },
       slot,
     });
+    if (slot !== undefined) {
+      slot.freed = true;
+    }
     if (refused !== undefined) {
       throw refused;
     }

@@ -64,8 +64,8 @@ export interface SavedTurn {
   content: string;
   reply: Pick<ChatMessageEntity, 'id' | 'content' | 'toolCalls' | 'modelMessages' | 'parts' | 'usage' | 'cut'> &
     Partial<Pick<ChatMessageEntity, 'modelBrief'>>;
-  /** The turn's slot, given back by the same statement (see takeTurnSlot); `freed` is set once it is. */
-  slot?: TurnSlot;
+  /** The turn's slot, given back by the same statement (see takeTurnSlot). */
+  slot?: Pick<TurnSlot, 'userId' | 'slot' | 'turn'>;
 }
 
 /** A chat-turn slot a turn took (takeTurnSlot): the user's slot number and the turn holding it. */
@@ -73,7 +73,7 @@ export interface TurnSlot {
   userId: string;
   slot: number;
   turn: string;
-  /** Given back already (by the turn's save). */
+  /** Given back already (by the turn's save: ChatReplyService sets it once the save succeeded). */
   freed: boolean;
 }
 
@@ -274,9 +274,6 @@ export class ChatRepository {
         slot?.turn ?? null,
       ],
     );
-    if (slot !== undefined) {
-      slot.freed = true;
-    }
     const saved = rows.map((row) => this.messageRows.from(row)!).find((m) => m.role === 'assistant');
     if (saved === undefined) {
       throw new Error('the reply was not saved');
