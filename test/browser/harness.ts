@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { expect } from '@jest/globals';
-import { type Browser, type BrowserContext, chromium, type Page, type Response } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Locator, type Page, type Response } from 'playwright-core';
 import type { ContractRecorder } from '../setup/contract-recorder.js';
 import { SERVICE_HEADER } from '../setup/contract-recorder.js';
 import { TEST_ENV } from '../setup/shared-runtime.js';
@@ -288,3 +288,10 @@ export async function expectNoSideScroll(page: Page, what: string): Promise<void
     past: [],
   });
 }
+
+/** An image's width once loaded and decoded (its decode() rejects when it cannot be: blocked or broken). */
+export const decodedWidth = (locator: Locator): Promise<number> =>
+  locator.evaluate((el) => {
+    const img = el as unknown as { decode(): Promise<void>; naturalWidth: number };
+    return img.decode().then(() => img.naturalWidth);
+  });

@@ -9,6 +9,7 @@ import type { Page } from 'playwright-core';
 import { callerHeaders, rawPost } from '../fixtures/mcp-server/clients.js';
 import { joinWorkspace } from '../utils/workspaces.js';
 import {
+  decodedWidth,
   DESKTOP_WIDTH,
   expectAccessible,
   expectNoSideScroll,
@@ -110,9 +111,8 @@ describe('console: an MCP client asks to connect; consent and connected apps', (
       );
       // The app's logo, from its own https address, is shown (the consent page's policy allows it).
       const logo = page.locator('.client-card img');
-      await expect(
-        logo.evaluate((img: { complete: boolean; naturalWidth: number }) => img.complete && img.naturalWidth),
-      ).resolves.toBe(1);
+      // Once loaded: read at once, an image still on its way is not yet complete.
+      await expect(decodedWidth(logo)).resolves.toBe(1);
       const choices = page.getByRole('group', { name: `Where ${appName} acts` });
       await expect(choices.getByRole('radio').count()).resolves.toBe(2);
       await expect(choices.getByLabel('My account', { exact: true }).isChecked()).resolves.toBe(true);

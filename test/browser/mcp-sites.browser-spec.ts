@@ -5,6 +5,7 @@ import { toolNamed } from '../fixtures/fake-model.js';
 import { EverythingPeer } from '../fixtures/mcp/everything-peer.js';
 import { OAuthPeer, PEER_ADMIN_SCOPE, PEER_READ_SCOPE } from '../fixtures/mcp/oauth-peer.js';
 import {
+  decodedWidth,
   DESKTOP_WIDTH,
   expectAccessible,
   expectNoSideScroll,
@@ -24,10 +25,6 @@ async function jsonOf(locator: Locator): Promise<unknown> {
 }
 
 /** The few DOM members these checks read (the suites compile without the DOM's types). */
-interface ImageElement {
-  decode(): Promise<void>;
-  naturalWidth: number;
-}
 interface AudioElement {
   readyState: number;
   addEventListener(event: string, listener: () => void): void;
@@ -35,12 +32,6 @@ interface AudioElement {
 const computedWhiteSpace = (el: unknown): string =>
   (globalThis as unknown as { getComputedStyle: (e: unknown) => { whiteSpace: string } }).getComputedStyle(el)
     .whiteSpace;
-
-/** An image's width once decoded (0 if it could not be). */
-const decodedWidth = (locator: Locator): Promise<number> =>
-  locator.evaluate((el) =>
-    (el as unknown as ImageElement).decode().then(() => (el as unknown as ImageElement).naturalWidth),
-  );
 
 /** What the form below sends for plan_trip. */
 const TRIP_INPUT = {
