@@ -342,6 +342,29 @@ async function main(): Promise<void> {
       });
     }
 
+    // 10 and 11: each run kind's Temporal actions and PostgreSQL statements (run-costs.ts). First of the
+    // benchmarks that run agents: an agent's queue hands over to a new execution when its execution is
+    // AGENT_QUEUE_EXECUTION_SECONDS old and archives its runs then, and statements sent by an older
+    // benchmark's queues would fall in a window of benchmark 11 (their archives counted as its runs').
+    const costs: CostFigures =
+      want(10) || want(11)
+        ? await runCosts(
+            {
+              api,
+              client,
+              model,
+              watch,
+              drained: () => drained(watch),
+              ...(counter !== undefined ? { counter } : {}),
+              temporalAddress: temporal.address,
+              userToken: user.token,
+              siteId,
+              site: { url: site.url, apiToken, ca: sites.ca.cert },
+            },
+            { actions: want(10), statements: want(11) },
+          )
+        : {};
+
     if (want(1)) {
       // 1. Webhooks accepted (durably queued) vs raw Temporal workflow starts.
       const agents: Array<{ id: string; webhookSecret: string }> = [];
@@ -558,26 +581,6 @@ async function main(): Promise<void> {
         ratio_p99: (percentile(service2, 99) / percentile(base2, 99)).toFixed(2),
       });
     }
-
-    // 10 and 11: each run kind's Temporal actions and PostgreSQL statements (run-costs.ts).
-    const costs: CostFigures =
-      want(10) || want(11)
-        ? await runCosts(
-            {
-              api,
-              client,
-              model,
-              watch,
-              drained: () => drained(watch),
-              ...(counter !== undefined ? { counter } : {}),
-              temporalAddress: temporal.address,
-              userToken: user.token,
-              siteId,
-              site: { url: site.url, apiToken, ca: sites.ca.cert },
-            },
-            { actions: want(10), statements: want(11) },
-          )
-        : {};
 
     /**
      * Run after benchmarks 8 and 9: its 2,000 idle queues stay open in Temporal and cached in the
