@@ -4,7 +4,8 @@ import { AppError } from '../common/app-error.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
 import { type BilledAnswer, BilledModel } from '../model/billed-model.js';
-import type { ModelStreamEvent } from '../model/model-client.js';
+import type { ModelRequest, ModelStreamEvent } from '../model/model-client.js';
+import type { HoldDecision } from '../credits/credits.service.js';
 import { buildRunTools, keptResult } from '../runs/run-tools.js';
 import { ToolCaller } from '../tools/tool-caller.js';
 import {
@@ -27,12 +28,36 @@ import {
 } from './chat-responses.js';
 import type { StoredPart, ToolCallRecord } from './chat.entities.js';
 import { ChatRepository, type TurnSlot } from './chat.repository.js';
+import type { SavedMessages } from './turn-context-cache.js';
 
 /** Model turns one chat message may take (tool use loops) before the reply is cut. */
 export const MAX_CHAT_MODEL_TURNS = 10;
 
 const SYSTEM_PROMPT =
   'You are the assistant of agentsite. Use the tools of the sites the user connected when they help.';
+
+/** A turn's reply made ready (ChatReplyService.prepare). */
+export interface PreparedReply {
+  session: TurnContext['session'];
+  content: string;
+  tools: RunTool[];
+  /** The conversation with the new message, whole (each call sends it condensed). */
+  messages: ModelMessage[];
+  replyId: string;
+  first: {
+    sent: CondensedRequest;
+    /** The credits the first call is held for (BilledModel.estimate), under `reference`. */
+    estimate: number;
+    reference: string;
+  };
+}
+
+/** The conversation as a call sends it: condensed to the budget, its JSON size, and what was condensed. */
+interface CondensedRequest {
+  messages: ModelMessage[];
+  bytes: number;
+  notice?: ContextNotice;
+}
 
 /** A chat reply: the model and tool loop of one message, and saving it once it is complete. */
 @Injectable()
@@ -45,28 +70,11 @@ export class ChatReplyService {
   ) {}
 
   /**
-   * One chat turn: the conversation so far and the new message go to the model with the session's
-   * tools; tool calls go through the ToolCaller; the loop goes on until the model stops. Every model
-   * call holds its estimated cost first (BilledModel). Nothing is saved when the first call is
-   * refused (NO_CREDITS, or a conversation over MAX_CHAT_INPUT_BYTES) or the turn is aborted or times
-   * out. A later call refused for the same reasons ends the turn there: the reply so far is saved,
-   * marked as cut, and the refusal is thrown (the stream's `error` event). Each call sends the
-   * conversation condensed to CHAT_CONTEXT_BUDGET_TOKENS (chat-context.ts); when it was, the stream
-   * says so (`context`) and the answer carries the last notice. The rows keep every message whole.
+   * A turn's reply made ready, without a side effect: the session's tools, the conversation so far
+   * with the new message, and the first model call (what it sends, and what it is held for under
+   * which reference), so that its hold can be sent before the turn starts (ChatTurnService).
    */
-  async reply(
-    { session, sites, history }: TurnContext,
-    content: string,
-    sink: TurnSink | undefined,
-    signal: AbortSignal,
-    /** The user's balance as read for this request (by authentication): a first, cheap refusal. */
-    balance: number,
-    /** The turn's slot: the save gives it back in the same statement. */
-    slot?: TurnSlot,
-  ): Promise<{ message: MessageResponse; context?: ContextNotice }> {
-    if (balance <= 0) {
-      throw new AppError('NO_CREDITS', 'Insufficient credit balance');
-    }
+  prepare({ session, sites, history }: TurnContext, content: string, replyId: string = randomUUID()): PreparedReply {
     const tools = buildRunTools(sites, (site, tool) => {
       const chosen = session.sites.find((s) => s.siteId === site.id)?.tools ?? null;
       return chosen === null || chosen.includes(tool);
@@ -79,28 +87,73 @@ export class ChatReplyService {
         messages.push(...(row.modelMessages ?? [{ role: 'assistant', content: row.content }]));
       }
     }
-    const turnMessages: ModelMessage[] = [];
     appendUserText(messages, content);
+    const sent = this.condensed(messages, modelToolsOf(tools));
+    return {
+      session,
+      content,
+      tools,
+      messages,
+      replyId,
+      first: {
+        sent,
+        estimate: BilledModel.estimate(this.request(tools, sent.messages)),
+        reference: `chat:${replyId}:1`,
+      },
+    };
+  }
+
+  /**
+   * One chat turn: the conversation so far and the new message go to the model with the session's
+   * tools; tool calls go through the ToolCaller; the loop goes on until the model stops. Every model
+   * call holds its estimated cost first (BilledModel; the first call's hold may have been decided
+   * already: `held`). Nothing is saved when the first call is
+   * refused (NO_CREDITS, or a conversation over MAX_CHAT_INPUT_BYTES) or the turn is aborted or times
+   * out. A later call refused for the same reasons ends the turn there: the reply so far is saved,
+   * marked as cut, and the refusal is thrown (the stream's `error` event). Each call sends the
+   * conversation condensed to CHAT_CONTEXT_BUDGET_TOKENS (chat-context.ts); when it was, the stream
+   * says so (`context`) and the answer carries the last notice. The rows keep every message whole;
+   * `onSaved` is told what they are once saved.
+   */
+  async run(
+    prepared: PreparedReply,
+    sink: TurnSink | undefined,
+    signal: AbortSignal,
+    /** The user's balance as read for this request (by authentication): a first, cheap refusal. */
+    balance: number,
+    /** The turn's slot: the save gives it back in the same statement. */
+    slot?: TurnSlot,
+    held?: HoldDecision,
+    onSaved?: (saved: SavedMessages) => void,
+  ): Promise<{ message: MessageResponse; context?: ContextNotice }> {
+    if (balance <= 0) {
+      throw new AppError('NO_CREDITS', 'Insufficient credit balance');
+    }
+    const { session, content, tools, messages, replyId } = prepared;
+    const turnMessages: ModelMessage[] = [];
     const usage = { inputTokens: 0, outputTokens: 0, credits: 0 };
     const toolCalls: ToolCallRecord[] = [];
     // The reply as the stream shows it, in order: each call's text, each tool call (a row keeps them).
     const parts: StoredPart[] = [];
-    const replyId = randomUUID();
     let refused: AppError | undefined;
     let notice: ContextNotice | undefined;
     for (let turn = 1; turn <= MAX_CHAT_MODEL_TURNS; turn += 1) {
       let answer: BilledAnswer;
       try {
-        const sent = this.condensed(messages, modelToolsOf(tools));
+        const sent = turn === 1 ? prepared.first.sent : this.condensed(messages, modelToolsOf(tools));
         if (sent.notice !== undefined && !sameNotice(sent.notice, notice)) {
           sink?.context(sent.notice);
         }
         notice = sent.notice ?? notice;
         this.assertInputSize(sent.bytes);
-        answer = await this.modelTurn(tools, sent.messages, sink, signal, {
-          userId: session.userId,
-          reference: `chat:${replyId}:${turn}`,
-        });
+        answer = await this.modelTurn(
+          tools,
+          sent.messages,
+          sink,
+          signal,
+          { userId: session.userId, reference: `chat:${replyId}:${turn}` },
+          turn === 1 ? held : undefined,
+        );
       } catch (err) {
         const cuttable = err instanceof AppError && (err.code === 'NO_CREDITS' || err.code === 'VALIDATION_ERROR');
         if (turn === 1 || !cuttable || signal.aborted) {
@@ -134,7 +187,7 @@ export class ChatReplyService {
       turnMessages.push(toolMessage);
     }
     signal.throwIfAborted();
-    const saved = await this.chats.saveTurn({
+    const { reply: saved, userSeq } = await this.chats.saveTurnRows({
       sessionId: session.id,
       content,
       reply: {
@@ -152,6 +205,7 @@ export class ChatReplyService {
     if (slot !== undefined) {
       slot.freed = true;
     }
+    onSaved?.({ userSeq, content, reply: saved });
     if (refused !== undefined) {
       throw refused;
     }
@@ -159,10 +213,7 @@ export class ChatReplyService {
   }
 
   /** The conversation as the model is sent it: condensed to the budget, and what was condensed. */
-  private condensed(
-    messages: ModelMessage[],
-    tools: ModelTool[],
-  ): { messages: ModelMessage[]; bytes: number; notice?: ContextNotice } {
+  private condensed(messages: ModelMessage[], tools: ModelTool[]): CondensedRequest {
     const budgetTokens = this.settings.chatContextBudgetTokens;
     const condensed = condenseConversation(messages, messageBudgetBytes(budgetTokens, SYSTEM_PROMPT, tools));
     const { droppedTurns, omittedResults, cutResults } = condensed;
@@ -188,28 +239,29 @@ export class ChatReplyService {
     }
   }
 
+  private request(tools: RunTool[], messages: ModelMessage[]): ModelRequest {
+    return { model: this.settings.defaultModel, system: SYSTEM_PROMPT, messages, tools: modelToolsOf(tools) };
+  }
+
   private async modelTurn(
     tools: RunTool[],
     messages: ModelMessage[],
     sink: TurnSink | undefined,
     signal: AbortSignal,
     billing: { userId: string; reference: string },
+    held: HoldDecision | undefined,
   ): Promise<BilledAnswer> {
-    const request = {
-      model: this.settings.defaultModel,
-      system: SYSTEM_PROMPT,
-      messages,
-      tools: modelToolsOf(tools),
-    };
+    const request = this.request(tools, messages);
     const bill = { ...billing, reason: 'chat_turn' as const };
     if (sink === undefined) {
-      return this.model.call(request, bill, signal);
+      return this.model.call(request, bill, signal, undefined, held);
     }
-    return this.model.call(request, bill, signal, (event: ModelStreamEvent) => {
+    const onEvent = (event: ModelStreamEvent): void => {
       if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') {
         sink.text(event.delta.text);
       }
-    });
+    };
+    return this.model.call(request, bill, signal, onEvent, held);
   }
 
   private async callTool(
@@ -276,7 +328,8 @@ function sameNotice(a: ContextNotice, b: ContextNotice | undefined): boolean {
 function appendUserText(messages: ModelMessage[], text: string): void {
   const last = messages[messages.length - 1];
   if (last?.role === 'user' && Array.isArray(last.content)) {
-    last.content = [...last.content, { type: 'text', text }];
+    // A new message: the one read belongs to the history, which the turn context cache keeps.
+    messages[messages.length - 1] = { ...last, content: [...last.content, { type: 'text', text }] };
   } else {
     messages.push({ role: 'user', content: text });
   }

@@ -8,6 +8,7 @@ import { ChatSessionsService } from './chat-sessions.service.js';
 import type { ChatSessionEntity } from './chat.entities.js';
 import type { ChatRepository } from './chat.repository.js';
 import { FakeChatRepository } from './testing/fake-chat.repository.js';
+import { TurnContextCache } from './turn-context-cache.js';
 
 const SITE_ID = '7b0f4a52-4d53-4c8e-9d1e-1f2a3b4c5d6e';
 
@@ -50,7 +51,7 @@ async function describeSession(site: SiteEntity, granted: CredentialEntity, tool
   const repository = new FakeChatRepository();
   repository.sites.push(site);
   repository.credentials.push(granted);
-  const service = new ChatSessionsService(standIn<ChatRepository>(repository), {} as Settings);
+  const service = new ChatSessionsService(standIn<ChatRepository>(repository), new TurnContextCache(), {} as Settings);
   const session = {
     id: 's',
     userId: 'u',

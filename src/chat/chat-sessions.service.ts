@@ -18,6 +18,7 @@ import {
 } from './chat-responses.js';
 import type { ChatSessionEntity, SessionSite } from './chat.entities.js';
 import { ChatRepository, type FoundSession, type SessionKey, type SessionMembership } from './chat.repository.js';
+import { type CachedContext, type SavedMessages, TurnContextCache } from './turn-context-cache.js';
 
 /** Session tokens: recognisable prefix, 256 random bits. */
 export const SESSION_TOKEN = /^ses_[A-Za-z0-9_-]{43}$/;
@@ -46,6 +47,16 @@ function sessionKey(tokenOrId: string): SessionKey {
     return { column: 'id', value: tokenOrId.toLowerCase() };
   }
   throw new AppError('INVALID_SESSION', 'The session token is malformed');
+}
+
+/** The turn context cache's key of a user's session. */
+function cacheKey(userId: string, key: SessionKey): string {
+  return `${userId} ${key.column} ${key.value}`;
+}
+
+/** cacheKey of a path's token; undefined for a malformed one (its turn answers INVALID_SESSION). */
+function keyOf(userId: string, token: string): string | undefined {
+  return SESSION_TOKEN.test(token) || SESSION_ID.test(token) ? cacheKey(userId, sessionKey(token)) : undefined;
 }
 
 /** SESSION_NOT_FOUND (unknown, or another user's), SESSION_EXPIRED; else the session found. */
@@ -91,6 +102,7 @@ function requireSessionAccess(
 export class ChatSessionsService {
   constructor(
     private readonly chats: ChatRepository,
+    private readonly contexts: TurnContextCache,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
@@ -186,16 +198,51 @@ export class ChatSessionsService {
    * member role in the session's workspace, checked on every turn.
    */
   async openTurn(userId: string, token: string): Promise<TurnContext> {
-    const rows = await this.chats.turnRows(sessionKey(token), userId);
+    const key = sessionKey(token);
+    const rows = await this.chats.turnRows(key, userId);
     const { session, membership } = liveSession(rows.found);
     requireSessionAccess(session, membership, 'member', 'Chatting');
-    return {
+    const context = {
       session,
       sites: session.sites
         .map((chosen) => rows.sites.find((site) => site.id === chosen.siteId))
         .filter((site) => site !== undefined),
       history: rows.history,
     };
+    if (rows.version !== undefined) {
+      this.contexts.put(cacheKey(userId, key), context, rows.version);
+    }
+    return context;
+  }
+
+  /**
+   * The turn context of the user's session kept from its last turn in this process, with the version
+   * the next turn must find unchanged before it uses it; undefined when none is kept.
+   */
+  cachedTurn(userId: string, token: string): CachedContext | undefined {
+    const key = keyOf(userId, token);
+    return key === undefined ? undefined : this.contexts.get(key);
+  }
+
+  hasCachedTurn(userId: string, token: string): boolean {
+    const key = keyOf(userId, token);
+    return key !== undefined && this.contexts.has(key);
+  }
+
+  /** A turn's messages saved: the kept context has them too (or is dropped, see TurnContextCache.saved). */
+  turnSaved(userId: string, token: string, saved: SavedMessages): void {
+    const key = keyOf(userId, token);
+    if (key !== undefined) {
+      this.contexts.saved(key, saved);
+    }
+  }
+
+  /** The kept context is out of date (its version check failed). */
+  forgetTurn(userId: string, token: string): void {
+    const key = keyOf(userId, token);
+    if (key !== undefined) {
+      this.contexts.drop(key);
+    }
   }
 
   async describeSession(session: ChatSessionEntity): Promise<SessionResponse> {

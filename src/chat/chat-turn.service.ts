@@ -8,12 +8,15 @@ import { toAppError, writeAppError } from '../common/error-filter.js';
 import type { ApiReply, ApiRequest, NodeResponse } from '../common/http.js';
 import { SETTINGS } from '../config/settings.module.js';
 import { type Settings } from '../config/settings.js';
-import { ChatReplyService } from './chat-reply.service.js';
+import { CREDIT_HOLD_TTL_MS, CreditsService, type HoldDecision } from '../credits/credits.service.js';
+import { ChatReplyService, type PreparedReply } from './chat-reply.service.js';
 import type { TurnContext, TurnSink } from './chat-responses.js';
 import { ChatSessionsService } from './chat-sessions.service.js';
 import { ChatTurnAbortedError } from './chat-turn-aborted.error.js';
 import { ChatRepository, type TurnSlot } from './chat.repository.js';
 import type { ChatEvents, ChatReplyDto } from './dto/chat-response.dto.js';
+import { sameVersion, turnCheckPrelude, turnCheckResult } from './turn-check.js';
+import type { CachedContext } from './turn-context-cache.js';
 
 /** The key the turn route declares with @PrefetchOnAuth: its session and messages are read ahead. */
 export const CHAT_TURN_PREFETCH = Symbol('chatTurnPrefetch');
@@ -49,6 +52,7 @@ export class ChatTurnService implements OnModuleInit {
     private readonly sessions: ChatSessionsService,
     private readonly replies: ChatReplyService,
     private readonly chats: ChatRepository,
+    private readonly credits: CreditsService,
     private readonly prefetch: AuthenticatedPrefetch,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
@@ -58,7 +62,8 @@ export class ChatTurnService implements OnModuleInit {
     this.prefetch.register(CHAT_TURN_PREFETCH, (req, userId) => {
       // The router has decoded the route's parameter; the route checks it again against the user.
       const token = (req.params as { token?: unknown }).token;
-      if (typeof token !== 'string') {
+      // A session whose context this process keeps is not read: its turn checks the context's version.
+      if (typeof token !== 'string' || this.sessions.hasCachedTurn(userId, token)) {
         return;
       }
       const context = this.sessions.openTurn(userId, token);
@@ -74,18 +79,18 @@ export class ChatTurnService implements OnModuleInit {
    * A user has at most MAX_CONCURRENT_CHAT_TURNS turns in progress (RATE_LIMITED beyond).
    */
   async send(auth: AuthUser, token: string, content: string, req: ApiRequest, reply: ApiReply): Promise<void> {
+    const turn = randomUUID();
+    const cached = auth.user.credits > 0 ? this.sessions.cachedTurn(auth.user.id, token) : undefined;
+    const prepared = cached === undefined ? undefined : this.prepareCached(cached.context, content);
+    if (cached !== undefined && prepared !== undefined) {
+      return this.sendCached(auth, token, content, cached, prepared, turn, req, reply);
+    }
     // Read ahead during authentication (onModuleInit) when it was for this user and token.
     const ahead = (req as TurnRequest)[TURN_PREFETCH];
-    const turn = randomUUID();
     // The slot is taken while the context is read: two round trips to PostgreSQL at once rather than
     // one after the other, both before the first text. Held past the turn's own cap: a slot is only
     // taken over once its turn cannot be running.
-    const taking = this.chats.takeTurnSlot(
-      auth.user.id,
-      turn,
-      this.settings.maxConcurrentChatTurns,
-      this.settings.chatTimeoutMs + 60_000,
-    );
+    const taking = this.chats.takeTurnSlot(auth.user.id, turn, this.settings.maxConcurrentChatTurns, this.slotTtlMs());
     taking.catch(() => undefined); // awaited below, once the context's own error has had precedence
     let context: TurnContext;
     try {
@@ -102,22 +107,132 @@ export class ChatTurnService implements OnModuleInit {
     }
     const slot = await taking;
     if (slot === null) {
-      throw new AppError(
-        'RATE_LIMITED',
-        `At most ${this.settings.maxConcurrentChatTurns} chat turns of a user may be in progress at once`,
-        undefined,
-        TURN_SLOT_RETRY_AFTER_SECONDS,
-      );
+      throw this.rateLimited();
     }
-    // Given back by the turn's save when it has one; here otherwise (a failed or aborted turn).
-    const held: TurnSlot = { userId: auth.user.id, slot, turn, freed: false };
+    await this.answerIn({ userId: auth.user.id, slot, turn, freed: false }, auth, token, context, content, req, reply);
+  }
+
+  /** A cached context's reply made ready, when its first call may be held before the turn starts. */
+  private prepareCached(context: TurnContext, content: string): PreparedReply | undefined {
     try {
-      await this.answer(auth, context, content, req, reply, held);
-    } finally {
-      if (!held.freed) {
-        await this.freeSlot(auth.user.id, slot, turn);
+      const prepared = this.replies.prepare(context, content);
+      // Over the input limit: the turn answers that after its start, as a context just read would.
+      return prepared.first.sent.bytes <= this.settings.maxChatInputBytes ? prepared : undefined;
+    } catch {
+      return undefined; // the turn takes the ordinary way, which answers the error
+    }
+  }
+
+  /**
+   * A turn of a session whose context this process keeps: one round trip before the turn starts, in
+   * which, under the user's lock, the slot is taken, the context's version checked and the first
+   * model call's credits held (turn-check.ts, CreditsService.holdAfter). A version that changed (a
+   * turn served by another process, the session, its sites or the membership changed, the session
+   * deleted) gives the hold back and reads the context as a turn without one does.
+   */
+  private async sendCached(
+    auth: AuthUser,
+    token: string,
+    content: string,
+    cached: CachedContext,
+    prepared: PreparedReply,
+    turn: string,
+    req: ApiRequest,
+    reply: ApiReply,
+  ): Promise<void> {
+    const userId = auth.user.id;
+    const { reference, estimate } = prepared.first;
+    const decided = await this.credits.holdAfter(
+      userId,
+      reference,
+      estimate,
+      CREDIT_HOLD_TTL_MS,
+      turnCheckPrelude({
+        userId,
+        turn,
+        sessionId: cached.context.session.id,
+        maxSlots: this.settings.maxConcurrentChatTurns,
+        slotTtlMs: this.slotTtlMs(),
+      }),
+    );
+    const checked = turnCheckResult(decided.prelude);
+    let releasing: Promise<void> | undefined;
+    const release = (): Promise<void> => {
+      releasing ??= decided.hold.reserved
+        ? this.credits.release(userId, reference).catch((err: unknown) => {
+            this.logger.warn(
+              `credit hold not released (it expires): ${err instanceof Error ? err.message : String(err)}`,
+            );
+          })
+        : Promise.resolve();
+      return releasing;
+    };
+    const current = sameVersion(cached.version, checked.version);
+    let context = cached.context;
+    if (!current) {
+      // Read again, the hold given back (the first call holds again, under the same reference). A
+      // turn refused for its session answers that refusal, whether or not a slot was free.
+      this.sessions.forgetTurn(userId, token);
+      try {
+        [context] = await Promise.all([this.sessions.openTurn(userId, token), release()]);
+      } catch (err) {
+        if (checked.slot !== null) {
+          await this.freeSlot(userId, checked.slot, turn);
+        }
+        throw err;
       }
     }
+    let slot = checked.slot;
+    try {
+      // Found none while one may be free (a same-user turn taking slots one by one): tried that way.
+      slot ??= await this.chats.takeTurnSlot(userId, turn, this.settings.maxConcurrentChatTurns, this.slotTtlMs());
+    } catch (err) {
+      await release();
+      throw err;
+    }
+    if (slot === null) {
+      await release();
+      throw this.rateLimited();
+    }
+    const held: TurnSlot = { userId, slot, turn, freed: false };
+    return this.answerIn(
+      held,
+      auth,
+      token,
+      context,
+      content,
+      req,
+      reply,
+      current ? { prepared, held: decided.hold } : { replyId: prepared.replyId },
+    );
+  }
+
+  /** Answers the turn in its slot, and gives the slot back unless the turn's save did. */
+  private async answerIn(
+    slot: TurnSlot,
+    ...answer: Parameters<ChatTurnService['answer']> extends [unknown, ...infer Rest] ? Rest : never
+  ): Promise<void> {
+    try {
+      await this.answer(slot, ...answer);
+    } finally {
+      if (!slot.freed) {
+        await this.freeSlot(slot.userId, slot.slot, slot.turn);
+      }
+    }
+  }
+
+  /** A slot outlives its turn's own cap: it is only taken over once its turn cannot be running. */
+  private slotTtlMs(): number {
+    return this.settings.chatTimeoutMs + 60_000;
+  }
+
+  private rateLimited(): AppError {
+    return new AppError(
+      'RATE_LIMITED',
+      `At most ${this.settings.maxConcurrentChatTurns} chat turns of a user may be in progress at once`,
+      undefined,
+      TURN_SLOT_RETRY_AFTER_SECONDS,
+    );
   }
 
   /** Gives a turn's slot back; one not freed expires by itself. */
@@ -128,12 +243,15 @@ export class ChatTurnService implements OnModuleInit {
   }
 
   private async answer(
+    slot: TurnSlot,
     auth: AuthUser,
+    token: string,
     context: TurnContext,
     content: string,
     req: ApiRequest,
     reply: ApiReply,
-    slot: TurnSlot,
+    /** The reply made ready and its first call's hold (a cached context); or the reply's id to use. */
+    first?: { prepared: PreparedReply; held: HoldDecision } | { replyId: string },
   ): Promise<void> {
     const streaming = (req.headers.accept ?? '').includes('text/event-stream');
     const res = reply.raw;
@@ -164,13 +282,16 @@ export class ChatTurnService implements OnModuleInit {
       };
     }
     try {
-      const { message, context: condensed } = await this.replies.reply(
-        context,
-        content,
+      const ready = first !== undefined && 'prepared' in first;
+      const prepared = ready ? first.prepared : this.replies.prepare(context, content, first?.replyId);
+      const { message, context: condensed } = await this.replies.run(
+        prepared,
         sink,
         controller.signal,
         auth.user.credits,
         slot,
+        ready ? first.held : undefined,
+        (saved) => this.sessions.turnSaved(auth.user.id, token, saved),
       );
       if (streaming) {
         sse(res, 'done', { messageId: message.id, usage: message.usage });

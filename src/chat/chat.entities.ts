@@ -101,5 +101,9 @@ export class ChatMessageEntity {
   createdAt: Date;
 }
 
-/** What a turn sends the model of each earlier message: who wrote it, its text, its model messages. */
-export type HistoryMessage = Pick<ChatMessageEntity, 'role' | 'content' | 'modelMessages'>;
+/**
+ * What a turn sends the model of each earlier message: who wrote it, its text, its model messages;
+ * and, read with the newest messages, their brief (what they are sent as once older; null: the same).
+ */
+export type HistoryMessage = Pick<ChatMessageEntity, 'role' | 'content' | 'modelMessages'> &
+  Partial<Pick<ChatMessageEntity, 'modelBrief'>>;

@@ -9,10 +9,11 @@ import { ChatReplyService } from './chat-reply.service.js';
 import { ChatSessionsService } from './chat-sessions.service.js';
 import { ChatTurnService } from './chat-turn.service.js';
 import { ChatRepository } from './chat.repository.js';
+import { TurnContextCache } from './turn-context-cache.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([ChatSessionEntity, ChatMessageEntity]), ModelModule, ToolsModule, CreditsModule],
   controllers: [ChatController],
-  providers: [ChatRepository, ChatSessionsService, ChatReplyService, ChatTurnService],
+  providers: [ChatRepository, TurnContextCache, ChatSessionsService, ChatReplyService, ChatTurnService],
 })
 export class ChatModule {}

@@ -12,15 +12,14 @@ import { inOwnersVaultSql } from '../workspaces/scope.js';
 import type { ModelMessage } from '../../workflows/contracts.js';
 import { WHOLE_HISTORY_MESSAGES } from './chat-context.js';
 import { ChatMessageEntity, ChatSessionEntity, type HistoryMessage, type SessionSite } from './chat.entities.js';
-
-/**
- * SQL: the session's workspace membership as it is now (the caller's role, the owner's plan), read in
- * the same query as the session: `member_role` is null when the user is no longer a member.
- */
-const MEMBERSHIP_COLUMNS = 'wm.role AS member_role, o.tier AS owner_tier, o.subscription_status AS owner_status';
-const MEMBERSHIP_JOINS =
-  'LEFT JOIN workspace_members wm ON wm.workspace_id = cs.workspace_id AND wm.user_id = cs.user_id ' +
-  'LEFT JOIN workspaces w ON w.id = cs.workspace_id LEFT JOIN users o ON o.id = w.owner_id';
+import {
+  MEMBERSHIP_COLUMNS,
+  MEMBERSHIP_JOINS,
+  SESSION_SITE_IDS,
+  TURN_VERSION_COLUMNS,
+  type TurnVersion,
+  turnVersionOf,
+} from './turn-check.js';
 
 /** The user's membership of a session's workspace as it is now (meaningless for a personal session). */
 export interface SessionMembership {
@@ -51,11 +50,15 @@ export interface FoundSession {
   membership: SessionMembership;
 }
 
-/** A session's rows for a turn: the session (null when none), its sites found, its messages so far. */
+/**
+ * A session's rows for a turn: the session (null when none), its sites found, its messages so far
+ * (the newest WHOLE_HISTORY_MESSAGES with their brief too), and what they were read from.
+ */
 export interface TurnRows {
   found: FoundSession | null;
   sites: SiteEntity[];
   history: HistoryMessage[];
+  version: TurnVersion | undefined;
 }
 
 /** A completed turn's two messages (the user's and the reply), written together. */
@@ -110,7 +113,7 @@ export class ChatRepository {
       (column) =>
         `SELECT ${this.sessionRows.select()}, ${this.siteRows.select()}, ${MEMBERSHIP_COLUMNS} FROM chat_sessions cs ` +
         `${MEMBERSHIP_JOINS} ` +
-        "LEFT JOIN sites s ON s.id = ANY (ARRAY(SELECT (e->>'siteId')::uuid FROM jsonb_array_elements(cs.sites) e)) " +
+        `LEFT JOIN sites s ON s.id = ANY (${SESSION_SITE_IDS}) ` +
         `AND ${inOwnersVaultSql('s', 'cs')} WHERE cs.${column} = $1 AND cs.user_id = $2`,
     );
     this.findQuery = byKey(
@@ -119,9 +122,11 @@ export class ChatRepository {
         `WHERE cs.${column} = $1 AND cs.user_id = $2`,
     );
     // A turn's one read: the session query above, and on its first row the session's messages so far,
-    // in order, as one JSON array of [role, content, model messages] (what the model is sent of them):
-    // the newest WHOLE_HISTORY_MESSAGES whole, older replies brief (their large tool results as
-    // placeholders, when the row has a brief), so the read stays small however long the session.
+    // in order, as one JSON array of [role, content, model messages, brief] (what the model is sent of
+    // them): the newest WHOLE_HISTORY_MESSAGES whole, with their brief (what they are sent as once
+    // older: the turn context cache keeps it), older replies brief (their large tool results as
+    // placeholders, when the row has a brief), so the read stays small however long the session. And
+    // on every row what the read depends on (TURN_VERSION_COLUMNS), from the same snapshot.
     // One statement and one snapshot instead of two statements side by side; the array travels (and
     // is parsed) once, whatever the number of site rows.
     this.turnQuery = byKey(
@@ -130,10 +135,12 @@ export class ChatRepository {
         'w AS (SELECT coalesce((SELECT m.seq FROM chat_messages m JOIN c ON c.id = m.session_id ' +
         `ORDER BY m.seq DESC OFFSET ${WHOLE_HISTORY_MESSAGES - 1} LIMIT 1), 0) AS seq), ` +
         'h AS (SELECT coalesce(json_agg(json_build_array(m.role, m.content, CASE WHEN m.seq >= w.seq ' +
-        "THEN m.model_messages ELSE coalesce(m.model_brief, m.model_messages) END) ORDER BY m.seq), '[]'::json) " +
-        'AS history FROM chat_messages m JOIN c ON c.id = m.session_id CROSS JOIN w) ' +
-        `SELECT t.*, CASE WHEN row_number() OVER () = 1 THEN h.history END AS history ` +
-        `FROM (${this.sessionQuery[column]}) t CROSS JOIN h`,
+        'THEN m.model_messages ELSE coalesce(m.model_brief, m.model_messages) END, ' +
+        "CASE WHEN m.seq >= w.seq THEN m.model_brief END) ORDER BY m.seq), '[]'::json) " +
+        'AS history FROM chat_messages m JOIN c ON c.id = m.session_id CROSS JOIN w), ' +
+        `v AS (SELECT ${TURN_VERSION_COLUMNS} FROM chat_sessions cs JOIN c ON c.id = cs.id ${MEMBERSHIP_JOINS}) ` +
+        `SELECT t.*, CASE WHEN row_number() OVER () = 1 THEN h.history END AS history, v.* ` +
+        `FROM (${this.sessionQuery[column]}) t CROSS JOIN h CROSS JOIN v`,
     );
     // VALUES rows are inserted in their order, each taking the next `seq`. The turn's slot is given
     // back in the same statement (a data-modifying WITH runs whether or not it is read): one round
@@ -178,12 +185,18 @@ export class ChatRepository {
     );
     // On the first row as PostgreSQL numbered them; looked for rather than assumed to come first.
     const history = (rows.find((row) => row.history !== null)?.history ?? []) as Array<
-      [ChatMessageEntity['role'], string, ModelMessage[] | null]
+      [ChatMessageEntity['role'], string, ModelMessage[] | null, ModelMessage[] | null]
     >;
     return {
       found: this.found(rows[0]),
       sites: rows.map((row) => this.siteRows.from(row)).filter((site) => site !== null),
-      history: history.map(([role, content, modelMessages]) => ({ role, content, modelMessages })),
+      history: history.map(([role, content, modelMessages, modelBrief]) => ({
+        role,
+        content,
+        modelMessages,
+        modelBrief,
+      })),
+      version: turnVersionOf(rows[0]),
     };
   }
 
@@ -255,7 +268,17 @@ export class ChatRepository {
    * so no transaction and no round trips for BEGIN and COMMIT), the user's first so that its `seq`
    * is the lower one, and the turn's slot given back (when given). Answers the saved reply.
    */
-  async saveTurn({ sessionId, content, reply, slot }: SavedTurn): Promise<ChatMessageEntity> {
+  async saveTurn(turn: SavedTurn): Promise<ChatMessageEntity> {
+    return (await this.saveTurnRows(turn)).reply;
+  }
+
+  /** saveTurn, answering the user's message's `seq` too. */
+  async saveTurnRows({
+    sessionId,
+    content,
+    reply,
+    slot,
+  }: SavedTurn): Promise<{ reply: ChatMessageEntity; userSeq: string }> {
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(
       preparedStatement('chat_save_turn', this.saveTurnQuery),
       [
@@ -274,11 +297,13 @@ export class ChatRepository {
         slot?.turn ?? null,
       ],
     );
-    const saved = rows.map((row) => this.messageRows.from(row)!).find((m) => m.role === 'assistant');
-    if (saved === undefined) {
+    const saved = rows.map((row) => this.messageRows.from(row)!);
+    const answer = saved.find((m) => m.role === 'assistant');
+    const asked = saved.find((m) => m.role === 'user');
+    if (answer === undefined || asked === undefined) {
       throw new Error('the reply was not saved');
     }
-    return saved;
+    return { reply: answer, userSeq: asked.seq };
   }
 
   /**

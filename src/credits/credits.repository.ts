@@ -44,15 +44,47 @@ const PREPARE_HOLD =
   'SELECT held.n, balance.credits FROM held, balance;\n';
 
 /**
+ * Statements another feature runs in the hold's message, between the balance's lock and the hold (so
+ * under the lock, in the same implicit transaction, in the same round trip): EXECUTEs of statements it
+ * PREPAREs once per connection, their values as literals it checked.
+ */
+export interface HoldPrelude {
+  /** The PREPAREs of the prelude's statements, sent ahead of the message on a connection without them. */
+  prepare: string;
+  /** The connections that have them prepared (the owner keeps one set per text). */
+  prepared: WeakSet<object>;
+  /** The EXECUTEs, separated by `;\n`, without a trailing one. */
+  text: string;
+  /** How many statements `text` holds (each answers one result). */
+  statements: number;
+}
+
+/** A hold asked for: `amount` for the call `key`, for `ttlMs`. */
+export interface HoldEntry {
+  userId: string;
+  key: string;
+  amount: number;
+  ttlMs: number;
+}
+
+/** A hold's answer: the balance and the other holds' sum (undefined: no such user), and each prelude statement's rows. */
+export interface HoldAnswer {
+  decided: { balance: number; held: number } | undefined;
+  prelude: Array<Array<Record<string, unknown>>>;
+}
+
+/**
  * The hold rule in one round trip: the lock and the hold executed in one simple-protocol message,
  * which PostgreSQL runs as one implicit transaction (a failure of either rolls back both). The hold is
  * a statement of its own, so its snapshot is taken after the lock was granted (READ COMMITTED) and it
  * sees every hold and charge committed before: a single statement could not do it, its snapshot
  * predating its wait for the lock. A simple-protocol message carries no parameters: the values are
  * literals, the id checked as a UUID, the key quoted by pg's escapeLiteral, the numbers checked as
- * safe integers.
+ * safe integers. A prelude's statements go after the lock: every same-user message then waits for the
+ * lock before taking any other lock (a row the prelude writes that refers to the user takes a share
+ * lock on the user's row; taken before the lock, two messages would deadlock upgrading it).
  */
-function holdText(entry: { userId: string; key: string; amount: number; ttlMs: number }): string {
+function holdText(entry: HoldEntry, prelude?: string): string {
   if (!UUID.test(entry.userId)) {
     throw new Error('credit hold: the user id is not a UUID');
   }
@@ -62,6 +94,7 @@ function holdText(entry: { userId: string; key: string; amount: number; ttlMs: n
   const user = `'${entry.userId}'`;
   return (
     `EXECUTE agentsite_hold_lock(${user});\n` +
+    (prelude === undefined ? '' : `${prelude};\n`) +
     `EXECUTE agentsite_hold(${user}, ${escapeLiteral(entry.key)}, ${entry.amount}, ${entry.ttlMs})`
   );
 }
@@ -137,29 +170,37 @@ interface PgPool {
 }
 
 /** The pool's connections that have the hold's, and the charge's, statements prepared (a closed one leaves with its object). */
-const holdPrepared = new WeakSet<PgClient>();
-const chargePrepared = new WeakSet<PgClient>();
+const holdPrepared = new WeakSet<object>();
+const chargePrepared = new WeakSet<object>();
+
+/** Statements a message EXECUTEs: their PREPAREs, and the connections that have them prepared. */
+interface PreparedPart {
+  prepared: WeakSet<object>;
+  prepare: string;
+}
 
 /**
  * Sends `text` (EXECUTEs of prepared statements) as one simple-protocol message on a connection of
- * the pool, with `prepare` (their PREPAREs) ahead of it on a connection that has not prepared them.
+ * the pool, with the PREPAREs of the parts that connection has not prepared ahead of it.
  */
 async function sendPrepared(
   dataSource: DataSource,
-  prepared: WeakSet<PgClient>,
-  prepare: string,
+  parts: PreparedPart[],
   text: string,
 ): Promise<Array<{ rows: Array<Record<string, unknown>> }>> {
   const client = await (dataSource.driver as unknown as { master: PgPool }).master.connect();
   let results: Awaited<ReturnType<PgClient['query']>>;
   try {
-    results = await client.query(prepared.has(client) ? text : prepare + text);
+    const prepare = parts.filter((part) => !part.prepared.has(client)).map((part) => part.prepare);
+    results = await client.query(prepare.join('') + text);
   } catch (err) {
     // Whether the statements were prepared before the failure is unknown: the connection goes.
     client.release(err instanceof Error ? err : true);
     throw err;
   }
-  prepared.add(client);
+  for (const part of parts) {
+    part.prepared.add(client);
+  }
   client.release();
   return results;
 }
@@ -190,17 +231,20 @@ export class CreditsRepository {
   /**
    * Holds `amount` for the call `key` for `ttlMs` when the balance less the other unexpired holds
    * covers it, under the balance's row lock, in one round trip (see holdText): answers the balance
-   * and what the other holds sum to; undefined when there is no such user.
+   * and what the other holds sum to (undefined when there is no such user), and the rows of each of
+   * the prelude's statements, run under the lock before the hold.
    */
-  async hold(entry: {
-    userId: string;
-    key: string;
-    amount: number;
-    ttlMs: number;
-  }): Promise<{ balance: number; held: number } | undefined> {
-    const results = await sendPrepared(this.dataSource, holdPrepared, PREPARE_HOLD, holdText(entry));
+  async hold(entry: HoldEntry, prelude?: HoldPrelude): Promise<HoldAnswer> {
+    const parts: PreparedPart[] = [{ prepared: holdPrepared, prepare: PREPARE_HOLD }];
+    if (prelude !== undefined) {
+      parts.push({ prepared: prelude.prepared, prepare: prelude.prepare });
+    }
+    const results = await sendPrepared(this.dataSource, parts, holdText(entry, prelude?.text));
     const row = results.at(-1)?.rows[0] as { n: string; credits: string } | undefined;
-    return row === undefined ? undefined : { balance: Number(row.credits), held: Number(row.n) };
+    return {
+      decided: row === undefined ? undefined : { balance: Number(row.credits), held: Number(row.n) },
+      prelude: prelude === undefined ? [] : results.slice(-1 - prelude.statements, -1).map((r) => r.rows),
+    };
   }
 
   /**
@@ -216,7 +260,7 @@ export class CreditsRepository {
     parts: { balance: string; runUsage: string },
   ): Promise<{ credits: number; charged: number; previous: number | null } | undefined> {
     const prepare = this.chargeStatements(parts);
-    const results = await sendPrepared(this.dataSource, chargePrepared, prepare, chargeText(entry));
+    const results = await sendPrepared(this.dataSource, [{ prepared: chargePrepared, prepare }], chargeText(entry));
     const row = results.at(-1)?.rows[0] as
       { credits: string; charged: string | null; previous: string | null } | undefined;
     if (row === undefined) {

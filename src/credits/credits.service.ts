@@ -4,7 +4,7 @@ import { type EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { type Page } from '../common/pagination.js';
 import { CreditHooks } from './credit-hooks.js';
-import { CreditsRepository } from './credits.repository.js';
+import { CreditsRepository, type HoldPrelude } from './credits.repository.js';
 import {
   decodeLedgerCursor,
   encodeLedgerCursor,
@@ -33,6 +33,22 @@ export function creditsToReserve(request: unknown): number {
 
 /** How long a hold lasts when its call never settles (its process died): past any model call's timeout. */
 export const CREDIT_HOLD_TTL_MS = 5 * 60_000;
+
+export type { HoldPrelude } from './credits.repository.js';
+
+/** A hold decided: whether the amount was held, and what is left available (what was, when refused). */
+export interface HoldDecision {
+  reserved: boolean;
+  available: number;
+}
+
+/** The refusal of a model call whose hold the balance did not cover. */
+export function noCredits(amount: number, available: number): AppError {
+  return new AppError(
+    'NO_CREDITS',
+    `Insufficient credit balance: the model call needs ${amount} credit${amount === 1 ? '' : 's'}, ${available} available`,
+  );
+}
 
 export interface Charge {
   charged: number;
@@ -114,10 +130,7 @@ export class CreditsService {
   async reserve(userId: string, key: string, amount: number): Promise<void> {
     const held = await this.hold(userId, key, amount, CREDIT_HOLD_TTL_MS);
     if (!held.reserved) {
-      throw new AppError(
-        'NO_CREDITS',
-        `Insufficient credit balance: the model call needs ${amount} credit${amount === 1 ? '' : 's'}, ${held.available} available`,
-      );
+      throw noCredits(amount, held.available);
     }
   }
 
@@ -129,20 +142,32 @@ export class CreditsService {
    * model call. Answers whether it was held, and what is left available. NOT_FOUND when there is no
    * such user.
    */
-  async hold(
+  async hold(userId: string, key: string, amount: number, ttlMs: number): Promise<HoldDecision> {
+    return (await this.holdAfter(userId, key, amount, ttlMs)).hold;
+  }
+
+  /**
+   * `hold`, with another feature's statements (`prelude`) run first under the same lock, in the same
+   * transaction and round trip: answers the hold's decision and the prelude's rows. The prelude's
+   * writes stand whatever the decision (its owner undoes them when it needs to).
+   */
+  async holdAfter(
     userId: string,
     key: string,
     amount: number,
     ttlMs: number,
-  ): Promise<{ reserved: boolean; available: number }> {
-    const decided = await this.creditRows.hold({ userId, key, amount, ttlMs });
-    if (decided === undefined) {
+    prelude?: HoldPrelude,
+  ): Promise<{ hold: HoldDecision; prelude: Array<Array<Record<string, unknown>>> }> {
+    const answered = await this.creditRows.hold({ userId, key, amount, ttlMs }, prelude);
+    if (answered.decided === undefined) {
       throw new AppError('NOT_FOUND', 'No user with this id');
     }
-    const { balance, held } = decided;
-    return balance - held < amount
-      ? { reserved: false, available: Math.max(balance - held, 0) }
-      : { reserved: true, available: balance - held - amount };
+    const { balance, held } = answered.decided;
+    const hold =
+      balance - held < amount
+        ? { reserved: false, available: Math.max(balance - held, 0) }
+        : { reserved: true, available: balance - held - amount };
+    return { hold, prelude: answered.prelude };
   }
 
   /** Releases the hold of a call that ends without a charge. */

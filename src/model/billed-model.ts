@@ -1,5 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { type Charge, CreditsService, creditsFor, creditsToReserve } from '../credits/credits.service.js';
+import {
+  type Charge,
+  CreditsService,
+  creditsFor,
+  creditsToReserve,
+  type HoldDecision,
+  noCredits,
+} from '../credits/credits.service.js';
 import type { LedgerReason } from '../credits/ledger-entry.js';
 import { type ModelAnswer, ModelClient, type ModelRequest, type ModelStreamEvent } from './model-client.js';
 
@@ -37,14 +44,23 @@ export class BilledModel {
     return creditsToReserve([request.system, request.messages, request.tools]);
   }
 
-  /** One model call, streamed to `onEvent` when it is given. */
+  /**
+   * One model call, streamed to `onEvent` when it is given. `held`: the hold of this call's estimate
+   * under its reference, decided already by the caller (CreditsService.holdAfter, in a message of its
+   * own statements); the call then holds nothing again, and is refused as `reserve` would refuse it.
+   */
   async call(
     request: ModelRequest,
     billing: ModelBilling,
     signal: AbortSignal,
     onEvent?: (event: ModelStreamEvent) => void,
+    held?: HoldDecision,
   ): Promise<BilledAnswer> {
-    await this.credits.reserve(billing.userId, billing.reference, BilledModel.estimate(request));
+    if (held === undefined) {
+      await this.credits.reserve(billing.userId, billing.reference, BilledModel.estimate(request));
+    } else if (!held.reserved) {
+      throw noCredits(BilledModel.estimate(request), held.available);
+    }
     let answer: ModelAnswer;
     try {
       answer =

@@ -1,6 +1,13 @@
 import type { EntityManager } from 'typeorm';
 import { CreditHooks, type RunUsage } from '../credit-hooks.js';
-import type { CreditsRepository, LedgerRow, RunTurnEntry } from '../credits.repository.js';
+import type {
+  CreditsRepository,
+  HoldAnswer,
+  HoldEntry,
+  HoldPrelude,
+  LedgerRow,
+  RunTurnEntry,
+} from '../credits.repository.js';
 
 type Used = 'transaction' | 'balance' | 'charge' | 'hold' | 'release' | 'record' | 'recordOpening' | 'page';
 
@@ -82,15 +89,13 @@ export class FakeCreditsRepository implements Pick<CreditsRepository, Used> {
     return { credits, charged, previous: null };
   }
 
-  async hold(entry: {
-    userId: string;
-    key: string;
-    amount: number;
-    ttlMs: number;
-  }): Promise<{ balance: number; held: number } | undefined> {
+  async hold(entry: HoldEntry, prelude?: HoldPrelude): Promise<HoldAnswer> {
+    if (prelude !== undefined) {
+      throw new Error('FakeCreditsRepository runs no SQL: a hold with a prelude needs PostgreSQL (an e2e suite)');
+    }
     const balance = this.balances.get(entry.userId);
     if (balance === undefined) {
-      return undefined;
+      return { decided: undefined, prelude: [] };
     }
     const now = this.now();
     let held = 0;
@@ -108,7 +113,7 @@ export class FakeCreditsRepository implements Pick<CreditsRepository, Used> {
     if (balance - held >= entry.amount && (existing === undefined || existing.userId === entry.userId)) {
       this.holds.set(entry.key, { userId: entry.userId, amount: entry.amount, expiresAt: now + entry.ttlMs });
     }
-    return { balance, held };
+    return { decided: { balance, held }, prelude: [] };
   }
 
   async release(userId: string, key: string): Promise<void> {
