@@ -90,7 +90,9 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
 
   /**
    * Deletes the execution that ran the run from Temporal, as its retention would, once it has closed
-   * (the queue continues as new about a second after a quick run), and waits until it is gone.
+   * (the queue continues as new about a second after a quick run) and its runs are archived, and
+   * waits until it is gone. The execution after the hand-over archives them, reading the closed one's
+   * history: retention keeps that for days, while a deletion at the close could come first.
    */
   async function deleteFromTemporal(user: TestUser, runId: string): Promise<void> {
     const execution = await executionOf(user, runId);
@@ -98,6 +100,9 @@ describe('run history outlives Temporal, and old runs are deleted (e2e)', () => 
       (await temporal.workflow.getHandle(execution.workflowId, execution.runId).describe()).status.name !== 'RUNNING'
         ? true
         : undefined,
+    );
+    await eventually(`run ${runId} archived at the hand-over`, async () =>
+      (await db.query('SELECT 1 FROM run_archives WHERE run_id = $1', [runId])).rows.length > 0 ? true : undefined,
     );
     await temporal.workflowService.deleteWorkflowExecution({ namespace: 'default', workflowExecution: execution });
     await executionGone(execution);
