@@ -70,7 +70,8 @@ export class AgentsController {
     const agent = await this.agents.findInScope(scope, id);
     const response = this.agents.toResponse(agent);
     if (agent.triggerType === 'scheduled') {
-      return { ...response, schedule: await this.schedules.describe(agent.id) };
+      const schedule = await this.schedules.describe(agent.id);
+      return schedule === undefined ? response : { ...response, schedule };
     }
     return response;
   }

@@ -20,6 +20,20 @@ import { workflowIds } from '../../workflows/contracts.js';
 export const SCHEDULE_CATCHUP_WINDOW = '5 minutes';
 
 /**
+ * How long reading an agent waits for its schedule's description. A description is a query to the
+ * schedule's workflow, which a loaded server has answered only after 30 s: the agent is served without
+ * it rather than waiting (or failing) with Temporal.
+ */
+export const SCHEDULE_DESCRIBE_TIMEOUT_MS = 3_000;
+
+/** A schedule's state as GET /api/agents/:id shows it. */
+export interface ScheduleState {
+  nextRunAt: string | null;
+  skippedOverlaps: number;
+  paused: boolean;
+}
+
+/**
  * The SDK's schedule client with one more call: UpdateSchedule given the schedule's whole definition.
  * The SDK's `handle.update()` describes the schedule first, and a description is a query to the
  * schedule's workflow, which a busy server answered only after 20 s and more (a PATCH of the agent
@@ -116,12 +130,24 @@ export class SchedulesService {
     }
   }
 
-  /** When the schedule fires next, and how many firings it skipped because a run was still going. */
-  async describe(
-    agentId: string,
-  ): Promise<{ nextRunAt: string | null; skippedOverlaps: number; paused: boolean } | null> {
+  /**
+   * When the schedule fires next, and how many firings it skipped because a run was still going: null
+   * when the schedule does not exist, undefined when Temporal did not answer within
+   * SCHEDULE_DESCRIBE_TIMEOUT_MS or failed (logged; the caller serves the agent without it).
+   */
+  async describe(agentId: string): Promise<ScheduleState | null | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${SCHEDULE_DESCRIBE_TIMEOUT_MS} ms`)),
+        SCHEDULE_DESCRIBE_TIMEOUT_MS,
+      );
+    });
+    // No connection.withDeadline: see HealthController (its AsyncLocalStorage slows the whole process).
+    // The call left behind ends with the client's own deadline.
+    const described = this.client.schedule.getHandle(workflowIds.schedule(agentId)).describe();
     try {
-      const description = await this.client.schedule.getHandle(workflowIds.schedule(agentId)).describe();
+      const description = await Promise.race([described, timeout]);
       return {
         nextRunAt: description.info.nextActionTimes[0]?.toISOString() ?? null,
         skippedOverlaps: description.info.numActionsSkippedOverlap,
@@ -131,7 +157,10 @@ export class SchedulesService {
       if (err instanceof ScheduleNotFoundError) {
         return null;
       }
-      throw err;
+      this.logger.warn(`the schedule of agent ${agentId} was not described: ${(err as Error).message}`);
+      return undefined;
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

@@ -85,7 +85,12 @@ describe('agents and runs on Temporal (e2e)', () => {
     });
     expect(scheduled.status).toBe(201);
     expect(scheduled.body.trigger).toEqual({ type: 'scheduled', cron: '0 9 * * 1-5', timezone: 'Europe/Berlin' });
-    const described = await http.get(`/api/agents/${scheduled.body.id}`, { token: user.token });
+    // The agent is served at once; its schedule comes with it once Temporal answers within the bound.
+    const described = await eventually('the agent with its schedule', async () => {
+      const read = await http.get(`/api/agents/${scheduled.body.id}`, { token: user.token });
+      expect(read.status).toBe(200);
+      return 'schedule' in read.body ? read : undefined;
+    });
     expect(Date.parse(described.body.schedule.nextRunAt)).toBeGreaterThan(Date.now());
     const schedule = await temporal.schedule.getHandle(`schedule-${scheduled.body.id}`).describe();
     expect(schedule.spec.timezone).toBe('Europe/Berlin');

@@ -1,5 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { PageDto } from '../../common/api-schemas.js';
+import { SCHEDULE_DESCRIBE_TIMEOUT_MS } from '../schedules.service.js';
 import { WEBHOOK_FIELD_TYPES, type WebhookField, type WebhookFieldType } from '../agent.entity.js';
 import type { AgentResponse } from '../agents.service.js';
 import type { ApprovalPolicy, NotificationEvent } from '../../../workflows/contracts.js';
@@ -113,7 +114,7 @@ export interface AgentScheduleDto {
   paused: boolean;
 }
 
-/** One agent: scheduled agents add their Temporal schedule (null if it is missing). */
+/** One agent: scheduled agents add their Temporal schedule (null if it is missing, absent if Temporal is slow). */
 export class AgentDetailDto extends AgentResponseDto {
   // Inline, not a $ref: a nullable $ref (allOf) would refuse the null that validators see.
   @ApiPropertyOptional({
@@ -125,7 +126,9 @@ export class AgentDetailDto extends AgentResponseDto {
       paused: { type: 'boolean' },
     },
     required: ['nextRunAt', 'skippedOverlaps', 'paused'],
-    description: 'Scheduled agents only: their Temporal schedule (null if it is missing)',
+    description:
+      'Scheduled agents only: their Temporal schedule (null if it is missing; absent when Temporal ' +
+      `did not answer within ${SCHEDULE_DESCRIBE_TIMEOUT_MS / 1000} s, the agent being served without it)`,
   })
   schedule?: AgentScheduleDto | null;
 }

@@ -120,11 +120,13 @@ function SchedulePanel({ agent }: { agent: AgentDetail }) {
         <dd>{timezone}</dd>
         <dt>Next firing (Temporal)</dt>
         <dd>
-          {agent.schedule === null || agent.schedule === undefined
+          {agent.schedule === null
             ? 'The schedule is missing in Temporal: save the agent again to recreate it.'
-            : agent.schedule.nextRunAt
-              ? formatInZone(new Date(agent.schedule.nextRunAt), timezone)
-              : 'none'}
+            : agent.schedule === undefined
+              ? 'Temporal did not answer in time: reload the page to see it.'
+              : agent.schedule.nextRunAt
+                ? formatInZone(new Date(agent.schedule.nextRunAt), timezone)
+                : 'none'}
         </dd>
         {agent.schedule?.paused ? (
           <>
