@@ -32,6 +32,18 @@ interface TurnPrefetch {
 
 type TurnRequest = ApiRequest & { [TURN_PREFETCH]?: TurnPrefetch };
 
+/** What answering a turn in its slot takes. */
+interface TurnAnswer {
+  auth: AuthUser;
+  token: string;
+  context: TurnContext;
+  content: string;
+  req: ApiRequest;
+  reply: ApiReply;
+  /** The reply made ready and its first call's hold (a cached context); or the reply's id to use. */
+  first?: { prepared: PreparedReply; held: HoldDecision } | { replyId: string };
+}
+
 /** Retry-After of a turn refused because the user's other turns are in progress. */
 const TURN_SLOT_RETRY_AFTER_SECONDS = 5;
 
@@ -109,7 +121,10 @@ export class ChatTurnService implements OnModuleInit {
     if (slot === null) {
       throw this.rateLimited();
     }
-    await this.answerIn({ userId: auth.user.id, slot, turn, freed: false }, auth, token, context, content, req, reply);
+    await this.answerIn(
+      { userId: auth.user.id, slot, turn, freed: false },
+      { auth, token, context, content, req, reply },
+    );
   }
 
   /** A cached context's reply made ready, when its first call may be held before the turn starts. */
@@ -195,25 +210,21 @@ export class ChatTurnService implements OnModuleInit {
       throw this.rateLimited();
     }
     const held: TurnSlot = { userId, slot, turn, freed: false };
-    return this.answerIn(
-      held,
+    return this.answerIn(held, {
       auth,
       token,
       context,
       content,
       req,
       reply,
-      current ? { prepared, held: decided.hold } : { replyId: prepared.replyId },
-    );
+      first: current ? { prepared, held: decided.hold } : { replyId: prepared.replyId },
+    });
   }
 
   /** Answers the turn in its slot, and gives the slot back unless the turn's save did. */
-  private async answerIn(
-    slot: TurnSlot,
-    ...answer: Parameters<ChatTurnService['answer']> extends [unknown, ...infer Rest] ? Rest : never
-  ): Promise<void> {
+  private async answerIn(slot: TurnSlot, turn: TurnAnswer): Promise<void> {
     try {
-      await this.answer(slot, ...answer);
+      await this.answer(slot, turn);
     } finally {
       if (!slot.freed) {
         await this.freeSlot(slot.userId, slot.slot, slot.turn);
@@ -244,14 +255,7 @@ export class ChatTurnService implements OnModuleInit {
 
   private async answer(
     slot: TurnSlot,
-    auth: AuthUser,
-    token: string,
-    context: TurnContext,
-    content: string,
-    req: ApiRequest,
-    reply: ApiReply,
-    /** The reply made ready and its first call's hold (a cached context); or the reply's id to use. */
-    first?: { prepared: PreparedReply; held: HoldDecision } | { replyId: string },
+    { auth, token, context, content, req, reply, first }: TurnAnswer,
   ): Promise<void> {
     const streaming = (req.headers.accept ?? '').includes('text/event-stream');
     const res = reply.raw;

@@ -86,6 +86,9 @@ describe('TurnContextCache', () => {
     cache.put('k', { ...context(1), session: session(-1) }, version(2, 2));
     expect(cache.get('k')).toBeUndefined();
     expect(cache.has('k')).toBe(false);
+    // Asked only whether it is kept (the turn's read-ahead is skipped for a kept one): not once expired.
+    cache.put('k2', { ...context(1), session: session(-1) }, version(2, 2));
+    expect(cache.has('k2')).toBe(false);
   });
 
   it('keeps at most TURN_CONTEXT_CACHE_ENTRIES, the least recently used going first', () => {

@@ -58,12 +58,8 @@ export class TurnContextCache {
 
   /** The context of `key` (a user and a session key), the most recently used now; undefined when none or expired. */
   get(key: string): CachedContext | undefined {
-    const entry = this.entries.get(key);
+    const entry = this.live(key);
     if (entry === undefined) {
-      return undefined;
-    }
-    if (entry.session.expiresAt.getTime() <= Date.now()) {
-      this.drop(key);
       return undefined;
     }
     this.entries.delete(key);
@@ -83,8 +79,19 @@ export class TurnContextCache {
     };
   }
 
+  /** Whether `key` has a context kept (an expired one is dropped), without making it the most recently used. */
   has(key: string): boolean {
-    return this.entries.has(key);
+    return this.live(key) !== undefined;
+  }
+
+  /** The entry of `key`, unless its session has expired (then dropped). */
+  private live(key: string): CachedTurn | undefined {
+    const entry = this.entries.get(key);
+    if (entry !== undefined && entry.session.expiresAt.getTime() <= Date.now()) {
+      this.drop(key);
+      return undefined;
+    }
+    return entry;
   }
 
   /** Keeps a context just read (its history as ChatRepository.turnRows reads it) at its version. */
