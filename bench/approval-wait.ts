@@ -2,18 +2,23 @@
  * Benchmark 5, second figure (issue 39): worker memory per run waiting for approval. N agents with an
  * approval policy each start one run whose first model turn asks for a write; every run then waits,
  * its agent's queue held in the worker's workflow cache with the wait's durable timer. The worker's
- * RSS and V8 heap used (from its /metrics, WORKER_HTTP_PORT) are read, settled, before and after each
- * of two batches of N; the second batch's difference per run is the figure (the first also pays for
- * the worker's one-off growth). The worker cannot be asked to collect its garbage, so
- * the heap figure is the least of several readings a few hundred milliseconds apart (a collection
- * happens between them under the idle worker's timers). The runs are cancelled and the agents deleted after.
+ * RSS and V8 heap used (its main isolate's and its workflow thread's) are read after a full garbage
+ * collection (through the worker's inspector, collect-garbage.ts) before and after each of two batches
+ * of N; the second batch's difference per run is the figure (the first also pays for the worker's
+ * one-off growth). The runs are cancelled and the agents deleted after. The floor, measured the same
+ * way: a bare worker in a process of its own holding N bare waiting runs a batch (bareWaitingWorkflow:
+ * a model turn asking for a call, the request recorded, a durable wait for an Update).
  */
 import { readFileSync } from 'node:fs';
+import type { Client } from '@temporalio/client';
 import type { FakeModel, RecordedRequest } from '../test/fixtures/fake-model.js';
 import { toolNamed } from '../test/fixtures/fake-model.js';
 import type { Http } from '../test/utils/http.js';
 import type { Stack } from '../test/utils/stack.js';
 import { registerUserWith } from '../test/utils/users.js';
+import type { bareWaitingWorkflow } from './bare.workflow.js';
+import { startChild } from './children.js';
+import { collectGarbage, inspectorPort } from './collect-garbage.js';
 import { line, load, verdict } from './stats.js';
 
 export interface ApprovalWaitContext {
@@ -21,7 +26,12 @@ export interface ApprovalWaitContext {
   stack: Stack;
   adminToken: string;
   model: FakeModel;
-  site: { url: string; apiToken: string };
+  site: { url: string; apiToken: string; ca: string };
+  /** The worker's inspector (`--inspect=127.0.0.1:<port>`). */
+  workerInspectorPort: number;
+  /** The floor's: a client, and the server its bare worker connects to. */
+  client: Client;
+  temporalAddress: string;
 }
 
 /** Runs per batch; two batches, so the second's cost is without the worker's one-off growth. */
@@ -35,27 +45,31 @@ function rssKb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
 }
 
-/** The worker's V8 heap used (KB), from its metrics. */
-async function heapUsedKb(stack: Stack): Promise<number> {
-  const text = await (
-    await fetch(`${stack.workerHttpUrl}/metrics`, { headers: { authorization: `Bearer ${stack.env.METRICS_TOKEN}` } })
-  ).text();
-  const found = /^nodejs_heap_size_used_bytes\s+(\S+)/m.exec(text);
-  if (found === null) {
-    throw new Error('the worker metrics have no nodejs_heap_size_used_bytes');
-  }
-  return Number(found[1]) / 1024;
+interface Memory {
+  rss: number;
+  heap: number;
 }
 
-/** RSS and heap used of the idle worker: RSS after 3 s of quiet, the least heap of 10 readings. */
-async function settled(stack: Stack): Promise<{ rss: number; heap: number }> {
-  await new Promise((resolve) => setTimeout(resolve, 3000));
-  let heap = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < 10; i += 1) {
-    heap = Math.min(heap, await heapUsedKb(stack));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
-  return { rss: rssKb(stack.worker!.child.pid!), heap };
+/** RSS and V8 heap used (KB, every isolate) of an idle worker, after a full garbage collection. */
+async function settled(pid: number, port: number): Promise<Memory> {
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const heaps = await collectGarbage(port);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const heap = heaps.reduce((sum, isolate) => sum + isolate.usedBytes, 0) / 1024;
+  return { rss: rssKb(pid), heap };
+}
+
+/** A worker's memory before and after each of two batches of waiting runs, and how many waited. */
+async function twoBatches(
+  read: () => Promise<Memory>,
+  batch: (b: number) => Promise<number>,
+): Promise<{ before: Memory; afterFirst: Memory; afterNext: Memory; waiting: number }> {
+  const before = await read();
+  const waitingFirst = await batch(0);
+  const afterFirst = await read();
+  const waitingNext = await batch(1);
+  const afterNext = await read();
+  return { before, afterFirst, afterNext, waiting: waitingFirst + waitingNext };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -118,10 +132,12 @@ export async function waitingRunsMemory(ctx: ApprovalWaitContext): Promise<void>
     agents[i] = { id: res.body.id, token: owner.token };
   });
   const fallback = ctx.model.fallback;
-  // Every run's first turn asks for a write, which waits; nothing answers it during the measure.
-  ctx.model.fallback = (req: RecordedRequest) => ({
-    toolUses: [{ name: toolNamed(req, 'create_note'), input: { title: 'waits', body: 'for a person' } }],
-  });
+  // Every run's first turn asks for a write, which waits; nothing answers it during the measure. The
+  // floor's model turn offers the site's search (bare.activities.ts), and asks for it.
+  ctx.model.fallback = (req: RecordedRequest) =>
+    req.body.tools?.some((tool) => tool.name.endsWith('__create_note'))
+      ? { toolUses: [{ name: toolNamed(req, 'create_note'), input: { title: 'waits', body: 'for a person' } }] }
+      : { toolUses: [{ name: toolNamed(req, 'search_notes'), input: { query: 'waits' } }] };
   const runs: Array<{ id: string; token: string }> = [];
   /** Starts batch `b`'s N runs and waits until they all wait; answers how many do. */
   const batch = async (b: number): Promise<number> => {
@@ -140,24 +156,32 @@ export async function waitingRunsMemory(ctx: ApprovalWaitContext): Promise<void>
     return waiting;
   };
   try {
-    const before = await settled(ctx.stack);
-    const waitingFirst = await batch(0);
-    const afterFirst = await settled(ctx.stack);
-    const waitingNext = await batch(1);
-    const afterNext = await settled(ctx.stack);
+    const service = await twoBatches(() => settled(ctx.stack.worker!.child.pid!, ctx.workerInspectorPort), batch);
+    const bare = await bareWaiting(ctx);
     const kb = (n: number): string => `${n.toFixed(1)} KB`;
-    line(`5. worker memory per run waiting for approval (two batches of ${N} runs, one per agent)`, {
-      goal: '≤150 KB per run',
-      verdict: verdict((afterNext.rss - afterFirst.rss) / N <= 150 && (afterNext.heap - afterFirst.heap) / N <= 150),
-      waiting: `${waitingFirst + waitingNext}/${N * BATCHES}`,
-      rss_before: `${(before.rss / 1024).toFixed(1)} MB`,
-      rss_first_batch: kb((afterFirst.rss - before.rss) / N),
-      // The goal's figures: what each further waiting run adds once the worker is set up.
-      rss_per_run: kb((afterNext.rss - afterFirst.rss) / N),
-      heap_before: `${(before.heap / 1024).toFixed(1)} MB`,
-      heap_first_batch: kb((afterFirst.heap - before.heap) / N),
-      heap_used_per_run: kb((afterNext.heap - afterFirst.heap) / N),
+    const perRun = (m: { afterFirst: Memory; afterNext: Memory }) => ({
+      rss: (m.afterNext.rss - m.afterFirst.rss) / N,
+      heap: (m.afterNext.heap - m.afterFirst.heap) / N,
     });
+    const { rss, heap } = perRun(service);
+    line(
+      `5. worker memory per run waiting for approval (two batches of ${N} runs, one per agent), vs bare waiting runs`,
+      {
+        goal: '≤150 KB per run',
+        verdict: verdict(rss <= 150 && heap <= 150),
+        waiting: `${service.waiting}/${N * BATCHES}`,
+        rss_before: `${(service.before.rss / 1024).toFixed(1)} MB`,
+        rss_first_batch: kb((service.afterFirst.rss - service.before.rss) / N),
+        // The goal's figures: what each further waiting run adds once the worker is set up.
+        rss_per_run: kb(rss),
+        heap_first_batch: kb((service.afterFirst.heap - service.before.heap) / N),
+        heap_used_per_run: kb(heap),
+        bare_waiting: `${bare.waiting}/${N * BATCHES}`,
+        bare_rss_first_batch: kb((bare.afterFirst.rss - bare.before.rss) / N),
+        bare_rss_per_run: kb(perRun(bare).rss),
+        bare_heap_used_per_run: kb(perRun(bare).heap),
+      },
+    );
   } finally {
     ctx.model.fallback = fallback;
     await load(runs.length, 8, async (i) => {
@@ -165,6 +189,64 @@ export async function waitingRunsMemory(ctx: ApprovalWaitContext): Promise<void>
     });
     await load(agents.length, 8, async (i) => {
       await ctx.api.delete(`/api/agents/${agents[i]!.id}`, { token: agents[i]!.token });
+    });
+  }
+}
+
+/**
+ * The floor: two batches of N bare waiting runs on a bare worker of their own, each batch counted once
+ * every run of it has recorded its request. The runs are terminated after.
+ */
+async function bareWaiting(
+  ctx: ApprovalWaitContext,
+): Promise<{ before: Memory; afterFirst: Memory; afterNext: Memory; waiting: number }> {
+  const taskQueue = `bench-bare-waiting-${Date.now()}`;
+  const port = await inspectorPort();
+  const { child } = await startChild('bare-worker', [ctx.temporalAddress, taskQueue], /ready/, {
+    NODE_OPTIONS: `--inspect=127.0.0.1:${port}`,
+    BARE_ACTIVITIES: JSON.stringify({
+      modelUrl: ctx.model.url,
+      toolUrl: `${ctx.site.url}/api/tools/search_notes`,
+      token: ctx.site.apiToken,
+      ca: ctx.site.ca,
+    }),
+  });
+  const ids: string[] = [];
+  try {
+    return await twoBatches(
+      () => settled(child.pid!, port),
+      async (b) => {
+        const batchIds = Array.from({ length: N }, (_, i) => `${taskQueue}-${b}-${i}`);
+        ids.push(...batchIds);
+        await load(N, 8, async (i) => {
+          await ctx.client.workflow.start<typeof bareWaitingWorkflow>('bareWaitingWorkflow', {
+            taskQueue,
+            workflowId: batchIds[i]!,
+          });
+        });
+        // Waiting once its request is recorded: the record activity's completion is in its history.
+        const recorded = async (id: string): Promise<boolean> => {
+          const history = await ctx.client.workflow.getHandle(id).fetchHistory();
+          return (history.events ?? []).filter((event) => event.activityTaskCompletedEventAttributes).length >= 2;
+        };
+        const by = Date.now() + 300_000;
+        let waiting = 0;
+        for (const id of batchIds) {
+          while (!(await recorded(id)) && Date.now() < by) {
+            await sleep(200);
+          }
+          waiting += (await recorded(id)) ? 1 : 0;
+        }
+        return waiting;
+      },
+    );
+  } finally {
+    child.kill('SIGTERM');
+    await load(ids.length, 8, async (i) => {
+      await ctx.client.workflow
+        .getHandle(ids[i]!)
+        .terminate('benchmark over')
+        .catch(() => undefined);
     });
   }
 }

@@ -2,7 +2,8 @@
  * The bare side's worker: the bare workflows (bare.workflow.ts), the service's payload codec, and the
  * SDK's defaults, like the service's worker without the service. Benchmarks 7 and 8 run it in the
  * bench's process with the bare activities; benchmark 5's floor runs it in a process of its own:
- * `node dist/bench/bare-worker.js <temporal address> <task queue>` prints `ready` once it polls.
+ * `node dist/bench/bare-worker.js <temporal address> <task queue>` prints `ready` once it polls (with
+ * the bare activities when BARE_ACTIVITIES gives their options).
  */
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -35,7 +36,16 @@ export async function startBareWorker(
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [address, taskQueue] = process.argv.slice(2);
-  startBareWorker(address!, taskQueue!).then(
+  // BARE_ACTIVITIES: the bare activities' options as JSON (benchmark 5w's floor makes a model call).
+  // Imported only then: benchmark 5's idle floor loads no more than a worker.
+  const options = process.env.BARE_ACTIVITIES;
+  const activities =
+    options === undefined
+      ? undefined
+      : (await import('./bare.activities.js')).createBareActivities(
+          JSON.parse(options) as Parameters<typeof createBareActivities>[0],
+        );
+  startBareWorker(address!, taskQueue!, activities).then(
     ({ running, stop }) => {
       console.log('ready');
       process.once('SIGTERM', () => void stop());

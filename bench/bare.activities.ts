@@ -21,6 +21,10 @@ export function createBareActivities(options: { modelUrl: string; toolUrl: strin
       });
       return JSON.stringify(answer.content);
     },
+    /** A waiting run's request, recorded (benchmark 5w's floor): what the record's round trip answers. */
+    async bareRecordRequest(request: string): Promise<string> {
+      return `recorded ${request.length}`;
+    },
     async bareToolCall(): Promise<string> {
       return new Promise((resolve, reject) => {
         const req = https.request(

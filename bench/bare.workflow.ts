@@ -5,6 +5,7 @@ import {
   continueAsNew,
   defineQuery,
   defineSignal,
+  defineUpdate,
   executeChild,
   proxyActivities,
   setHandler,
@@ -79,4 +80,20 @@ export async function bareIdleQueueWorkflow(): Promise<void> {
   setHandler(bareRequest, (id) => void queue.push(id));
   setHandler(bareState, () => queue.length);
   await condition(() => queue.length > 0);
+}
+
+/**
+ * Benchmark 5w's floor: a run waiting for a person, the bare kind. Its first model turn asks for a
+ * call, the request is recorded (an activity), then it waits on a durable timer for an Update with the
+ * decision, as a run of the service waits for approval.
+ */
+export const bareDecide = defineUpdate<void, [string]>('bareDecide');
+
+export async function bareWaitingWorkflow(): Promise<string> {
+  let decision: string | undefined;
+  setHandler(bareDecide, (decided) => void (decision = decided));
+  const asked = await acts.bareModelTurn([{ role: 'user', content: 'go' }]);
+  await acts.bareRecordRequest(asked);
+  await condition(() => decision !== undefined, '24 hours');
+  return decision ?? 'expired';
 }

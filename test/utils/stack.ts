@@ -28,6 +28,8 @@ export interface StackOptions {
   taskQueue?: string;
   /** Give the stack's worker its own HTTP server (WORKER_HTTP_PORT on a free port): see workerHttpUrl. */
   workerHttp?: boolean;
+  /** Node flags for the worker alone (benchmark 5: its inspector, to collect its garbage before reading its memory). */
+  workerNodeArgs?: string[];
 }
 
 export interface ProcessHandle {
@@ -47,6 +49,7 @@ export class Stack {
   worker: ProcessHandle | undefined;
   /** The worker's HTTP server (health, metrics), when started with `workerHttp`; only the first worker has one. */
   workerHttpPort: number | undefined;
+  private workerNodeArgs: string[] = [];
 
   private constructor(
     readonly port: number,
@@ -111,6 +114,7 @@ export class Stack {
     };
     const stack = new Stack(port, env, dir);
     stack.workerHttpPort = options.workerHttp === true ? await freePort() : undefined;
+    stack.workerNodeArgs = options.workerNodeArgs ?? [];
     stack.api = stack.spawn('api', 'src/main.js');
     if (options.worker !== false) {
       stack.worker = stack.spawnWorker();
@@ -137,15 +141,21 @@ export class Stack {
       'worker',
       'src/worker.js',
       this.workerHttpPort === undefined ? {} : { WORKER_HTTP_PORT: String(this.workerHttpPort) },
+      this.workerNodeArgs,
     );
   }
 
   /** Spawns one of the service's entry points with this stack's environment. */
-  spawn(name: string, entry: string, extraEnv: Record<string, string> = {}): ProcessHandle {
+  spawn(
+    name: string,
+    entry: string,
+    extraEnv: Record<string, string> = {},
+    extraNodeArgs: string[] = [],
+  ): ProcessHandle {
     const logFile = path.join(this.dir, `${name}-${Date.now()}.log`);
     const out: WriteStream = createWriteStream(logFile);
     // AGENTSITE_NODE_ARGS: extra node flags, as for `npm start` (e.g. --cpu-prof when profiling a benchmark).
-    const nodeArgs = (process.env.AGENTSITE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const nodeArgs = [...(process.env.AGENTSITE_NODE_ARGS ?? '').split(' ').filter(Boolean), ...extraNodeArgs];
     const child = spawn(process.execPath, ['--enable-source-maps', ...nodeArgs, path.join(distRoot, entry)], {
       env: { ...this.env, ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
