@@ -1,4 +1,4 @@
-import { defaultPayloadConverter, type PayloadCodec } from '@temporalio/common';
+import type { PayloadCodec } from '@temporalio/common';
 import proto, { type temporal } from '@temporalio/proto';
 import { decodeHistoryEvents } from '../temporal/history-codec.js';
 import type {
@@ -16,6 +16,7 @@ import type {
   WaitingEntryDto,
 } from './dto/timeline-entry.dto.js';
 import { approvalEntryOf } from './timeline-approvals.js';
+import { EventValues, first, toMs } from './timeline-events.js';
 import { type FailureReference, failureOf } from './timeline-failure.js';
 
 export type { FailureReference } from './timeline-failure.js';
@@ -30,7 +31,6 @@ import {
 // @temporalio/proto is CommonJS: its runtime namespace comes through the default export.
 const EventType = proto.temporal.api.enums.v1.EventType;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
-type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
 
 /** A timeline entry: the API document describes each of these, told apart by `type`. */
 export type TimelineEntry =
@@ -46,18 +46,6 @@ export type TimelineEntry =
   | ApprovalRequestedEntryDto
   | ApprovalDecidedEntryDto
   | HistoryUnavailableEntryDto;
-
-function toMs(ts: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
-  if (!ts) {
-    return 0;
-  }
-  return Number(String(ts.seconds ?? 0)) * 1000 + Math.floor((ts.nanos ?? 0) / 1e6);
-}
-
-function first<T>(payloads: Payloads): T | undefined {
-  const payload = payloads?.payloads?.[0];
-  return payload ? defaultPayloadConverter.fromPayload<T>(payload) : undefined;
-}
 
 /**
  * Builds a run's timeline from its workflow history as the server returns it (encrypted by the
@@ -86,7 +74,16 @@ export async function runTimelinesFromHistory(
   runs: QueuedRun[],
 ): Promise<Array<{ timeline: TimelineEntry[]; open: boolean }>> {
   const decoded = await decodeHistoryEvents(events, codec);
-  return runs.map((run) => timelineFromDecoded(decoded, reference, run));
+  const values = new EventValues();
+  const read: Array<{ timeline: TimelineEntry[]; open: boolean }> = [];
+  for (const run of runs) {
+    if (read.length > 0) {
+      // Between runs, the process's other work goes on (a worker's workflow tasks wait for its event loop).
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    read.push(timelineFromDecoded(decoded, reference, run, values));
+  }
+  return read;
 }
 
 const CLOSE_EVENTS: ReadonlySet<number> = new Set([
@@ -118,6 +115,7 @@ function timelineFromDecoded(
   events: HistoryEvent[],
   reference: FailureReference,
   queued?: QueuedRun,
+  values = new EventValues(),
 ): { timeline: TimelineEntry[]; open: boolean } {
   const timeline: TimelineEntry[] = queued !== undefined ? [queued.triggered] : [];
   const scheduled = new Map<string, { type: string; input: unknown }>();
@@ -134,7 +132,7 @@ function timelineFromDecoded(
   };
   const attempts = new Map<string, number>();
   for (const event of events) {
-    const at = new Date(toMs(event.eventTime)).toISOString();
+    const at = values.at(event);
     if (
       queued !== undefined &&
       CLOSE_EVENTS.has(event.eventType!) &&
@@ -163,7 +161,7 @@ function timelineFromDecoded(
       case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
         const attrs = event.activityTaskScheduledEventAttributes;
         const type = attrs?.activityType?.name ?? '';
-        const input = first<unknown>(attrs?.input);
+        const input = values.activityInput(event);
         if (type === 'modelTurn' || type === 'callTool') {
           current = (input as { runId?: string } | undefined)?.runId;
         }
@@ -255,8 +253,7 @@ function timelineFromDecoded(
         break;
       case EventType.EVENT_TYPE_TIMER_STARTED: {
         const timeoutMs = toMs(event.timerStartedEventAttributes?.startToFireTimeout);
-        const summaryPayload = event.userMetadata?.summary;
-        const summary = summaryPayload ? defaultPayloadConverter.fromPayload<string>(summaryPayload) : undefined;
+        const summary = values.timerSummary(event);
         if (queued !== undefined && (current !== queued.runId || summary !== RATE_LIMIT_TIMER_SUMMARY)) {
           break; // another run's wait, or the queue's own timer
         }
