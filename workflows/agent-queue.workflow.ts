@@ -17,6 +17,7 @@ import {
   type ArchiveRunsInput,
   type CancelRunResult,
   MAX_RUNS_PER_EXECUTION,
+  runIdsToList,
   SEARCH_ATTRIBUTES,
 } from './contracts.js';
 import { archiveHandedOverRuns, archiveRun, archiveRuns, executeRun } from './agent-run.workflow.js';
@@ -80,7 +81,7 @@ export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> 
 
   const ran: string[] = [];
   // The run ids AgentRunIds lists, and the runs ended and not yet archived (the patched path).
-  const listed = new Set<string>();
+  let listed = new Set<string>();
   const ended: ArchiveRunsInput = { runs: [] };
   // Whether the next execution archives this one's runs (see AgentQueueInput.archiveAfterHandover).
   const archiveAfter = input.archiveAfterHandover === true;
@@ -108,11 +109,14 @@ export async function agentQueueWorkflow(input: AgentQueueInput): Promise<void> 
     if (!atHandover) {
       upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.runIds, value: [...ran] }]);
     } else if (!listed.has(request.runId)) {
-      // The runs queued behind it too: a burst of queued runs costs one upsert, not one each (a run
-      // that arrives while the queue is idle still costs its own).
-      for (const runId of [...ran, ...queue.map((r) => r.runId)]) {
-        listed.add(runId);
-      }
+      // The runs queued behind it too, as many as this execution runs: a burst of queued runs costs
+      // one upsert, not one each (a run that arrives while the queue is idle still costs its own).
+      listed = new Set(
+        runIdsToList(
+          ran,
+          queue.map((r) => r.runId),
+        ),
+      );
       upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.runIds, value: [...listed] }]);
     }
     running = new CancellationScope();

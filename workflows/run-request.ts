@@ -64,6 +64,16 @@ export type RunFinalStatus = 'completed' | 'failed' | 'cancelled';
 export const MAX_RUNS_PER_EXECUTION = 20;
 
 /**
+ * What `AgentRunIds` lists when a run starts: the runs the execution ran, and (so that a burst costs
+ * one upsert, not one a run) those queued behind that it will run too, never more than it runs. The
+ * attribute's value is bounded (2 KB on the dev server): listing a whole queue of 50 runs or more
+ * failed the workflow task, again at every retry, and the agent's runs went no further.
+ */
+export function runIdsToList(ran: readonly string[], queued: readonly string[]): string[] {
+  return [...ran, ...queued.slice(0, Math.max(0, MAX_RUNS_PER_EXECUTION - ran.length))];
+}
+
+/**
  * patched(): the queue archives the runs an execution ran in one step at its hand-over (archiveRuns)
  * rather than each right after it ended, and lists a run in `AgentRunIds` together with the runs
  * queued behind it. Executions that began before it keep archiving and listing each run on its own.
