@@ -704,6 +704,13 @@ async function main(): Promise<void> {
       await workerCache();
     }
     if (wantWaiting) {
+      if (want(5)) {
+        // A worker of its own: the 2,000 idle queues above fill most of the worker's workflow cache
+        // (its size follows the heap limit: about 2,400 here), and waiting runs would push them out,
+        // so that each would add a waiting run's memory less an idle queue's.
+        await stack.stopWorker();
+        await stack.startWorker();
+      }
       await waitingRunsMemory({
         api,
         stack,
