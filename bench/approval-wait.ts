@@ -9,7 +9,6 @@
  * way: a bare worker in a process of its own holding N bare waiting runs a batch (bareWaitingWorkflow:
  * a model turn asking for a call, the request recorded, a durable wait for an Update).
  */
-import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import type { FakeModel, RecordedRequest } from '../test/fixtures/fake-model.js';
 import { toolNamed } from '../test/fixtures/fake-model.js';
@@ -18,7 +17,7 @@ import type { Stack } from '../test/utils/stack.js';
 import { registerUserWith } from '../test/utils/users.js';
 import type { bareWaitingWorkflow } from './bare.workflow.js';
 import { startChild } from './children.js';
-import { collectGarbage, inspectorPort } from './collect-garbage.js';
+import { inspectorPort, memoryAfterCollection } from './collect-garbage.js';
 import { line, load, verdict } from './stats.js';
 
 export interface ApprovalWaitContext {
@@ -40,23 +39,9 @@ const BATCHES = 2;
 /** The team tier's agent limit: one user per batch of 200 agents. */
 const PER_USER = 200;
 
-function rssKb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-}
-
 interface Memory {
   rss: number;
   heap: number;
-}
-
-/** RSS and V8 heap used (KB, every isolate) of an idle worker, after a full garbage collection. */
-async function settled(pid: number, port: number): Promise<Memory> {
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  const heaps = await collectGarbage(port);
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  const heap = heaps.reduce((sum, isolate) => sum + isolate.usedBytes, 0) / 1024;
-  return { rss: rssKb(pid), heap };
 }
 
 /** A worker's memory before and after each of two batches of waiting runs, and how many waited. */
@@ -156,7 +141,10 @@ export async function waitingRunsMemory(ctx: ApprovalWaitContext): Promise<void>
     return waiting;
   };
   try {
-    const service = await twoBatches(() => settled(ctx.stack.worker!.child.pid!, ctx.workerInspectorPort), batch);
+    const service = await twoBatches(
+      () => memoryAfterCollection(ctx.stack.worker!.child.pid!, ctx.workerInspectorPort),
+      batch,
+    );
     const bare = await bareWaiting(ctx);
     const kb = (n: number): string => `${n.toFixed(1)} KB`;
     const perRun = (m: { afterFirst: Memory; afterNext: Memory }) => ({
@@ -214,7 +202,7 @@ async function bareWaiting(
   const ids: string[] = [];
   try {
     return await twoBatches(
-      () => settled(child.pid!, port),
+      () => memoryAfterCollection(child.pid!, port),
       async (b) => {
         const batchIds = Array.from({ length: N }, (_, i) => `${taskQueue}-${b}-${i}`);
         ids.push(...batchIds);

@@ -5,6 +5,8 @@
  * RSS read while garbage waits for a collection measured the same worker 50 to 250 KB a workflow.
  */
 
+import { readFileSync } from 'node:fs';
+
 /** One isolate's V8 heap after the collection (bytes). */
 export interface HeapUsage {
   thread: string;
@@ -18,6 +20,21 @@ interface Message {
   params?: Record<string, unknown>;
   result?: Record<string, unknown>;
   error?: { message: string };
+}
+
+/**
+ * An idle process's memory after a full collection: RSS (from /proc) and every isolate's V8 heap in use,
+ * both in KB. Waits a second first (the work just sent settles), and half a second after.
+ */
+export async function memoryAfterCollection(pid: number, port: number): Promise<{ rss: number; heap: number }> {
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const heaps = await collectGarbage(port);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return {
+    rss: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0),
+    heap: heaps.reduce((sum, isolate) => sum + isolate.usedBytes, 0) / 1024,
+  };
 }
 
 /** A free port for a child's `--inspect=127.0.0.1:<port>`. */

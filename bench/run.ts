@@ -3,7 +3,6 @@
  * Starts its own PostgreSQL, Temporal (the dev server, or with BENCH_TEMPORAL=cluster a Temporal server on
  * the same PostgreSQL), reference site, fake model, API and worker.
  */
-import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +25,7 @@ import { mcpToolCall, startMcpServer } from './mcp-call.js';
 import { mcpEndpointCall } from './mcp-endpoint.js';
 import { RunWatch } from './run-watch.js';
 import { waitingRunsMemory } from './approval-wait.js';
-import { collectGarbage, inspectorPort } from './collect-garbage.js';
+import { inspectorPort, memoryAfterCollection } from './collect-garbage.js';
 import {
   clockTicks,
   concurrentChat,
@@ -41,11 +40,6 @@ import { runCosts, type CostFigures } from './run-costs.js';
 import { StatementCounter, statementTracking } from './statements-per-run.js';
 import { capacityTable } from './capacity.js';
 import { benchUser, startBackends } from './environment.js';
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-}
 
 /** Waits until no run is queued or executing (they would compete for the two cores). */
 async function drained(watch: RunWatch): Promise<void> {
@@ -597,12 +591,10 @@ async function main(): Promise<void> {
       // batches of an idle bare queue (a signal handler, a query, a wait) on a bare worker in a process
       // of its own.
       const N5 = 1000;
-      /** RSS (MB) and every isolate's V8 heap used (MB) after a full collection. */
+      /** RSS and every isolate's V8 heap used (MB) after a full collection. */
       const settled = async (pid: number, port: number): Promise<{ rss: number; heap: number }> => {
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-        const heaps = await collectGarbage(port);
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        return { rss: rssMb(pid), heap: heaps.reduce((sum, isolate) => sum + isolate.usedBytes, 0) / 1024 / 1024 };
+        const { rss, heap } = await memoryAfterCollection(pid, port);
+        return { rss: rss / 1024, heap: heap / 1024 };
       };
       /** Starts 1,000 idle workflows and queries each, which loads it into the worker's cache. */
       const cacheBatch = async (
